@@ -1,0 +1,1 @@
+"""The ``posthoc`` command line: function first, CLI second (each command calls a library function)."""

@@ -1,0 +1,125 @@
+"""Entry point of the ``posthoc`` command.
+
+Sub-commands are registered in :data:`COMMANDS` as ``"group sub": "module:attribute"`` and imported
+only when used, so ``posthoc --help`` is fast and one area's heavy imports never slow another.
+Every command turns :class:`~posthoc.errors.PosthocInputError` and
+:class:`~posthoc.errors.PosthocServiceError` into one line on stderr and exit code 2 (3 for a
+service), never a traceback.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+from posthoc.errors import PosthocInputError, PosthocServiceError
+
+#: command path -> "module:attribute" of a click.Command; groups are made from the paths.
+COMMANDS: dict[str, str] = {
+    "study plan": "posthoc.cli.plan:plan_command",
+    "study create": "posthoc.cli.setup:create_command",
+    "study status": "posthoc.cli.setup:status_command",
+    "ls start": "posthoc.cli.ls:start_command",
+    "ls stop": "posthoc.cli.ls:stop_command",
+    "ls status": "posthoc.cli.ls:status_command",
+    "backend serve": "posthoc.cli.backend:serve_command",
+    "demo": "posthoc.cli.demo:demo_command",
+    "score": "posthoc.cli.score:score_command",
+    "crowdtruth": "posthoc.cli.crowdtruth:crowdtruth_command",
+    "flags check": "posthoc.cli.flags:check_command",
+    "flags review": "posthoc.cli.flags:review_command",
+    "flags apply": "posthoc.cli.flags:apply_command",
+    "sequence": "posthoc.cli.sequence:sequence_command",
+}
+
+GROUP_HELP: dict[str, str] = {
+    "study": "Plan a posthoc verification study and set it up in Label Studio.",
+    "ls": "Run a local Label Studio (embedded SQLite) for the demo and for small studies.",
+    "backend": "The ML backend that pre-fills every task with a system's annotations.",
+    "flags": "Eaglet's rule-based error flags for gold standards, and their review in Label Studio.",
+}
+
+EXIT_INPUT = 2
+EXIT_SERVICE = 3
+
+
+class _LazyGroup(click.Group):
+    """A click group whose leaf commands are imported on first use."""
+
+    def __init__(self, *args: Any, prefix: str = "", **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.prefix = prefix
+
+    def _children(self) -> dict[str, str | None]:
+        children: dict[str, str | None] = {}
+        depth = len(self.prefix.split()) if self.prefix else 0
+        for path, target in COMMANDS.items():
+            words = path.split()
+            if words[:depth] != (self.prefix.split() if self.prefix else []):
+                continue
+            name = words[depth]
+            children[name] = target if len(words) == depth + 1 else None
+        return children
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(self._children())
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        children = self._children()
+        if cmd_name not in children:
+            return None
+        target = children[cmd_name]
+        if target is None:
+            prefix = f"{self.prefix} {cmd_name}".strip()
+            return _LazyGroup(name=cmd_name, prefix=prefix, help=GROUP_HELP.get(cmd_name))
+        module_name, attribute = target.split(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name:
+                raise
+            return click.Command(cmd_name, help="(not available in this build)", hidden=True)
+        command = getattr(module, attribute)
+        assert isinstance(command, click.Command)
+        return command
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="posthoc-review")
+def cli() -> None:
+    """posthoc: posthoc verification of annotations in Label Studio.
+
+    Plan a study from a corpus, its ground truth and systems' outputs; set it up in Label Studio
+    with an ML backend that pre-fills every task; let annotators verify, edit or remove each
+    annotation; then export and score it into tables and an HTML report.
+    Run ``posthoc COMMAND --help`` for each command's options.
+    """
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI; bad input and unreachable services end in one line and a non-zero exit."""
+    try:
+        cli.main(args=argv, prog_name="posthoc", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except PosthocInputError as exc:
+        click.echo(f"posthoc: error: {exc}", err=True)
+        sys.exit(EXIT_INPUT)
+    except PosthocServiceError as exc:
+        click.echo(f"posthoc: service error: {exc}", err=True)
+        sys.exit(EXIT_SERVICE)
+    except SystemExit:
+        raise
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+
+
+if __name__ == "__main__":
+    main()

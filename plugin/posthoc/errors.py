@@ -1,0 +1,20 @@
+"""The one exception type that crosses the edge of the program.
+
+Every reader, config loader and job validates its input once, at the edge, and raises
+:class:`PosthocInputError` (a ``ValueError``) with a message that names the file, document,
+task or field at fault and says what to fix. The CLI prints that message as one line and
+exits non-zero; it never shows a traceback for bad input.
+"""
+
+from __future__ import annotations
+
+
+class PosthocInputError(ValueError):
+    """Bad input from a user: a file, a config, a Label Studio export or a request.
+
+    The message must name *where* (file, document id, mention, task, field) and *what to fix*.
+    """
+
+
+class PosthocServiceError(RuntimeError):
+    """A service the job depends on (Label Studio, the ML backend) is unreachable or refused."""

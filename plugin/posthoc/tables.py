@@ -1,0 +1,96 @@
+"""The tidy tables that are the contract between every part of the project.
+
+Readers and Label Studio code are the only places that know file formats; everything else reads
+and writes these long tables (pandas DataFrames). Offsets are always Unicode code points into the
+document text (Python ``str`` indices): ``text[start:end] == surface``.
+
+Tables
+------
+documents
+    ``dataset, doc_id, text``: one row a document.
+mentions
+    ``dataset, doc_id, system, start, end, surface, link, link_original, is_nil``: one row an
+    annotation (a mention with its link) of one system; the ground truth is the system ``GT``.
+    ``link`` is the canonical form (see :mod:`posthoc.links`), ``link_original`` the form the file
+    had, ``is_nil`` marks emerging / NIL / notInWiki entities (kept, never dropped).
+judgements
+    ``study, dataset, doc_id, chunk_id, item_id, task_key, mention_id, system, start, end, surface,
+    link, worker, outcome, new_link, deleted_region, position, created_at, lead_time, is_control,
+    expected_outcome``: one row a pre-filled annotation judged by one worker. ``outcome`` is
+    ``verify | edit | remove``; a pre-filled region the annotator deleted counts as ``remove`` with
+    ``deleted_region = True``. ``position`` is the 0-based place of the task in the worker's sequence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+import pandas as pd
+
+from posthoc.errors import PosthocInputError
+
+GT_SYSTEM: Final = "GT"
+OUTCOMES: Final = ("verify", "edit", "remove")
+
+DOCUMENT_COLUMNS: Final = ("dataset", "doc_id", "text")
+MENTION_COLUMNS: Final = (
+    "dataset",
+    "doc_id",
+    "system",
+    "start",
+    "end",
+    "surface",
+    "link",
+    "link_original",
+    "is_nil",
+)
+JUDGEMENT_COLUMNS: Final = (
+    "study",
+    "dataset",
+    "doc_id",
+    "chunk_id",
+    "item_id",
+    "task_key",
+    "mention_id",
+    "system",
+    "start",
+    "end",
+    "surface",
+    "link",
+    "worker",
+    "outcome",
+    "new_link",
+    "deleted_region",
+    "position",
+    "created_at",
+    "lead_time",
+    "is_control",
+    "expected_outcome",
+)
+
+
+def require_columns(frame: pd.DataFrame, columns: Sequence[str], *, table: str) -> None:
+    """Raise :class:`PosthocInputError` naming the missing columns of ``table``."""
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise PosthocInputError(
+            f"{table} table lacks column(s) {', '.join(missing)}; it has {', '.join(map(str, frame.columns))}"
+        )
+
+
+def empty_mentions() -> pd.DataFrame:
+    """An empty mentions table with the right columns and dtypes."""
+    return pd.DataFrame(
+        {
+            "dataset": pd.Series(dtype="string"),
+            "doc_id": pd.Series(dtype="string"),
+            "system": pd.Series(dtype="string"),
+            "start": pd.Series(dtype="int64"),
+            "end": pd.Series(dtype="int64"),
+            "surface": pd.Series(dtype="string"),
+            "link": pd.Series(dtype="string"),
+            "link_original": pd.Series(dtype="string"),
+            "is_nil": pd.Series(dtype="bool"),
+        }
+    )

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Install everything the tests need (Python packages and Debian's chromium) and run every test,
+# then ruff and mypy. Usage: bash scripts/test.sh [extra pytest args]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    echo "note: chromium is not installed (sudo apt-get install chromium); browser tests will skip" >&2
+  fi
+fi
+python -m pip install -q -e '.[test]'
+python -m ruff check plugin ml_backend tests bench scripts
+python -m mypy
+python -m pytest "$@"
