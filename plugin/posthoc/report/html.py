@@ -1,0 +1,108 @@
+"""The shell every report shares: escaped text, tables and embedded figures in one HTML file.
+
+Every area renders :class:`Section` objects with these helpers; nothing else builds HTML by hand.
+All text is escaped; only ``http``/``https`` links are ever made clickable (:func:`safe_link`).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import pandas as pd
+
+_STYLE = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;
+color:#1f2328;line-height:1.45}
+h1{border-bottom:2px solid #d0d7de;padding-bottom:.3em}h2{margin-top:2em;border-bottom:1px solid #d0d7de}
+table{border-collapse:collapse;margin:1em 0;font-size:.9em}th,td{border:1px solid #d0d7de;padding:.25em .6em;
+text-align:right}th{background:#f6f8fa}td.l,th.l{text-align:left}figure{margin:1em 0}figcaption{color:#57606a;
+font-size:.9em}.note{background:#fff8c5;border:1px solid #d4a72c;padding:.5em 1em;border-radius:4px}
+"""
+
+
+@dataclass(frozen=True)
+class Section:
+    """A titled part of a report. ``body_html`` must already be safe (built with this module's helpers)."""
+
+    title: str
+    body_html: str
+    anchor: str = ""
+
+
+def esc(value: Any) -> str:
+    """HTML-escape any value's ``str``."""
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def paragraph(text: str, *, css_class: str = "") -> str:
+    """An escaped paragraph."""
+    cls = f' class="{esc(css_class)}"' if css_class else ""
+    return f"<p{cls}>{esc(text)}</p>"
+
+
+def safe_link(url: str | None, text: str | None = None) -> str:
+    """A clickable link only for http(s) URLs; anything else (``javascript:``, ``data:``) is plain text."""
+    label = esc(text if text is not None else url)
+    if url and urlsplit(url.strip()).scheme.lower() in ("http", "https"):
+        return f'<a href="{esc(url.strip())}" rel="noopener noreferrer nofollow">{label}</a>'
+    return label
+
+
+def table_html(frame: pd.DataFrame, *, float_format: str = "{:.3f}", max_rows: int = 500,
+               caption: str = "") -> str:
+    """An escaped HTML table of ``frame`` (index dropped); text columns left-aligned."""
+    shown = frame.head(max_rows)
+    head = "".join(
+        f'<th class="{"l" if not pd.api.types.is_numeric_dtype(shown[c]) else ""}">{esc(c)}</th>'
+        for c in shown.columns
+    )
+    rows = []
+    for record in shown.itertuples(index=False, name=None):
+        cells = []
+        for value in record:
+            if isinstance(value, float):
+                cells.append(f"<td>{esc('' if pd.isna(value) else float_format.format(value))}</td>")
+            elif isinstance(value, (int,)) and not isinstance(value, bool):
+                cells.append(f"<td>{value}</td>")
+            else:
+                cells.append(f'<td class="l">{esc("" if value is None or value is pd.NA else value)}</td>')
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    more = ""
+    if len(frame) > max_rows:
+        more = paragraph(f"{len(frame) - max_rows} more rows are in the table files beside this report.")
+    cap = f"<caption>{esc(caption)}</caption>" if caption else ""
+    return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>{more}"
+
+
+def figure_html(figure: Any, *, caption: str = "", alt: str = "") -> str:
+    """Embed a matplotlib figure as a PNG data URI (deterministic: no timestamps in the PNG)."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
+    import matplotlib.pyplot as plt
+
+    plt.close(figure)
+    data = base64.b64encode(buffer.getvalue()).decode("ascii")
+    cap = f"<figcaption>{esc(caption)}</figcaption>" if caption else ""
+    return f'<figure><img alt="{esc(alt or caption)}" src="data:image/png;base64,{data}"/>{cap}</figure>'
+
+
+def page(title: str, sections: Iterable[Section], *, intro: str = "") -> str:
+    """A complete, self-contained HTML document (no external resources)."""
+    parts = []
+    toc = []
+    for number, section in enumerate(sections, start=1):
+        anchor = section.anchor or f"s{number}"
+        toc.append(f'<li><a href="#{esc(anchor)}">{esc(section.title)}</a></li>')
+        parts.append(f'<section id="{esc(anchor)}"><h2>{esc(section.title)}</h2>{section.body_html}</section>')
+    intro_html = paragraph(intro) if intro else ""
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        f"<title>{esc(title)}</title><style>{_STYLE}</style></head><body>"
+        f"<h1>{esc(title)}</h1>{intro_html}<nav><ul>{''.join(toc)}</ul></nav>{''.join(parts)}</body></html>\n"
+    )

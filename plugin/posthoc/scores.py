@@ -1,0 +1,75 @@
+"""The result of scoring a study: tidy tables, the contract between metrics and reports.
+
+Produced by :func:`posthoc.metrics.score_judgements` (seed 000 sections 3 and 4), rendered by
+:mod:`posthoc.report`, written as CSV / Parquet and a JSON summary by ``posthoc score``.
+
+Tables (all long / tidy; ``low`` and ``high`` are 95% percentile-bootstrap bounds):
+
+rates
+    ``dataset, system, metric, value, low, high, n``. ``metric`` is one of
+    ``verification_rate, posthoc_precision, posthoc_recall, posthoc_f1, verify_share, edit_share,
+    remove_share``; ``n`` the denominator (annotations judged).
+preannotation
+    ``dataset, system, matching, averaging, precision, recall, f1, low_precision, high_precision,
+    low_recall, high_recall``: pre-annotation evaluation against GT; ``matching`` is ``strict`` or
+    ``overlap``, ``averaging`` is ``micro`` or ``macro`` (seed 000 section 3.1).
+outcome_counts
+    ``dataset, system, outcome, count, share`` (Figure 4).
+agreement
+    ``dataset, n_judges, n_verified, count``: annotations in the intersection of all systems, by how
+    many of their judges verified them (Figure 5).
+union_outcomes
+    ``dataset, outcome, count, share`` with outcome ``A``..``E``: the verification union against the
+    ground truth (Figure 6).
+controls
+    ``worker, n_control, n_passed, pass_rate, excluded``.
+exclusions
+    ``kind, worker, task_key, detail, count``: everything left out of the metrics and why.
+reliability
+    ``dataset, measure, value, n_items``: Fleiss' kappa, Krippendorff's alpha (k > 1).
+aggregated
+    ``mention_id, dataset, system, n_judges, majority, dawid_skene``: per-annotation labels (k > 1).
+corrected_gold
+    a mentions table (:mod:`posthoc.tables`) of the edited links as a corrected gold standard.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+TABLE_NAMES = (
+    "rates",
+    "preannotation",
+    "outcome_counts",
+    "agreement",
+    "union_outcomes",
+    "controls",
+    "exclusions",
+    "reliability",
+    "aggregated",
+    "corrected_gold",
+)
+
+
+@dataclass
+class Scores:
+    """Every table of a scored study plus a JSON-able summary (no timestamps, so reruns are identical)."""
+
+    rates: pd.DataFrame
+    preannotation: pd.DataFrame
+    outcome_counts: pd.DataFrame
+    agreement: pd.DataFrame
+    union_outcomes: pd.DataFrame
+    controls: pd.DataFrame
+    exclusions: pd.DataFrame
+    reliability: pd.DataFrame
+    aggregated: pd.DataFrame
+    corrected_gold: pd.DataFrame
+    summary: dict[str, Any] = field(default_factory=dict)
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The tables by name, in :data:`TABLE_NAMES` order."""
+        return {name: getattr(self, name) for name in TABLE_NAMES}
