@@ -7,12 +7,12 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 
 @contextlib.contextmanager
 def atomic_open(path: str | os.PathLike[str], mode: str = "w", *, encoding: str | None = "utf-8",
-                permissions: int | None = None) -> Iterator[IO]:  # type: ignore[type-arg]
+                permissions: int | None = None) -> Iterator[IO[Any]]:
     """Open a temporary file beside ``path``; on success fsync and rename it over ``path``.
 
     On an exception the temporary file is removed and ``path`` is left as it was.
