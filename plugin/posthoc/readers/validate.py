@@ -1,0 +1,122 @@
+"""Validation at the edge: every mention is checked against its document text as it is read.
+
+:class:`CorpusBuilder` collects documents and mentions of one file, checks each one and raises a
+:class:`~posthoc.errors.PosthocInputError` naming the file, the document and the mention and saying
+what to fix: offsets outside the text, ``end <= start``, a surface form that differs from the text
+at its offsets, duplicate document ids, a mention of an unknown document.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from posthoc.errors import PosthocInputError
+from posthoc.links import normalise_link
+from posthoc.readers.corpus import Corpus, documents_frame, mentions_frame
+
+
+def _short(text: str, limit: int = 40) -> str:
+    return repr(text if len(text) <= limit else text[:limit] + "…")
+
+
+class CorpusBuilder:
+    """Accumulates one file's documents and mentions, validating each; :meth:`build` makes the Corpus."""
+
+    def __init__(self, path: str | os.PathLike[str], *, dataset: str, system: str) -> None:
+        self.path = Path(path)
+        self.dataset = dataset
+        self.system = system
+        self._texts: dict[tuple[str, str], str] = {}
+        self._documents: list[tuple[str, str, str]] = []
+        self._mentions: list[tuple[object, ...]] = []
+
+    def fail(self, message: str, *, doc_id: str | None = None, where: str | None = None) -> PosthocInputError:
+        """An error naming this file (and the document / place when given)."""
+        parts = [str(self.path)]
+        if doc_id is not None:
+            parts.append(f"document {doc_id!r}")
+        if where:
+            parts.append(where)
+        return PosthocInputError(": ".join([", ".join(parts), message]))
+
+    def has_document(self, doc_id: str, *, dataset: str | None = None) -> bool:
+        return ((dataset or self.dataset), doc_id) in self._texts
+
+    def text_of(self, doc_id: str, *, dataset: str | None = None) -> str:
+        return self._texts[((dataset or self.dataset), doc_id)]
+
+    def add_document(self, doc_id: str, text: str, *, dataset: str | None = None, where: str | None = None) -> None:
+        """Add a document; a second document with the same id (in the same dataset) is an error."""
+        dataset = dataset or self.dataset
+        if not isinstance(doc_id, str) or not doc_id:
+            raise self.fail("a document has no id; give every document a non-empty string id", where=where)
+        if not isinstance(text, str):
+            raise self.fail("the text is not a string; give the document text as a string", doc_id=doc_id, where=where)
+        if (dataset, doc_id) in self._texts:
+            raise self.fail(
+                "duplicate document id; every document id must be unique within a dataset", doc_id=doc_id, where=where
+            )
+        self._texts[(dataset, doc_id)] = text
+        self._documents.append((dataset, doc_id, text))
+
+    def add_mention(
+        self,
+        doc_id: str,
+        start: object,
+        end: object,
+        link: str | None,
+        *,
+        surface: str | None = None,
+        where: str,
+        system: str | None = None,
+        dataset: str | None = None,
+    ) -> None:
+        """Validate one mention against its document's text and add it (link normalised).
+
+        ``surface`` None means the file gave none (it is taken from the text); otherwise it must
+        equal ``text[start:end]`` exactly.
+        """
+        dataset = dataset or self.dataset
+        text = self._texts.get((dataset, doc_id))
+        if text is None:
+            raise self.fail(
+                f"{where} refers to a document that is not in the file (dataset {dataset!r}); "
+                "add the document or fix the document id",
+                doc_id=doc_id,
+            )
+        label = f"{where} ({start}-{end}" + (f" {_short(surface)})" if surface is not None else ")")
+        if isinstance(start, bool) or isinstance(end, bool) or not isinstance(start, int) or not isinstance(end, int):
+            raise self.fail(
+                f"start and end must be integers (code point offsets), got {start!r} and {end!r}; fix the offsets",
+                doc_id=doc_id,
+                where=label,
+            )
+        if start < 0 or end > len(text):
+            raise self.fail(
+                f"offsets outside the text (length {len(text)} code points); "
+                f"fix the offsets so that 0 <= start < end <= {len(text)}",
+                doc_id=doc_id,
+                where=label,
+            )
+        if end <= start:
+            raise self.fail("end <= start; a mention must cover at least one character", doc_id=doc_id, where=label)
+        found = text[start:end]
+        if surface is not None and surface != found:
+            raise self.fail(
+                f"the surface form does not match the text at its offsets, which reads {_short(found)}; "
+                "fix the offsets (code points, not bytes) or the surface form",
+                doc_id=doc_id,
+                where=label,
+            )
+        normal = normalise_link(link)
+        original: object = pd.NA if link is None else str(link)
+        self._mentions.append(
+            (dataset, doc_id, system or self.system, start, end, found, normal.link, original, normal.is_nil)
+        )
+
+    def build(self) -> Corpus:
+        """The Corpus of everything added."""
+        return Corpus(documents_frame(self._documents), mentions_frame(self._mentions))
