@@ -1,1 +1,132 @@
-"""Pytest fixtures that start a real Label Studio (filled in by the Label Studio integration work)."""
+"""Pytest fixtures that start a real, unmodified Label Studio (loaded as a plugin by ``conftest.py``).
+
+* A migrated *template* data directory is built once per Label Studio version (cold start, ~30 s) in
+  pytest's per-user temp root, guarded by a file lock so parallel runs build it once.
+* ``ls_server`` (session scope) copies the template and starts a server on a free loopback port
+  (~3-6 s). It yields a :class:`posthoc.labelstudio.server.LabelStudioServer` with ``url``, ``token``,
+  ``username``, ``password``, ``data_dir`` and ``client()`` (an SDK ``LabelStudio``).
+* ``ls_project`` (function scope) is a factory: ``ls_project(label_config, title=...)`` creates a
+  throwaway project and deletes it after the test. :func:`make_project` is the same as a context manager.
+* ``ls_annotator`` (function scope) is a factory: ``ls_annotator(email=None)`` makes (or logs into) an
+  annotator account and returns a :class:`posthoc.labelstudio.users.Account` with its own API token.
+
+Tests that use them skip, with a reason, only when ``label_studio`` is not importable.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import itertools
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+TEMPLATE_READY = ".posthoc-template-ready"
+_counter = itertools.count(1)
+
+
+def _require_label_studio() -> None:
+    if importlib.util.find_spec("label_studio") is None:
+        pytest.skip("label-studio is not installed (pip install label-studio) - Label Studio tests skipped")
+
+
+def build_template(root: Path) -> Path:
+    """The migrated template data dir for this Label Studio version under ``root`` (built once, locked)."""
+    from filelock import FileLock
+    from posthoc.labelstudio.server import LabelStudioServer, label_studio_version
+
+    root.mkdir(parents=True, exist_ok=True)
+    template = root / f"posthoc-ls-template-{label_studio_version()}"
+    with FileLock(str(template) + ".lock", timeout=600):
+        if (template / TEMPLATE_READY).is_file():
+            return template
+        shutil.rmtree(template, ignore_errors=True)
+        building = root / f"{template.name}.building"
+        shutil.rmtree(building, ignore_errors=True)
+        server = LabelStudioServer(building)
+        server.start(timeout=400)
+        server.stop()
+        (building / TEMPLATE_READY).write_text("migrated\n", encoding="utf-8")
+        building.rename(template)
+    return template
+
+
+def copy_template(template: Path, target: Path) -> Path:
+    """A fresh data dir at ``target`` copied from ``template`` (without its log and state files)."""
+    shutil.copytree(template, target, ignore=shutil.ignore_patterns("labelstudio.log", "server.json",
+                                                                    TEMPLATE_READY),
+                    dirs_exist_ok=True)
+    return target
+
+
+@pytest.fixture(scope="session")
+def ls_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The migrated template data dir (kept across runs, keyed by the Label Studio version)."""
+    _require_label_studio()
+    return build_template(tmp_path_factory.getbasetemp().parent / "posthoc-ls")
+
+
+@pytest.fixture(scope="session")
+def ls_server(ls_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A running Label Studio on a copy of the template, for the whole test session."""
+    from posthoc.labelstudio.server import LabelStudioServer
+
+    data_dir = copy_template(ls_template, tmp_path_factory.mktemp("labelstudio"))
+    server = LabelStudioServer(data_dir)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@contextlib.contextmanager
+def make_project(server: Any, label_config: str, *, title: str | None = None, **settings: Any) -> Iterator[Any]:
+    """A throwaway project (SDK object) on ``server``; deleted on exit."""
+    client = server.client()
+    project = client.projects.create(title=title or f"test project {next(_counter)}", label_config=label_config,
+                                     **settings)
+    try:
+        yield project
+    finally:
+        with contextlib.suppress(Exception):
+            client.projects.delete(id=project.id)
+
+
+@pytest.fixture
+def ls_project(ls_server: Any) -> Iterator[Callable[..., Any]]:
+    """Factory ``ls_project(label_config, title=None, **settings)`` -> project; deleted after the test."""
+    with contextlib.ExitStack() as stack:
+        def create(label_config: str, *, title: str | None = None, **settings: Any) -> Any:
+            return stack.enter_context(make_project(ls_server, label_config, title=title, **settings))
+
+        yield create
+
+
+def make_annotator(server: Any, email: str | None = None, *, password: str | None = None) -> Any:
+    """An annotator account on ``server`` (created or logged into) with its own API token."""
+    import secrets
+
+    from posthoc.labelstudio.users import ensure_user
+
+    email = email or f"annotator-{secrets.token_hex(4)}@posthoc.local"
+    password = password or f"pw-{secrets.token_urlsafe(12)}"
+
+    def reset(login: str, new_password: str) -> None:
+        server.run_command(["reset_password", "--username", login, "--password", new_password])
+
+    return ensure_user(server.url, server.token, email=email, password=password, reset_password=reset)
+
+
+@pytest.fixture
+def ls_annotator(ls_server: Any) -> Callable[..., Any]:
+    """Factory ``ls_annotator(email=None, password=None)`` -> :class:`posthoc.labelstudio.users.Account`."""
+
+    def create(email: str | None = None, *, password: str | None = None) -> Any:
+        return make_annotator(ls_server, email, password=password)
+
+    return create

@@ -1,0 +1,56 @@
+"""``posthoc ls start | stop | status``: a local Label Studio on embedded SQLite, on loopback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from posthoc.labelstudio.server import DEFAULT_DATA_DIR, server_status, start_detached, stop_detached
+
+_DATA_DIR = click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_DATA_DIR,
+                         show_default=True,
+                         help="Label Studio's data directory (SQLite database, media, credentials.json, log).")
+
+
+@click.command("start")
+@_DATA_DIR
+@click.option("--port", type=click.IntRange(1, 65535), default=None,
+              help="Loopback port to listen on; default: a free port. Fails if the port is taken.")
+@click.option("--timeout", type=float, default=240, show_default=True,
+              help="Seconds to wait for the server to answer (the first start migrates the database: ~30 s).")
+def start_command(data_dir: Path, port: int | None, timeout: float) -> None:
+    """Start Label Studio in the background on 127.0.0.1, off the network.
+
+    The admin login comes from POSTHOC_LS_USERNAME / POSTHOC_LS_PASSWORD / POSTHOC_LS_TOKEN, or is
+    generated and stored in DATA_DIR/credentials.json (permissions 0600). The server may call an ML
+    backend on 127.0.0.1 (SSRF protection off: local use only).
+    """
+    server = start_detached(data_dir, port=port, timeout=timeout)
+    click.echo(f"Label Studio is running at {server.url}")
+    click.echo(f"  admin login: {server.username} (password and API token in {server.data_dir / 'credentials.json'})")
+    click.echo(f"  log: {server.log_path}")
+    click.echo("  stop it with: posthoc ls stop" + ("" if data_dir == DEFAULT_DATA_DIR else f" --data-dir {data_dir}"))
+
+
+@click.command("stop")
+@_DATA_DIR
+def stop_command(data_dir: Path) -> None:
+    """Stop the Label Studio started by ``posthoc ls start`` on DATA_DIR (its whole process group)."""
+    if stop_detached(data_dir):
+        click.echo(f"stopped Label Studio of {data_dir}")
+    else:
+        click.echo(f"no Label Studio was running for {data_dir}")
+
+
+@click.command("status")
+@_DATA_DIR
+def status_command(data_dir: Path) -> None:
+    """Say whether the Label Studio of DATA_DIR runs, where, and whether it answers (exit 1 if not running)."""
+    status = server_status(data_dir)
+    if not status.running:
+        click.echo(f"not running (data dir {status.data_dir})")
+        raise SystemExit(1)
+    state = "answering" if status.answering else "NOT answering"
+    click.echo(f"running, pid {status.pid}, {status.url}, {state}; admin {status.username}; "
+               f"data dir {status.data_dir}")
