@@ -51,6 +51,14 @@ def _json_link(link: str) -> str | None:
     return None if link == NIL_PREFIX else link
 
 
+def _json_line(record: dict[str, object]) -> str:
+    """One JSON line; the line separators JSON leaves raw (U+2028, U+2029, U+0085) are escaped too."""
+    line = json.dumps(record, ensure_ascii=False)
+    for char in ("\u2028", "\u2029", "\u0085"):
+        line = line.replace(char, f"\\u{ord(char):04x}")
+    return line + "\n"
+
+
 def write_jsonl(corpus: Corpus, path: str | os.PathLike[str], *, system: str | None = None) -> None:
     """Write ``corpus`` as JSONL (format: :mod:`posthoc.readers.jsonl`), one line a document and system.
 
@@ -72,7 +80,7 @@ def write_jsonl(corpus: Corpus, path: str | os.PathLike[str], *, system: str | N
                     {"start": int(start), "end": int(end), "surface": str(surface), "link": _json_link(str(link))}
                     for start, end, surface, link in group[["start", "end", "surface", "link"]].itertuples(index=False)
                 ]
-                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+                handle.write(_json_line(record))
 
 
 def _nif_link(link: str) -> URIRef | None:

@@ -217,3 +217,15 @@ def test_jsonl_round_trip_property(tmp_path: Path, corpus: Corpus) -> None:
     expected = corpus.mentions.sort_values(["doc_id", "start", "end", "link"], kind="stable")[cols]
     got = back.mentions.sort_values(["doc_id", "start", "end", "link"], kind="stable")[cols]
     assert got.reset_index(drop=True).equals(expected.reset_index(drop=True))
+
+
+def test_line_separators_inside_text_survive(tmp_path: Path) -> None:
+    text = "one\u2028two\u0085three\u2029four\r\nfive"
+    corpus = Corpus(documents_frame([("ds", "a", text)]),
+                    mentions_frame([("ds", "a", "GT", 4, 7, "two", "nil:", pd.NA, True)]))
+    path = tmp_path / "sep.jsonl"
+    write_jsonl(corpus, path)
+    assert len(path.read_bytes().split(b"\n")) == 2  # one line and the final newline
+    back = read_mentions(path)
+    assert back.documents["text"].iloc[0] == text
+    assert back.mentions["surface"].tolist() == ["two"]

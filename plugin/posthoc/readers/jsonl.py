@@ -43,7 +43,8 @@ def read_jsonl(
     builder = CorpusBuilder(path, dataset=dataset, system=system)
     known = _known_texts(documents)
     seen: set[tuple[str, str, str]] = set()
-    lines = path.read_text(encoding="utf-8").splitlines()
+    # split on "\n" only: str.splitlines would also split inside strings at U+2028, U+0085, ...
+    lines = path.read_text(encoding="utf-8").split("\n")
     for number, line in enumerate(tqdm(lines, desc=path.name, unit="doc", disable=not progress), start=1):
         if not line.strip():
             continue
