@@ -200,7 +200,8 @@ def crowdtruth_metrics(
     aqs = np.ones(state.n_annotations)
     unit_vectors = state.weighted_unit_vectors(ones_w)
     first: dict[str, np.ndarray] = {}
-    wwa = wua = ones_w
+    wwa: np.ndarray = ones_w
+    wua: np.ndarray = ones_w
     iterations = 0
     max_delta = stop_delta
     while max_delta >= stop_delta and iterations < max_iterations:

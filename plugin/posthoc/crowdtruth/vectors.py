@@ -110,7 +110,7 @@ def build_vectors(
     pair_codes, pair_uniques = pd.factorize(pd.MultiIndex.from_arrays([unit_labels, worker_labels]), sort=True)
     unit_index = units.get_indexer(pair_uniques.get_level_values(0))
     worker_index = workers.get_indexer(pair_uniques.get_level_values(1))
-    column_index = annotations.get_indexer(annotation_labels)
+    column_index = annotations.get_indexer(pd.Index(annotation_labels))
     matrix = sp.csr_matrix(
         (counts, (pair_codes, column_index)), shape=(len(pair_uniques), len(annotations)), dtype=float
     )
