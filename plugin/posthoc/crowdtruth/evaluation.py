@@ -116,7 +116,8 @@ def _aligned(scores: pd.Series, reference: pd.Series, what: str) -> tuple[np.nda
     if joined.empty:
         raise PosthocInputError(f"{what}: the scores and the reference share no unit")
     if joined["reference"].isna().any():
-        raise PosthocInputError(f"{what}: the reference has no label for unit {joined.index[joined['reference'].isna()][0]!r}")
+        missing = joined.index[joined["reference"].isna()][0]
+        raise PosthocInputError(f"{what}: the reference has no label for unit {missing!r}")
     return joined["score"].to_numpy(dtype=float), joined["reference"].astype(bool).to_numpy()
 
 
@@ -231,7 +232,10 @@ def mcnemar_test(
     right_a = frame["a"].astype(bool).to_numpy() == truth
     right_b = frame["b"].astype(bool).to_numpy() == truth
     table = np.array(
-        [[np.sum(right_a & right_b), np.sum(right_a & ~right_b)], [np.sum(~right_a & right_b), np.sum(~right_a & ~right_b)]]
+        [
+            [np.sum(right_a & right_b), np.sum(right_a & ~right_b)],
+            [np.sum(~right_a & right_b), np.sum(~right_a & ~right_b)],
+        ]
     )
     discordant = int(table[0, 1] + table[1, 0])
     use_exact = discordant < 25 if exact is None else exact
