@@ -1,0 +1,363 @@
+"""Stream Label Studio JSON exports into the judgements table (seed 000 section 2.1).
+
+One row per pre-filled annotation (a prediction region whose id is a manifest ``mention_id``) judged by
+the project's worker, columns :data:`posthoc.tables.JUDGEMENT_COLUMNS`:
+
+- ``outcome`` is the region's ``decision`` choice (verify / edit / remove); a pre-filled region the
+  annotator deleted counts as ``remove`` with ``deleted_region = True``;
+- ``start`` / ``end`` are document code point offsets (``doc_start`` / ``doc_end`` of the manifest,
+  i.e. the chunk start plus the region's chunk offset); ``surface`` and ``link`` are the manifest's
+  (what was pre-filled), ``new_link`` the canonical form (:func:`posthoc.links.normalise_link`) of the
+  link typed into the ``new_link`` box of an edit;
+- ``worker``, ``position``, ``is_control``, ``expected_outcome`` and the item columns come from the
+  manifest, ``created_at`` and ``lead_time`` from the annotation.
+
+Everything else is an exclusion row (:mod:`posthoc.export.checks`): skipped tasks, drafts,
+annotations by other users, earlier submissions of a task annotated twice (the latest is kept),
+tasks without a prediction, regions drawn by hand, moved or resized regions, undecided regions.
+
+The export is read with ``ijson`` one task at a time, so a million judgements never need the whole
+JSON in memory; only the output columns grow, and their repeated strings are the manifest's own
+objects.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import ijson
+import pandas as pd
+from tqdm import tqdm
+
+from posthoc.errors import PosthocInputError
+from posthoc.export.checks import ExclusionLog, span_matches
+from posthoc.export.tags import VerificationTags
+from posthoc.links import normalise_link
+from posthoc.tables import JUDGEMENT_COLUMNS, OUTCOMES, require_columns
+
+TASK_COLUMNS = ("task_key", "worker", "position", "item_id", "chunk_id", "dataset", "doc_id", "system",
+                "is_control")
+PREFILL_COLUMNS = ("task_key", "mention_id", "start", "end", "doc_start", "doc_end", "surface", "link",
+                   "expected_outcome")
+
+_JUDGEMENT_DTYPES = {
+    "study": "string", "dataset": "string", "doc_id": "string", "chunk_id": "string", "item_id": "string",
+    "task_key": "string", "mention_id": "string", "system": "string", "start": "int64", "end": "int64",
+    "surface": "string", "link": "string", "worker": "string", "outcome": "string", "new_link": "string",
+    "deleted_region": "bool", "position": "int64", "created_at": "string", "lead_time": "float64",
+    "is_control": "bool", "expected_outcome": "string",
+}
+_SORT = ["worker", "position", "task_key", "start", "end", "mention_id"]
+
+
+def _records(frame: pd.DataFrame, columns: Sequence[str]) -> Iterator[dict[str, Any]]:
+    for values in zip(*(frame[c].tolist() for c in columns), strict=True):
+        yield dict(zip(columns, values, strict=True))
+
+
+def _missing(value: Any) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and value != value)
+
+
+@dataclass(frozen=True)
+class TaskInfo:
+    """What the manifest says about one task (one chunk x system shown to one worker)."""
+
+    worker: str
+    position: int
+    item_id: str
+    chunk_id: str
+    dataset: str
+    doc_id: str
+    system: str
+    is_control: bool
+
+
+@dataclass(frozen=True)
+class Prefill:
+    """One pre-filled annotation of a task: chunk offsets for Label Studio, document offsets for tables."""
+
+    mention_id: str
+    start: int
+    end: int
+    doc_start: int
+    doc_end: int
+    surface: str
+    link: str
+    expected_outcome: str | None
+
+
+@dataclass(frozen=True)
+class ManifestIndex:
+    """Lookups from a study manifest, built once: task key -> task, task key -> its pre-filled annotations."""
+
+    study: str
+    tasks: Mapping[str, TaskInfo]
+    prefills: Mapping[str, tuple[Prefill, ...]]
+
+    @classmethod
+    def from_frames(cls, study: str, tasks: pd.DataFrame, mentions: pd.DataFrame) -> ManifestIndex:
+        """From a tasks table (:data:`TASK_COLUMNS`) and a pre-filled mentions table (:data:`PREFILL_COLUMNS`)."""
+        require_columns(tasks, TASK_COLUMNS, table="manifest tasks")
+        require_columns(mentions, PREFILL_COLUMNS, table="manifest mentions")
+        intern: dict[Any, Any] = {}
+
+        def shared(value: Any) -> Any:  # one object per distinct value keeps a million rows small
+            return intern.setdefault(value, value)
+
+        task_map = {
+            str(row["task_key"]): TaskInfo(
+                worker=shared(str(row["worker"])), position=int(row["position"]),
+                item_id=shared(str(row["item_id"])), chunk_id=shared(str(row["chunk_id"])),
+                dataset=shared(str(row["dataset"])), doc_id=shared(str(row["doc_id"])),
+                system=shared(str(row["system"])), is_control=bool(row["is_control"]))
+            for row in _records(tasks, TASK_COLUMNS)
+        }
+        grouped: dict[str, list[Prefill]] = {}
+        for row in _records(mentions, PREFILL_COLUMNS):
+            expected = None if _missing(row["expected_outcome"]) else shared(str(row["expected_outcome"]))
+            grouped.setdefault(str(row["task_key"]), []).append(Prefill(
+                mention_id=str(row["mention_id"]), start=int(row["start"]), end=int(row["end"]),
+                doc_start=int(row["doc_start"]), doc_end=int(row["doc_end"]), surface=str(row["surface"]),
+                link="" if _missing(row["link"]) else str(row["link"]), expected_outcome=expected))
+        return cls(study=str(study), tasks=task_map, prefills={k: tuple(v) for k, v in grouped.items()})
+
+    @classmethod
+    def from_manifest(cls, manifest: Any) -> ManifestIndex:
+        """From a :class:`posthoc.study.manifest.Manifest` (its ``tasks()`` and ``mentions()``)."""
+        return cls.from_frames(str(manifest.study), manifest.tasks(), manifest.mentions())
+
+    @property
+    def workers(self) -> list[str]:
+        """The workers of the study, sorted."""
+        return sorted({info.worker for info in self.tasks.values()})
+
+
+@dataclass
+class _Columns:
+    """The judgement columns as growing lists (a row-of-dicts list would be several times larger)."""
+
+    data: dict[str, list[Any]] = field(default_factory=lambda: {name: [] for name in JUDGEMENT_COLUMNS})
+
+    def append(self, study: str, key: str, task: TaskInfo, prefill: Prefill, *, outcome: str,
+               new_link: str | None, deleted: bool, created_at: str | None, lead_time: float | None) -> None:
+        values = (study, task.dataset, task.doc_id, task.chunk_id, task.item_id, key, prefill.mention_id,
+                  task.system, prefill.doc_start, prefill.doc_end, prefill.surface, prefill.link, task.worker,
+                  outcome, new_link, deleted, task.position, created_at, lead_time, task.is_control,
+                  prefill.expected_outcome)
+        for name, value in zip(JUDGEMENT_COLUMNS, values, strict=True):
+            self.data[name].append(value)
+
+    def frame(self) -> pd.DataFrame:
+        frame = pd.DataFrame(self.data, columns=list(JUDGEMENT_COLUMNS))
+        frame["lead_time"] = pd.to_numeric(frame["lead_time"], errors="coerce")
+        frame = frame.astype(_JUDGEMENT_DTYPES)
+        return frame.sort_values(_SORT, kind="stable").reset_index(drop=True)
+
+
+@dataclass(frozen=True)
+class Flattened:
+    """The judgements table and the exclusions table (:mod:`posthoc.export.checks`) of one or more exports."""
+
+    judgements: pd.DataFrame
+    exclusions: pd.DataFrame
+    n_tasks: int
+
+
+def empty_judgements() -> pd.DataFrame:
+    """An empty judgements table with the right columns and dtypes."""
+    return _Columns().frame()
+
+
+def iter_export_tasks(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
+    """The tasks of a Label Studio JSON export (a JSON array), one at a time, without loading the file."""
+    source = Path(path)
+    try:
+        with source.open("rb") as handle:
+            yield from ijson.items(handle, "item", use_float=True)
+    except FileNotFoundError as exc:
+        raise PosthocInputError(f"{source}: export file not found") from exc
+    except ijson.JSONError as exc:
+        raise PosthocInputError(f"{source}: not a Label Studio JSON export (a JSON array of tasks): {exc}") from exc
+
+
+def user_key(completed_by: Any) -> str:
+    """A stable key for an annotation's ``completed_by``: the lower-case e-mail, else ``id:N``."""
+    if isinstance(completed_by, Mapping):
+        email = str(completed_by.get("email") or "").lower()
+        return email if email else f"id:{completed_by.get('id')}"
+    return f"id:{completed_by}"
+
+
+def default_user_workers(workers: Iterable[str]) -> dict[str, str]:
+    """Map the login e-mails of study workers (:func:`posthoc.labelstudio.users.worker_email`) to workers."""
+    from posthoc.labelstudio.users import worker_email
+
+    mapping: dict[str, str] = {}
+    for worker in workers:
+        mapping[worker_email(worker)] = worker
+        if "@" in worker:
+            mapping[worker.lower()] = worker
+    return mapping
+
+
+def _first_text(value: Mapping[str, Any]) -> str:
+    text = value.get("text")
+    if isinstance(text, list):
+        parts = [str(t).strip() for t in text if str(t).strip()]
+        return parts[0] if parts else ""
+    return str(text or "").strip()
+
+
+def _prediction_of(annotation: Mapping[str, Any], task: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The prediction the annotation started from, else the task's newest prediction, else ``None``."""
+    embedded = annotation.get("prediction")
+    if isinstance(embedded, Mapping) and embedded.get("result"):
+        return embedded
+    predictions = [p for p in task.get("predictions") or [] if isinstance(p, Mapping) and p.get("result")]
+    parent = annotation.get("parent_prediction")
+    for prediction in predictions:
+        if parent is not None and prediction.get("id") == parent:
+            return prediction
+    return max(predictions, key=lambda p: int(p.get("id") or 0)) if predictions else None
+
+
+def _describe(annotation: Mapping[str, Any]) -> str:
+    return f"annotation {annotation.get('id')} by {user_key(annotation.get('completed_by'))}"
+
+
+class ExportFlattener:
+    """Flattens exports into judgement rows against one manifest; call :meth:`add_export`, then :meth:`result`."""
+
+    def __init__(self, index: ManifestIndex, tags: VerificationTags, *,
+                 user_workers: Mapping[str, str] | None = None) -> None:
+        self.index = index
+        self.tags = tags
+        self.user_workers = dict(user_workers) if user_workers is not None else default_user_workers(index.workers)
+        self.log = ExclusionLog()
+        self._columns = _Columns()
+        self._seen: dict[str, str] = {}
+        self._n_tasks = 0
+
+    def add_export(self, path: str | os.PathLike[str], *, worker: str | None = None, progress: bool = False) -> None:
+        """Flatten one export file; ``worker`` is the project's worker when known (else each task's)."""
+        tasks = iter_export_tasks(path)
+        for task in tqdm(tasks, desc=f"flatten {Path(path).name}", unit=" tasks", disable=not progress):
+            if not isinstance(task, Mapping):
+                raise PosthocInputError(f"{path}: an element of the export array is not a task object")
+            self.add_task(task, source=str(path), worker=worker)
+
+    def add_task(self, task: Mapping[str, Any], *, source: str = "", worker: str | None = None) -> None:
+        """Flatten one exported task (a dict as Label Studio exports it)."""
+        self._n_tasks += 1
+        data = task.get("data") or {}
+        key = str(data.get("task_key") or "")
+        info = self.index.tasks.get(key)
+        if info is None:
+            self.log.add("unknown_task", task_key=key, detail=f"Label Studio task {task.get('id')} in {source}")
+            return
+        if worker is not None and info.worker != worker:
+            self.log.add("wrong_project", worker=info.worker, task_key=key,
+                         detail=f"found in the export of {worker}'s project ({source})")
+            return
+        if key in self._seen:
+            self.log.add("task_in_two_exports", worker=info.worker, task_key=key,
+                         detail=f"kept {self._seen[key]}, left out {source}")
+            return
+        self._seen[key] = source
+        drafts = [d for d in task.get("drafts") or [] if isinstance(d, Mapping)]
+        if drafts:
+            self.log.add("draft", worker=info.worker, task_key=key, count=len(drafts),
+                         detail=f"{len(drafts)} draft(s) by {', '.join(sorted({str(d.get('user')) for d in drafts}))}")
+        submitted = []
+        for annotation in task.get("annotations") or []:
+            author = self.user_workers.get(user_key(annotation.get("completed_by")))
+            if author != info.worker:
+                self.log.add("foreign_annotator", worker=info.worker, task_key=key, detail=_describe(annotation))
+            elif annotation.get("was_cancelled"):
+                self.log.add("skipped", worker=info.worker, task_key=key, detail=_describe(annotation))
+            else:
+                submitted.append(annotation)
+        if not submitted:
+            return
+        submitted.sort(key=lambda a: (str(a.get("created_at") or ""), int(a.get("id") or 0)))
+        for earlier in submitted[:-1]:
+            self.log.add("annotated_twice", worker=info.worker, task_key=key,
+                         detail=f"{_describe(earlier)} left out; kept annotation {submitted[-1].get('id')}")
+        self._add_annotation(key, info, submitted[-1], task)
+
+    def _add_annotation(self, key: str, info: TaskInfo, annotation: Mapping[str, Any],
+                        task: Mapping[str, Any]) -> None:
+        tags = self.tags
+        prediction = _prediction_of(annotation, task)
+        if prediction is None:
+            self.log.add("no_prediction", worker=info.worker, task_key=key, detail=_describe(annotation))
+            return
+        predicted = {str(r.get("id")) for r in prediction.get("result") or [] if r.get("from_name") == tags.labels}
+        prefills = self.index.prefills.get(key, ())
+        known = {p.mention_id for p in prefills}
+        for region in sorted(predicted - known):
+            self.log.add("unknown_prediction_region", worker=info.worker, task_key=key,
+                         detail=f"prediction {prediction.get('id')} region {region}")
+        regions: dict[str, dict[str, Mapping[str, Any]]] = {}
+        for item in annotation.get("result") or []:
+            if isinstance(item, Mapping):
+                regions.setdefault(str(item.get("id")), {})[str(item.get("from_name"))] = item
+        for region in sorted(set(regions) - predicted):
+            self.log.add("manual_region", worker=info.worker, task_key=key,
+                         detail=f"{_describe(annotation)} region {region}")
+        created_at = None if annotation.get("created_at") is None else str(annotation["created_at"])
+        lead_time = None if annotation.get("lead_time") is None else float(annotation["lead_time"])
+        for prefill in prefills:
+            if prefill.mention_id not in predicted:
+                self.log.add("not_prefilled", worker=info.worker, task_key=key,
+                             detail=f"mention {prefill.mention_id} not in prediction {prediction.get('id')}")
+                continue
+            items = regions.get(prefill.mention_id)
+            if not items:
+                self._columns.append(self.index.study, key, info, prefill, outcome="remove", new_link=None,
+                                     deleted=True, created_at=created_at, lead_time=lead_time)
+                continue
+            moved = [name for name, item in items.items()
+                     if isinstance(item.get("value"), Mapping) and "start" in item["value"]
+                     and not span_matches(item["value"], prefill.start, prefill.end)]
+            if moved:
+                spans = sorted({(items[n]["value"].get("start"), items[n]["value"].get("end")) for n in moved})
+                self.log.add("offsets_changed", worker=info.worker, task_key=key,
+                             detail=f"mention {prefill.mention_id} pre-filled at {prefill.start}-{prefill.end} "
+                                    f"(chunk), annotated at {', '.join(f'{s}-{e}' for s, e in spans)}")
+                continue
+            decision_item = items.get(tags.decision)
+            choices = (decision_item or {}).get("value", {}).get("choices") or []
+            outcome = str(choices[0]) if len(choices) == 1 else ""
+            if outcome not in OUTCOMES:
+                self.log.add("undecided_region", worker=info.worker, task_key=key,
+                             detail=f"mention {prefill.mention_id}: decision {choices!r}")
+                continue
+            new_link = None
+            if outcome == "edit" and tags.new_link in items:
+                typed = _first_text(items[tags.new_link].get("value") or {})
+                new_link = normalise_link(typed).link if typed else None
+            self._columns.append(self.index.study, key, info, prefill, outcome=outcome, new_link=new_link,
+                                 deleted=False, created_at=created_at, lead_time=lead_time)
+
+    def result(self) -> Flattened:
+        """The judgements and exclusions collected so far (sorted, typed)."""
+        return Flattened(judgements=self._columns.frame(), exclusions=self.log.frame(), n_tasks=self._n_tasks)
+
+
+def flatten_exports(paths: Sequence[str | os.PathLike[str]], index: ManifestIndex, tags: VerificationTags, *,
+                    workers: Sequence[str | None] | None = None, user_workers: Mapping[str, str] | None = None,
+                    progress: bool = False) -> Flattened:
+    """Flatten export files (``workers[i]``: the worker of ``paths[i]``'s project, or None) into one table pair."""
+    flattener = ExportFlattener(index, tags, user_workers=user_workers)
+    owners = list(workers) if workers is not None else [None] * len(paths)
+    if len(owners) != len(paths):
+        raise PosthocInputError(f"{len(paths)} export files but {len(owners)} workers given; give one per file")
+    for path, owner in zip(paths, owners, strict=True):
+        flattener.add_export(path, worker=owner, progress=progress)
+    return flattener.result()

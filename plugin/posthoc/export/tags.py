@@ -1,0 +1,48 @@
+"""The tag names of a verification label config, found with Label Studio's own parser (never hard-coded)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from label_studio_sdk.label_interface import LabelInterface
+
+from posthoc.errors import PosthocInputError
+from posthoc.tables import OUTCOMES
+
+
+@dataclass(frozen=True)
+class VerificationTags:
+    """``from_name`` values of the regions' parts in a project's label config.
+
+    ``labels``: the span (``<Labels>``); ``decision``: the per-region ``<Choices>`` holding
+    verify / edit / remove; ``link``: the read-only per-region ``<TextArea>`` showing the pre-filled
+    link; ``new_link``: the per-region ``<TextArea>`` where an annotator types a corrected link.
+    """
+
+    labels: str
+    decision: str
+    link: str
+    new_link: str
+
+
+def verification_tags(label_config: str, *, where: str = "label config") -> VerificationTags:
+    """Parse ``label_config`` (XML) and name its verification tags; :class:`PosthocInputError` if absent."""
+    try:
+        interface = LabelInterface(label_config)
+    except Exception as exc:  # the SDK raises several types for bad XML
+        raise PosthocInputError(f"{where}: not a valid Label Studio label config ({exc})") from exc
+    labels = [c.name for c in interface.controls if c.tag == "Labels"]
+    decisions = [
+        c.name for c in interface.controls
+        if c.tag == "Choices" and set(OUTCOMES) <= set(getattr(c, "labels", []) or [])
+    ]
+    textareas = [c for c in interface.controls if c.tag == "TextArea" and str(c.attr.get("perRegion")) == "true"]
+    read_only = [c.name for c in textareas if str(c.attr.get("editable", "true")).lower() == "false"]
+    editable = [c.name for c in textareas if c.name not in read_only]
+    if len(labels) != 1 or len(decisions) != 1 or len(read_only) != 1 or len(editable) != 1:
+        raise PosthocInputError(
+            f"{where}: expected one <Labels>, one per-region <Choices> with {', '.join(OUTCOMES)}, one read-only "
+            f"and one editable per-region <TextArea>; found labels={labels}, decision={decisions}, "
+            f"link={read_only}, new_link={editable} (use label_configs/entity_verification.xml)"
+        )
+    return VerificationTags(labels=labels[0], decision=decisions[0], link=read_only[0], new_link=editable[0])

@@ -1,0 +1,142 @@
+"""The study report: seed 000's Figures 3-6, the metric tables, controls and exclusions in one HTML file.
+
+:func:`build_report` renders a :class:`posthoc.scores.Scores` with the shared shell
+(:mod:`posthoc.report.html`): every value escaped, figures embedded as PNG data URIs, no external
+resource, no timestamp, so the same scores give byte-identical HTML. Other areas (CrowdTruth, Eaglet
+flags, sequence effects) append their own :class:`~posthoc.report.html.Section` objects through
+``extra_sections``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pandas as pd
+
+from posthoc.export.checks import summarise_exclusions
+from posthoc.report import figures
+from posthoc.report.html import Section, figure_html, page, paragraph, table_html
+from posthoc.scores import Scores
+
+
+def _summary_table(summary: dict[str, object]) -> str:
+    simple = {k: v for k, v in sorted(summary.items()) if isinstance(v, (str, int, float, bool)) or v is None}
+    frame = pd.DataFrame({"setting": list(simple), "value": [str(v) for v in simple.values()]})
+    return table_html(frame)
+
+
+def _method_note(summary: dict[str, object]) -> str:
+    unit = summary.get("resample_unit", "doc_id")
+    n = summary.get("n_resamples", "?")
+    seed = summary.get("seed", "?")
+    return paragraph(
+        f"Intervals are 95% percentile bootstrap intervals from {n} resamples of {unit} "
+        f"(resampling unit: {unit}; seed {seed}). Posthoc precision is the verification rate "
+        "|V(m,d)| / |N(m,d)|; posthoc recall is |V(m,d)| / |V(d)| with V(d) the union over systems "
+        "of verified annotations (seed 000, section 3.2)."
+    )
+
+
+def overview_section(scores: Scores) -> Section:
+    """The study, the options it was scored with and the resampling unit."""
+    return Section("Overview", _method_note(scores.summary) + _summary_table(scores.summary), anchor="overview")
+
+
+def precision_recall_section(scores: Scores) -> Section:
+    """Figure 3 with the rates and pre-annotation tables."""
+    rates = scores.rates
+    shown = rates[rates["metric"].isin(["posthoc_precision", "posthoc_recall", "posthoc_f1",
+                                        "verification_rate"])] if not rates.empty else rates
+    body = (
+        figure_html(figures.precision_recall_figure(scores.rates, scores.preannotation),
+                    caption="Figure 3: pre-annotation evaluation against the ground truth (left) and posthoc "
+                            "verification (right); error bars are 95% bootstrap intervals.",
+                    alt="Figure 3: precision and recall, pre-annotation vs posthoc")
+        + table_html(shown, caption="Posthoc rates per dataset and system")
+        + table_html(scores.preannotation, caption="Pre-annotation precision, recall and F1 against GT")
+    )
+    return Section("Precision and recall (Figure 3)", body, anchor="figure-3")
+
+
+def outcome_section(scores: Scores) -> Section:
+    """Figure 4 with the outcome counts."""
+    body = (
+        figure_html(figures.outcome_figure(scores.outcome_counts),
+                    caption="Figure 4: shares of verify, edit and remove per dataset and system (hatching: "
+                            "system).", alt="Figure 4: outcome breakdown")
+        + table_html(scores.outcome_counts, caption="Outcomes per dataset and system")
+    )
+    return Section("Outcome breakdown (Figure 4)", body, anchor="figure-4")
+
+
+def agreement_section(scores: Scores) -> Section:
+    """Figure 5 with the agreement counts and reliability measures."""
+    body = (
+        figure_html(figures.agreement_figure(scores.agreement),
+                    caption="Figure 5: annotations found by every system, by how many of their judges verified "
+                            "them (i = judges who verified).", alt="Figure 5: agreement counts")
+        + table_html(scores.agreement, caption="Agreement on the intersection of all systems")
+        + (table_html(scores.reliability, caption="Inter-annotator reliability") if not scores.reliability.empty
+           else paragraph("Reliability measures need more than one judge per annotation (k > 1)."))
+    )
+    return Section("Agreement (Figure 5)", body, anchor="figure-5")
+
+
+def union_section(scores: Scores) -> Section:
+    """Figure 6 with the union outcome counts."""
+    body = (
+        figure_html(figures.union_outcomes_figure(scores.union_outcomes),
+                    caption="Figure 6: the union of verified annotations against the ground truth: (A) same "
+                            "mention, same link; (B) same mention, other link; (C) overlapping mention, same "
+                            "link; (D) overlapping mention, other link; (E) no overlap with any GT mention.",
+                    alt="Figure 6: outcomes A to E")
+        + table_html(scores.union_outcomes, caption="Verification union against the ground truth")
+    )
+    return Section("Coverage of the ground truth (Figure 6)", body, anchor="figure-6")
+
+
+def controls_section(scores: Scores) -> Section:
+    """Control task results per worker."""
+    if scores.controls.empty:
+        return Section("Control tasks", paragraph("No control tasks were judged."), anchor="controls")
+    return Section("Control tasks", table_html(scores.controls, caption="Control annotations per worker"),
+                   anchor="controls")
+
+
+def corrected_gold_section(scores: Scores) -> Section:
+    """The corrected links (edits) that make the corrected gold standard."""
+    gold = scores.corrected_gold
+    if gold.empty:
+        return Section("Corrected gold standard", paragraph("No edits were made."), anchor="corrected-gold")
+    return Section("Corrected gold standard",
+                   paragraph(f"{len(gold)} annotations; written beside this report as corrected_gold.jsonl and "
+                             "corrected_gold.ttl.") + table_html(gold, caption="Corrected gold standard"),
+                   anchor="corrected-gold")
+
+
+def exclusions_section(scores: Scores) -> Section:
+    """Everything left out of the metrics, summarised by kind with the reason, then one row each."""
+    exclusions = scores.exclusions
+    if exclusions.empty:
+        return Section("Exclusions", paragraph("Nothing was excluded."), anchor="exclusions")
+    body = (
+        table_html(summarise_exclusions(exclusions), caption="Excluded, by kind, and why")
+        + table_html(exclusions, caption="Every exclusion")
+    )
+    return Section("Exclusions", body, anchor="exclusions")
+
+
+def study_sections(scores: Scores) -> list[Section]:
+    """The report's own sections, in order."""
+    return [overview_section(scores), precision_recall_section(scores), outcome_section(scores),
+            agreement_section(scores), union_section(scores), controls_section(scores),
+            corrected_gold_section(scores), exclusions_section(scores)]
+
+
+def build_report(scores: Scores, *, extra_sections: Iterable[Section] = (), title: str | None = None) -> str:
+    """The complete HTML report of ``scores``, with ``extra_sections`` appended after the study's own."""
+    study = scores.summary.get("study")
+    heading = title or (f"Posthoc verification report: {study}" if study else "Posthoc verification report")
+    intro = ("Posthoc verification (seed 000): annotators verified, edited or removed every pre-filled entity "
+             "link, blind to the system that produced it; the ground truth was judged as one more system.")
+    return page(heading, [*study_sections(scores), *extra_sections], intro=intro)

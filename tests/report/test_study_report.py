@@ -1,0 +1,121 @@
+"""The study report: Figures 3-6 embedded, tables, exclusions, escaping, byte-identical reruns."""
+
+from __future__ import annotations
+
+import base64
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from posthoc.report import figures
+from posthoc.report.html import Section, paragraph
+from posthoc.report.study_report import build_report
+from report_scores_data import small_scores
+
+HERE = Path(__file__).resolve().parent
+
+
+def _images(html: str) -> list[bytes]:
+    return [base64.b64decode(data) for data in re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', html)]
+
+
+def test_report_embeds_four_png_figures_and_no_external_resource() -> None:
+    html = build_report(small_scores())
+    images = _images(html)
+    assert len(images) == 4
+    assert all(image.startswith(b"\x89PNG\r\n\x1a\n") for image in images)
+    for number in (3, 4, 5, 6):
+        assert f"Figure {number}" in html
+    assert not re.search(r'(src|href)="(?!data:|#)', html), "a resource outside the file"
+    assert "<script" not in html.lower()
+
+
+def test_report_holds_the_tables_and_the_method() -> None:
+    html = build_report(small_scores())
+    assert "posthoc_precision" in html and "0.900" in html  # aida GT posthoc precision 0.9
+    assert "1000 resamples of doc_id" in html
+    assert "fleiss_kappa" in html and "0.610" in html
+    assert "w002" in html and "0.333" in html  # controls table
+
+
+def test_report_lists_exclusions_with_reasons() -> None:
+    html = build_report(small_scores())
+    section = html[html.index('id="exclusions"'):]
+    assert "skipped" in section and "the worker skipped (cancelled) the task" in section
+    assert "draft" in section and "never submitted" in section
+    assert "annotation 7 by w001@posthoc.local" in section
+
+
+@pytest.mark.parametrize("link", ["javascript:alert(1)", "<script>alert(1)</script>",
+                                  'https://x.org/"><script>alert(1)</script>'])
+def test_hostile_links_are_escaped_and_not_clickable(link: str) -> None:
+    html = build_report(small_scores(gold_link=link))
+    assert "<script>alert" not in html
+    assert 'href="javascript:' not in html.lower()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html or "javascript:alert(1)" in html
+
+
+def test_extra_sections_are_appended_after_the_study_sections() -> None:
+    html = build_report(small_scores(), extra_sections=[Section("CrowdTruth", paragraph("unit <quality>"), "ct")])
+    assert html.index('id="exclusions"') < html.index('id="ct"')
+    assert "unit &lt;quality&gt;" in html
+
+
+def test_same_scores_give_byte_identical_html_across_processes(tmp_path: Path) -> None:
+    first = build_report(small_scores())
+    script = (
+        "import sys; sys.path.insert(0, sys.argv[1]);"
+        "from report_scores_data import small_scores; from posthoc.report.study_report import build_report;"
+        "open(sys.argv[2], 'w', encoding='utf-8').write(build_report(small_scores()))"
+    )
+    out = tmp_path / "report.html"
+    subprocess.run([sys.executable, "-c", script, str(HERE), str(out)], check=True)
+    assert out.read_text(encoding="utf-8") == first
+    assert build_report(small_scores()) == first
+
+
+def test_figure_3_bars_are_the_posthoc_values_with_their_intervals() -> None:
+    scores = small_scores()
+    figure = figures.precision_recall_figure(scores.rates, scores.preannotation)
+    posthoc_precision = figure.axes[1]
+    assert posthoc_precision.get_title() == "posthoc precision"
+    heights = sorted(round(p.get_height(), 6) for p in posthoc_precision.patches)
+    expected = sorted(round(v, 6) for v in scores.rates.query("metric == 'posthoc_precision'")["value"])
+    assert heights == expected
+    # error bar segments span low..high of each bar
+    segments = [seg for coll in posthoc_precision.collections for seg in coll.get_segments()]
+    spans = sorted((round(s[0][1], 6), round(s[1][1], 6)) for s in segments)
+    rows = scores.rates.query("metric == 'posthoc_precision'")
+    assert spans == sorted((round(lo, 6), round(hi, 6)) for lo, hi in zip(rows["low"], rows["high"], strict=True))
+
+
+def test_figure_4_stacks_shares_to_one_per_system() -> None:
+    scores = small_scores()
+    figure = figures.outcome_figure(scores.outcome_counts)
+    axes = figure.axes[0]
+    tops = {}
+    for patch in axes.patches:
+        x = round(patch.get_x(), 6)
+        tops[x] = max(tops.get(x, 0.0), patch.get_y() + patch.get_height())
+    assert len(tops) == 6
+    assert np.allclose(list(tops.values()), 1.0)
+
+
+def test_figure_6_shares_follow_the_counts() -> None:
+    scores = small_scores()
+    axes = figures.union_outcomes_figure(scores.union_outcomes).axes[0]
+    widths = [round(p.get_width(), 6) for p in axes.patches]
+    # first dataset's bars come in A..E order, one per outcome, for each dataset
+    assert widths[:: 2] == [0.6, 0.16, 0.04, 0.02, 0.18]
+
+
+def test_empty_scores_still_render_every_figure() -> None:
+    scores = small_scores()
+    for name in ("rates", "preannotation", "outcome_counts", "agreement", "union_outcomes", "exclusions"):
+        setattr(scores, name, getattr(scores, name).iloc[0:0])
+    html = build_report(scores)
+    assert len(_images(html)) == 4
+    assert "Nothing was excluded." in html
