@@ -1,0 +1,78 @@
+"""Label Studio task data for a study task: the chunk text, the opaque key, and the safe KB-page list.
+
+Task data is shown to annotators (as Data Manager columns too), so it holds only what the
+annotator must see and nothing that names a system or a dataset (paper 000's blind verification):
+
+``text``
+    the chunk text, exactly the string the pre-filled offsets index (code points, no normalisation).
+``task_key``
+    the opaque key the ML backend looks the task up by.
+``kb_pages``
+    HTML for ``<HyperText name="kb_pages">``: one numbered line a pre-filled mention, in text order,
+    with its surface and its knowledge-base page. Built here, never from user HTML: every value is
+    escaped, only ``http``/``https`` links become clickable (``javascript:``, ``data:`` and other
+    URIs are shown as plain text) and they open in a new tab with ``rel="noopener noreferrer"``.
+    Paper 000, section 2.1: workers "open up the corresponding Wikipedia page".
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from posthoc.links import NIL_PREFIX, title_of
+
+TASK_DATA_KEYS = ("text", "task_key", "kb_pages")
+
+
+def esc(value: Any) -> str:
+    """HTML-escape (quotes too)."""
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def is_web_link(link: str) -> bool:
+    """Whether ``link`` is an absolute http(s) URL with a host and no whitespace or control characters."""
+    if not link or any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in link):
+        return False
+    try:
+        parts = urlsplit(link)
+    except ValueError:
+        return False
+    return parts.scheme.lower() in ("http", "https") and bool(parts.netloc)
+
+
+def link_title(link: str, *, is_nil: bool = False) -> str:
+    """What an annotator reads for a link: the page title, ``NIL (...)`` or the link itself."""
+    if is_nil or link.startswith(NIL_PREFIX):
+        name = link[len(NIL_PREFIX):] if link.startswith(NIL_PREFIX) else ""
+        return "NIL: no page in the knowledge base" + (f" ({title_of('https://en.wikipedia.org/wiki/' + name)})"
+                                                          if name else "")
+    return title_of(link) or link
+
+
+def link_html(link: str, *, is_nil: bool = False) -> str:
+    """A clickable link (new tab) for an http(s) link, else escaped plain text."""
+    title = esc(link_title(link, is_nil=is_nil))
+    if is_nil or not is_web_link(link):
+        return f"<span>{title}</span>"
+    return f'<a href="{esc(link)}" target="_blank" rel="noopener noreferrer nofollow">{title}</a>'
+
+
+def kb_pages_html(mentions: Iterable[Mapping[str, Any]]) -> str:
+    """The ``kb_pages`` HTML for pre-filled ``mentions`` (rows with ``surface``, ``link``, optional ``is_nil``)."""
+    items = []
+    for row in mentions:
+        link = row.get("link")
+        link = link if isinstance(link, str) else ""
+        is_nil = bool(row.get("is_nil") or False)
+        items.append(f"<li><b>{esc(row.get('surface', ''))}</b>: {link_html(link, is_nil=is_nil)}</li>")
+    if not items:
+        return "<p>No highlighted mentions.</p>"
+    return '<ol style="margin: 0; padding-left: 1.5em">' + "".join(items) + "</ol>"
+
+
+def task_data(task_key: str, text: str, mentions: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """The ``data`` of one Label Studio task (see the module docstring)."""
+    return {"text": text, "task_key": task_key, "kb_pages": kb_pages_html(mentions)}

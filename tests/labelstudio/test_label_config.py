@@ -1,0 +1,70 @@
+"""label_configs/entity_verification.xml: Label Studio's own validation, LabelInterface, a real prediction."""
+
+from __future__ import annotations
+
+from xml.etree import ElementTree
+
+import pytest
+import requests
+from label_studio_sdk.label_interface import LabelInterface
+from posthoc.paths import label_config, label_configs_dir
+
+CONFIGS = sorted(p.stem for p in label_configs_dir().glob("*.xml"))
+
+
+def _validate(server, xml: str) -> requests.Response:
+    return requests.post(f"{server.url}/api/projects/validate/", json={"label_config": xml},
+                         headers={"Authorization": f"Token {server.token}"}, timeout=30)
+
+
+@pytest.mark.labelstudio
+@pytest.mark.parametrize("name", CONFIGS)
+def test_every_config_passes_label_studio_validation(ls_server, name: str) -> None:
+    response = _validate(ls_server, label_config(name))
+    assert response.status_code in (200, 204), response.text
+
+
+@pytest.mark.labelstudio
+def test_validation_endpoint_rejects_a_broken_config(ls_server) -> None:
+    broken = label_config("entity_verification").replace('toName="text" perRegion="true" required', 'toName="txt" '
+                                                         'perRegion="true" required')
+    assert _validate(ls_server, broken).status_code == 400
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_every_config_parses_with_label_interface(name: str) -> None:
+    interface = LabelInterface(label_config(name))
+    assert interface.controls and interface.objects
+
+
+def test_entity_verification_tags() -> None:
+    interface = LabelInterface(label_config("entity_verification"))
+    controls = {c.name: c for c in interface.controls}
+    assert {"mention", "link", "decision", "new_link"} <= set(controls)
+    assert controls["mention"].tag == "Labels" and controls["mention"].to_name == ["text"]
+    decision = controls["decision"]
+    assert decision.attr["perRegion"] == "true" and decision.attr["required"] == "true"
+    assert list(decision.labels) == ["verify", "edit", "remove"]
+    root = ElementTree.fromstring(label_config("entity_verification"))  # noqa: S314 - our own file
+    choices = next(e for e in root.iter("Choices") if e.get("name") == "decision")
+    assert [(c.get("value"), c.get("hotkey")) for c in choices.iter("Choice")] == [
+        ("verify", "1"), ("edit", "2"), ("remove", "3")]
+    assert controls["link"].attr["editable"] == "false" and controls["new_link"].attr["perRegion"] == "true"
+    objects = {o.name: o for o in interface.objects}
+    assert objects["text"].value == "$text" and objects["kb_pages"].tag == "HyperText"
+
+
+def test_a_backend_style_prediction_validates() -> None:
+    config = label_config("entity_verification")
+    text = "Paris 🇫🇷 is in France."
+    start = text.index("France")
+    prediction = {"model_version": "posthoc-v1", "result": [
+        {"id": "m1", "from_name": "mention", "to_name": "text", "type": "labels",
+         "value": {"start": start, "end": start + 6, "text": "France", "labels": ["Entity"]}},
+        {"id": "m1", "from_name": "link", "to_name": "text", "type": "textarea",
+         "value": {"start": start, "end": start + 6, "text": ["https://en.wikipedia.org/wiki/France"]}},
+    ]}
+    interface = LabelInterface(config)
+    assert interface.validate_prediction(prediction) is True
+    wrong = {"model_version": "x", "result": [dict(prediction["result"][0], from_name="entity")]}
+    assert interface.validate_prediction(wrong) is False
