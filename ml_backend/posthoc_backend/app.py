@@ -1,0 +1,188 @@
+"""The Flask 3 app speaking Label Studio's ML backend protocol.
+
+Endpoints (Label Studio 1.23 calls all of them; docs/label-studio-1.23.md):
+
+``GET /health``
+    ``{"status": "UP", "model_class", "model_version"}``; open even when a secret is set.
+``POST /setup``
+    ``{"model_version": "posthoc-v1"}``: the same version ``/predict`` puts on every prediction,
+    so Label Studio never re-predicts a task it already pre-filled (no duplicates).
+``GET /versions``
+    ``{"versions": ["posthoc-v1"]}``.
+``POST /predict``
+    ``{"results": [...], "model_version"}`` one element per task (see :mod:`posthoc_backend.predictor`).
+``POST /webhook``
+    records annotation events in the SQLite event store (:mod:`posthoc_backend.events`).
+
+Bad requests get a 4xx JSON ``{"error", "field"}``; every HTTP error is JSON, never an HTML page.
+The model version is neutral and no score is sent: annotators cannot tell which system (or the
+ground truth) produced a pre-filled region (paper 000's blind verification).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from flask import Flask, Response, jsonify, request
+from posthoc.errors import PosthocInputError
+from werkzeug.exceptions import HTTPException
+
+from posthoc_backend.auth import OPEN_ENDPOINTS, authorised
+from posthoc_backend.events import EventStore
+from posthoc_backend.linker import AliasTable, DictionaryLinker
+from posthoc_backend.predictor import ManifestIndex, ManifestLike, Predictor
+from posthoc_backend.protocol import MODEL_VERSION, RequestError, parse_predict, parse_setup, require_object
+from posthoc_backend.results import region_tags
+
+logger = logging.getLogger("posthoc_backend")
+
+#: Largest request body accepted (Label Studio sends whole tasks; 100 chunks of 300 characters is ~100 kB).
+MAX_BODY_BYTES = 32 * 1024 * 1024
+
+
+def _default_config() -> str:
+    from posthoc.paths import label_config
+
+    return label_config("entity_verification")
+
+
+def _json_body() -> Any:
+    body = request.get_json(silent=True)
+    if body is None:
+        raise RequestError("the request body must be JSON (Content-Type: application/json)", field=None)
+    return body
+
+
+def _error(status: int, message: str, field: str | None = None) -> tuple[Response, int]:
+    return jsonify({"error": message, "field": field}), status
+
+
+def create_app(manifest: ManifestLike | str | Path | None = None, *, alias_table: AliasTable | None = None,
+               secret: str | None = None, events_db: str | Path | None = None,
+               default_config: str | None = None, model_version: str = MODEL_VERSION) -> Flask:
+    """The backend app.
+
+    ``manifest``: a :class:`posthoc.study.manifest.Manifest` or its path (``None``: live mode only).
+    ``alias_table``: turns live mode on (text in no manifest is pre-filled by the dictionary linker).
+    ``secret``: when set, every endpoint but ``/health`` needs it (basic auth password or bearer).
+    ``events_db``: the SQLite event store of ``/webhook`` (``None``: webhooks are acknowledged, not kept).
+    ``default_config``: the label config used when a request carries none (default
+    ``label_configs/entity_verification.xml``).
+    """
+    index: ManifestIndex | None = None
+    if isinstance(manifest, str | Path):
+        from posthoc.study.manifest import Manifest
+
+        opened = Manifest.open(manifest)
+        try:
+            index = ManifestIndex(opened)
+        finally:
+            opened.close()
+    elif manifest is not None:
+        index = ManifestIndex(manifest)
+    predictor = Predictor(index, DictionaryLinker(alias_table) if alias_table is not None else None,
+                          model_version=model_version)
+    store = EventStore(events_db) if events_db is not None else None
+    fallback_config = default_config or _default_config()
+
+    app = Flask("posthoc_backend")
+    app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+    app.json.ensure_ascii = False  # type: ignore[attr-defined]
+    app.extensions["posthoc_predictor"] = predictor
+    app.extensions["posthoc_events"] = store
+
+    @app.before_request
+    def check_secret() -> tuple[Response, int] | None:
+        if not secret or request.endpoint in OPEN_ENDPOINTS:
+            return None
+        if authorised(request.headers.get("Authorization"), secret):
+            return None
+        response, status = _error(401, "authentication required: basic auth with the backend secret as password, "
+                                       "or Authorization: Bearer <secret>")
+        response.headers["WWW-Authenticate"] = 'Basic realm="posthoc-backend"'
+        return response, status
+
+    @app.errorhandler(RequestError)
+    def request_error(exc: RequestError) -> tuple[Response, int]:
+        return jsonify(exc.body()), exc.status
+
+    @app.errorhandler(PosthocInputError)
+    def input_error(exc: PosthocInputError) -> tuple[Response, int]:
+        return _error(422, str(exc))
+
+    @app.errorhandler(HTTPException)
+    def http_error(exc: HTTPException) -> tuple[Response, int]:
+        return _error(exc.code or 500, exc.description or exc.name)
+
+    @app.errorhandler(Exception)
+    def unexpected_error(exc: Exception) -> tuple[Response, int]:
+        logger.exception("unexpected error on %s", request.path)
+        return _error(500, f"internal error ({type(exc).__name__}); see the backend's log")
+
+    @app.get("/health")
+    def health() -> Response:
+        return jsonify({"status": "UP", "model_class": "PosthocBackend", "model_version": model_version,
+                        "live_mode": predictor.live, "manifest": predictor.manifest is not None})
+
+    @app.post("/setup")
+    def setup() -> Response:
+        _, schema = parse_setup(_json_body())
+        if schema is not None:
+            try:
+                region_tags(schema)
+            except PosthocInputError as exc:
+                raise RequestError(str(exc), field="schema", status=422) from exc
+        return jsonify({"model_version": model_version})
+
+    @app.get("/versions")
+    def versions() -> Response:
+        return jsonify({"versions": [model_version], "model_version": model_version})
+
+    @app.post("/predict")
+    def predict() -> tuple[Response, int]:
+        envelope = parse_predict(_json_body())
+        batch = predictor.predict(envelope.tasks, envelope.label_config or fallback_config)
+        if batch.predicted == 0:
+            first = batch.errors[0]
+            return jsonify({"error": first["error"], "field": first["field"], "errors": batch.errors,
+                            "model_version": model_version}), int(first["status"])
+        reply: dict[str, Any] = {"results": batch.results, "model_version": model_version}
+        if batch.errors:
+            reply["errors"] = batch.errors
+        return jsonify(reply), 200
+
+    @app.post("/webhook")
+    def webhook() -> Response:
+        payload = require_object(_json_body())
+        recorded = store.record(payload) if store is not None else 0
+        return jsonify({"status": "ok", "action": payload.get("action"), "recorded": recorded,
+                        "stored": store is not None})
+
+    return app
+
+
+def app_from_environment() -> Flask:
+    """The app configured from the environment (for gunicorn: ``posthoc_backend.wsgi:app``).
+
+    ``POSTHOC_MANIFEST`` (path), ``POSTHOC_ALIAS_FILES`` (mentions files separated by the OS path
+    separator; turns live mode on), ``POSTHOC_BACKEND_SECRET``, ``POSTHOC_EVENTS_DB`` (path),
+    ``POSTHOC_ALIAS_CASE_INSENSITIVE`` (``1`` to match aliases ignoring case).
+    """
+    from posthoc_backend.linker import frames_from_files
+
+    manifest = os.environ.get("POSTHOC_MANIFEST") or None
+    alias_files = [p for p in os.environ.get("POSTHOC_ALIAS_FILES", "").split(os.pathsep) if p]
+    table = None
+    if alias_files:
+        table = AliasTable.from_mentions(
+            frames_from_files(alias_files),
+            case_sensitive=os.environ.get("POSTHOC_ALIAS_CASE_INSENSITIVE", "") not in {"1", "true", "yes"},
+        )
+    if manifest is None and table is None:
+        raise PosthocInputError("set POSTHOC_MANIFEST (a study manifest) or POSTHOC_ALIAS_FILES (live mode), or both")
+    return create_app(manifest, alias_table=table, secret=os.environ.get("POSTHOC_BACKEND_SECRET") or None,
+                      events_db=os.environ.get("POSTHOC_EVENTS_DB") or None)

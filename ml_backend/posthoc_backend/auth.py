@@ -1,0 +1,36 @@
+"""Optional shared-secret authentication of the backend.
+
+When a secret is configured (environment ``POSTHOC_BACKEND_SECRET``, never a command-line
+argument), every endpoint except ``/health`` requires either HTTP basic auth whose password is
+the secret (Label Studio's ML backend setting ``auth_method: BASIC_AUTH`` with
+``basic_auth_user`` / ``basic_auth_pass``; the user name is not checked) or
+``Authorization: Bearer <secret>``. Comparison is constant-time (``hmac.compare_digest``).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hmac
+
+#: Endpoints open without the secret (Label Studio's health check and load balancers use it).
+OPEN_ENDPOINTS = frozenset({"health"})
+
+
+def authorised(header: str | None, secret: str) -> bool:
+    """Whether an ``Authorization`` header carries ``secret`` (basic auth password or bearer token)."""
+    if not header:
+        return False
+    scheme, _, credentials = header.strip().partition(" ")
+    credentials = credentials.strip()
+    expected = secret.encode("utf-8")
+    if scheme.lower() == "bearer":
+        return hmac.compare_digest(credentials.encode("utf-8"), expected)
+    if scheme.lower() == "basic":
+        try:
+            decoded = base64.b64decode(credentials, validate=True)
+        except (binascii.Error, ValueError):
+            return False
+        _, sep, password = decoded.partition(b":")
+        return bool(sep) and hmac.compare_digest(password, expected)
+    return False

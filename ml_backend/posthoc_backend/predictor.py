@@ -1,0 +1,165 @@
+"""Predictions for one ``/predict`` batch: manifest look-ups, the live linker, validation.
+
+For each task, in order:
+
+1. the task is checked (:func:`posthoc_backend.protocol.parse_task`);
+2. a task with a ``task_key`` found in the manifest gets that item's system's mentions
+   (the manifest's pre-filled mentions, held in memory by :class:`ManifestIndex`), after
+   checking that the task's text is exactly the manifest's chunk text (otherwise the offsets
+   would point at the wrong characters);
+3. a task without a key, or with a key the manifest does not know, gets the baseline dictionary
+   linker's matches when live mode is on (an alias table was given), else an error;
+4. the prediction ``{"result": [...], "model_version": MODEL_VERSION}`` (no score) is checked with
+   ``LabelInterface.validate_prediction`` before it is returned.
+
+A task that fails any step gets, in its place in ``results``, ``{"error", "field", "task",
+"model_version"}`` and no ``result`` key: Label Studio then logs the error and stores no
+prediction for that task (so it asks again when the task is opened), while the other tasks of
+the batch are pre-filled. The reply also lists every error under ``errors``. A batch in which no
+task could be predicted is answered with the first task's 4xx status instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import pandas as pd
+from posthoc.errors import PosthocInputError
+
+from posthoc_backend.linker import DictionaryLinker
+from posthoc_backend.protocol import MODEL_VERSION, TASK_KEY_FIELD, RequestError, TaskInput, parse_task
+from posthoc_backend.results import build_result, region_tags, validation_errors
+
+
+class ManifestLike(Protocol):
+    """What the backend reads of ``posthoc.study.manifest.Manifest`` (once, at start)."""
+
+    def tasks(self, worker: str | None = None) -> pd.DataFrame:
+        """One row a task: ``task_key, text, ...``."""
+
+    def mentions(self) -> pd.DataFrame:
+        """Every pre-filled annotation: ``task_key, mention_id, start, end, surface, link, ...`` in text order."""
+
+
+class ManifestIndex:
+    """The manifest's chunk texts and pre-filled mentions in memory, by opaque task key.
+
+    Built once per worker process from :meth:`Manifest.tasks` and :meth:`Manifest.mentions`
+    (two queries), so ``/predict`` does dictionary look-ups only; the manifest file is immutable
+    (a plan is never changed in place), so the index never goes stale.
+    """
+
+    _FIELDS = ("mention_id", "start", "end", "surface", "link", "is_nil")
+
+    def __init__(self, manifest: ManifestLike) -> None:
+        tasks = manifest.tasks()
+        self.texts: dict[str, str] = dict(zip(tasks["task_key"].astype(str), tasks["text"], strict=True))
+        mentions = manifest.mentions()
+        self.mentions: dict[str, list[dict[str, Any]]] = {}
+        records = mentions[["task_key", *self._FIELDS]].to_dict("records")
+        for record in records:
+            row = {str(name): value for name, value in record.items()}
+            self.mentions.setdefault(str(row.pop("task_key")), []).append(row)
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def text(self, task_key: str) -> str | None:
+        """The chunk text of a task, ``None`` for an unknown key."""
+        return self.texts.get(task_key)
+
+    def prefill(self, task_key: str) -> list[dict[str, Any]]:
+        """The task's pre-filled mentions (``mention_id, start, end, surface, link, is_nil``) in text order."""
+        return self.mentions.get(task_key, [])
+
+
+@dataclass
+class BatchPrediction:
+    """The reply to one batch: ``results`` (one element per task) and the per-task ``errors``."""
+
+    results: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def predicted(self) -> int:
+        """How many tasks got a prediction."""
+        return len(self.results) - len(self.errors)
+
+
+class Predictor:
+    """Pre-fills tasks from a manifest (blind: one neutral model version) or, in live mode, a linker."""
+
+    def __init__(self, manifest: ManifestLike | ManifestIndex | None, linker: DictionaryLinker | None, *,
+                 model_version: str = MODEL_VERSION) -> None:
+        if manifest is not None and not isinstance(manifest, ManifestIndex):
+            manifest = ManifestIndex(manifest)
+        self.manifest = manifest
+        self.linker = linker
+        self.model_version = model_version
+
+    @property
+    def live(self) -> bool:
+        """Whether text in no manifest is pre-filled by the dictionary linker."""
+        return self.linker is not None
+
+    def _mentions(self, task: TaskInput) -> pd.DataFrame | list[dict[str, Any]]:
+        where = f"tasks[{task.index}].data"
+        if task.task_key is not None and self.manifest is not None:
+            text = self.manifest.text(task.task_key)
+            if text is not None:
+                if text != task.text:
+                    raise RequestError(
+                        f"{where}.text differs from the manifest's chunk text of task_key {task.task_key!r}; "
+                        "re-import the tasks from this manifest (the text must be imported unchanged)",
+                        field=f"{where}.text", status=422,
+                    )
+                return self.manifest.prefill(task.task_key)
+        if self.linker is not None:
+            return self.linker.link_frame(task.text)
+        if task.task_key is None:
+            raise RequestError(
+                f"{where} has no {TASK_KEY_FIELD} and live mode is off (start the backend with --alias-file "
+                "to pre-fill new text)", field=f"{where}.{TASK_KEY_FIELD}", status=422,
+            )
+        raise RequestError(
+            f"{where}.{TASK_KEY_FIELD} {task.task_key!r} is in no manifest served here "
+            + ("" if self.manifest is not None else "(no manifest loaded) ")
+            + "and live mode is off; serve this study's manifest",
+            field=f"{where}.{TASK_KEY_FIELD}", status=404,
+        )
+
+    def predict_one(self, raw_task: Any, index: int, config: str) -> dict[str, Any]:
+        """The prediction for one task; :class:`RequestError` if the task cannot be pre-filled."""
+        tags = region_tags(config)
+        task = parse_task(raw_task, index, text_key=tags.text_key)
+        mentions = self._mentions(task)
+        try:
+            result = build_result(mentions, task.text, tags)
+        except PosthocInputError as exc:
+            raise RequestError(f"tasks[{index}]: {exc}", field=f"tasks[{index}]", status=422) from exc
+        prediction = {"result": result, "model_version": self.model_version}
+        errors = validation_errors(prediction, config)
+        if errors:
+            raise RequestError(
+                f"tasks[{index}]: the prediction does not fit the label config: {'; '.join(errors[:3])}",
+                field="label_config", status=422,
+            )
+        return prediction
+
+    def predict(self, tasks: list[Any], config: str) -> BatchPrediction:
+        """Predictions for a batch, one element per task in order (see the module docstring)."""
+        try:
+            region_tags(config)
+        except PosthocInputError as exc:
+            raise RequestError(str(exc), field="label_config", status=422) from exc
+        batch = BatchPrediction()
+        for index, raw_task in enumerate(tasks):
+            try:
+                batch.results.append(self.predict_one(raw_task, index, config))
+            except RequestError as exc:
+                task_id = raw_task.get("id") if isinstance(raw_task, dict) else None
+                entry = {**exc.body(), "task": task_id, "status": exc.status}
+                batch.errors.append(entry)
+                batch.results.append({**entry, "model_version": self.model_version})
+        return batch

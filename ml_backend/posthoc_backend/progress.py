@@ -1,0 +1,127 @@
+"""Study progress: per-worker progress and control-task results, from annotations and the manifest.
+
+The annotations come from the webhook event store (:func:`posthoc_backend.events.current_annotations`)
+or from Label Studio's API (:func:`annotations_from_tasks`); both give one row per existing
+annotation with ``annotation_id, task_key, completed_by, updated_at, was_cancelled, regions``.
+
+Control tasks (paper 002's gold units / paper 000's sanity checks): a control annotation
+passes when every pre-filled region got the decision the manifest expects (``expected_outcome``);
+a pre-filled region the annotator deleted counts as ``remove`` (as in the judgements table).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Protocol
+
+import pandas as pd
+
+from posthoc_backend.events import regions_of
+
+WORKER_COLUMNS = ("worker", "tasks_total", "tasks_done", "share_done", "cancelled", "controls_total",
+                  "controls_done", "controls_passed", "last_activity")
+CONTROL_COLUMNS = ("worker", "task_key", "position", "annotation_id", "regions", "wrong", "passed", "detail")
+
+
+class StudyManifest(Protocol):
+    """What progress reads of ``posthoc.study.manifest.Manifest``."""
+
+    def tasks(self, worker: str | None = None) -> pd.DataFrame:
+        """One row a task: ``task_key, worker, position, is_control, ...``."""
+
+    def workers(self) -> list[str]:
+        """Worker ids."""
+
+    def prefill(self, task_key: str) -> pd.DataFrame:
+        """``mention_id, ..., expected_outcome`` of a task."""
+
+
+def annotations_from_tasks(tasks: Iterable[dict[str, Any]]) -> pd.DataFrame:
+    """One row an annotation of Label Studio tasks (API or export JSON: ``data``, ``annotations``)."""
+    rows: list[dict[str, Any]] = []
+    for task in tasks:
+        data = task.get("data") or {}
+        for annotation in task.get("annotations") or []:
+            completed_by = annotation.get("completed_by")
+            if isinstance(completed_by, dict):
+                completed_by = completed_by.get("id")
+            rows.append({
+                "annotation_id": annotation.get("id"),
+                "project_id": task.get("project"),
+                "task_id": task.get("id"),
+                "task_key": data.get("task_key") if isinstance(data, dict) else None,
+                "completed_by": completed_by,
+                "created_at": annotation.get("created_at"),
+                "updated_at": annotation.get("updated_at") or annotation.get("created_at"),
+                "lead_time": annotation.get("lead_time"),
+                "was_cancelled": bool(annotation.get("was_cancelled")),
+                "regions": regions_of(annotation.get("result")),
+            })
+    columns = ["annotation_id", "project_id", "task_id", "task_key", "completed_by", "created_at", "updated_at",
+               "lead_time", "was_cancelled", "regions"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def control_results(manifest: StudyManifest, annotations: pd.DataFrame) -> pd.DataFrame:
+    """One row per submitted control annotation (columns: :data:`CONTROL_COLUMNS`).
+
+    ``regions``: pre-filled regions checked; ``wrong``: how many got another decision than expected;
+    ``detail``: ``mention_id: got X, expected Y`` for each wrong one.
+    """
+    tasks = manifest.tasks()
+    controls = tasks[tasks["is_control"].astype(bool)][["task_key", "worker", "position"]]
+    submitted = annotations[~annotations["was_cancelled"].astype(bool)]
+    joined = controls.merge(submitted[["task_key", "annotation_id", "regions"]], on="task_key", how="inner")
+    rows: list[dict[str, Any]] = []
+    for row in joined.to_dict("records"):
+        expected = manifest.prefill(str(row["task_key"])).to_dict("records")
+        decisions = {region["id"]: region.get("decision") for region in row["regions"]}
+        wrong: list[str] = []
+        for mention in expected:
+            want = mention["expected_outcome"]
+            if not isinstance(want, str) or not want:
+                continue
+            got = decisions.get(str(mention["mention_id"]), "remove")  # a deleted region counts as remove
+            if got != want:
+                wrong.append(f"{mention['mention_id']}: got {got}, expected {want}")
+        rows.append({
+            "worker": row["worker"], "task_key": row["task_key"], "position": int(row["position"]),
+            "annotation_id": row["annotation_id"], "regions": len(expected), "wrong": len(wrong),
+            "passed": not wrong, "detail": "; ".join(wrong),
+        })
+    frame = pd.DataFrame(rows, columns=list(CONTROL_COLUMNS))
+    return frame.sort_values(["worker", "position"]).reset_index(drop=True)
+
+
+def worker_progress(manifest: StudyManifest, annotations: pd.DataFrame,
+                    controls: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row a worker (columns: :data:`WORKER_COLUMNS`), in worker order.
+
+    ``tasks_done``: the worker's tasks with a submitted (not cancelled) annotation; ``cancelled``:
+    tasks only skipped; ``last_activity``: the latest ``updated_at`` of the worker's annotations.
+    """
+    tasks = manifest.tasks()[["task_key", "worker", "is_control"]]
+    if controls is None:
+        controls = control_results(manifest, annotations)
+    joined = tasks.merge(annotations[["task_key", "was_cancelled", "updated_at"]], on="task_key", how="left")
+    rows: list[dict[str, Any]] = []
+    for worker in manifest.workers():
+        own = joined[joined["worker"] == worker]
+        total = int(own["task_key"].nunique())
+        submitted = own[own["was_cancelled"].eq(False)]
+        done = int(submitted["task_key"].nunique())
+        cancelled_keys = set(own.loc[own["was_cancelled"].eq(True), "task_key"]) - set(submitted["task_key"])
+        own_controls = controls[controls["worker"] == worker]
+        stamps = own["updated_at"].dropna()
+        rows.append({
+            "worker": worker,
+            "tasks_total": total,
+            "tasks_done": done,
+            "share_done": round(done / total, 4) if total else 0.0,
+            "cancelled": len(cancelled_keys),
+            "controls_total": int(own.loc[own["is_control"].astype(bool), "task_key"].nunique()),
+            "controls_done": int(own_controls["task_key"].nunique()),
+            "controls_passed": int(own_controls.groupby("task_key")["passed"].all().sum()) if len(own_controls) else 0,
+            "last_activity": str(stamps.max()) if len(stamps) else None,
+        })
+    return pd.DataFrame(rows, columns=list(WORKER_COLUMNS))

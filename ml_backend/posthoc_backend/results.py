@@ -1,0 +1,162 @@
+"""Label Studio result lists built from a mentions frame and a label config.
+
+Tag names are never hard-coded: :func:`region_tags` reads them from the label config with
+``label_studio_sdk.label_interface.LabelInterface`` (the ``Labels`` tag that targets a ``Text``
+tag, the per-region ``TextArea`` that shows the pre-filled link, the per-region ``Choices`` that
+holds the decision), so the same builder serves ``entity_verification.xml``, ``gold_review.xml``
+or any config of that shape.
+
+One pre-filled mention becomes (Label Studio 1.23, see docs/label-studio-1.23.md):
+
+- a ``labels`` item ``{from_name: <Labels>, to_name: <Text>, type: "labels", value: {start, end,
+  text: text[start:end], labels: [<label>]}, meta: {text: [<link>]}}`` and
+- a ``textarea`` item ``{from_name: <link TextArea>, to_name: <Text>, type: "textarea",
+  value: {start, end, text: [<link>]}}``
+
+sharing one result ``id``: the manifest's ``mention_id`` (the export joins judgements on it).
+Offsets are code points; ``value.text`` is always ``text[start:end]``. No score is ever set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import pandas as pd
+from label_studio_sdk.label_interface import LabelInterface
+from posthoc.errors import PosthocInputError
+
+
+@dataclass(frozen=True)
+class RegionTags:
+    """The tags of a label config that pre-filled text regions use.
+
+    ``labels_from``: the Labels tag; ``to_name``: the Text tag it targets; ``text_key``: the task
+    data key of that Text tag (``$text`` -> ``text``); ``label_values``: its label values;
+    ``link_from``: the per-region TextArea that shows the link (one with ``editable="false"`` if
+    there is one, else the first per-region TextArea), ``None`` if the config has none;
+    ``decision_from``: the first per-region Choices on the Text tag, ``None`` if none.
+    """
+
+    labels_from: str
+    to_name: str
+    text_key: str
+    label_values: tuple[str, ...]
+    link_from: str | None
+    decision_from: str | None
+
+
+def _per_region(tag: Any) -> bool:
+    return str(tag.attr.get("perRegion", "")).lower() == "true"
+
+
+@lru_cache(maxsize=32)
+def label_interface(config: str) -> LabelInterface:
+    """The parsed config (cached: Label Studio sends the same config with every request)."""
+    try:
+        return LabelInterface(config)
+    except Exception as exc:  # the SDK raises assorted parse errors on broken XML
+        raise PosthocInputError(
+            f"label_config: not a valid Label Studio config ({exc}); send the project's config"
+        ) from exc
+
+
+@lru_cache(maxsize=32)
+def region_tags(config: str) -> RegionTags:
+    """The :class:`RegionTags` of ``config``; :class:`PosthocInputError` if it has no Labels on a Text tag."""
+    interface = label_interface(config)
+    texts = {obj.name: obj for obj in interface.objects if obj.tag.lower() == "text"}
+    labels = [c for c in interface.controls if c.tag.lower() == "labels" and any(n in texts for n in c.to_name)]
+    if not labels:
+        raise PosthocInputError(
+            "label_config: no <Labels> tag targets a <Text> tag; a config for pre-filled text regions needs one"
+        )
+    labels_tag = labels[0]
+    to_name = next(n for n in labels_tag.to_name if n in texts)
+    value = str(texts[to_name].value or "")
+    if not value.startswith("$") or len(value) < 2:
+        raise PosthocInputError(f"label_config: <Text name={to_name!r}> needs value=\"$field\" naming the task data")
+    if not labels_tag.labels:
+        raise PosthocInputError(f"label_config: <Labels name={labels_tag.name!r}> has no <Label> values")
+    on_text = [c for c in interface.controls if to_name in c.to_name and _per_region(c)]
+    areas = [c for c in on_text if c.tag.lower() == "textarea"]
+    read_only = [c for c in areas if str(c.attr.get("editable", "true")).lower() == "false"]
+    link_tag = (read_only or areas or [None])[0]
+    choices = [c for c in on_text if c.tag.lower() == "choices"]
+    return RegionTags(
+        labels_from=labels_tag.name,
+        to_name=to_name,
+        text_key=value[1:],
+        label_values=tuple(labels_tag.labels),
+        link_from=None if link_tag is None else link_tag.name,
+        decision_from=choices[0].name if choices else None,
+    )
+
+
+def build_result(mentions: pd.DataFrame | Sequence[Mapping[str, Any]], text: str, tags: RegionTags, *,
+                 label: str | None = None) -> list[dict[str, Any]]:
+    """The Label Studio result list pre-filling ``mentions`` on ``text``.
+
+    ``mentions``: a frame (or a list of row mappings) with ``mention_id, start, end, link``
+    (``surface`` optional: when present it must equal ``text[start:end]``; ``label`` optional: one
+    of the config's label values). ``label`` is the label of every region without a ``label`` value
+    (default: the Labels tag's first value). Raises :class:`PosthocInputError` naming the mention
+    when an offset is outside ``0 <= start < end <= len(text)`` or the surface differs from the text.
+    """
+    default_label = label if label is not None else tags.label_values[0]
+    if default_label not in tags.label_values:
+        raise PosthocInputError(f"label {default_label!r} is not a value of <Labels name={tags.labels_from!r}>")
+    rows: Sequence[Mapping[str, Any]] = (
+        mentions.to_dict("records") if isinstance(mentions, pd.DataFrame) else mentions  # type: ignore[assignment]
+    )
+    length = len(text)
+    result: list[dict[str, Any]] = []
+    for row in rows:
+        mention_id = str(row["mention_id"])
+        start, end = int(row["start"]), int(row["end"])
+        if not 0 <= start < end <= length:
+            raise PosthocInputError(
+                f"mention {mention_id}: offsets {start}..{end} are outside the text (length {length}); "
+                "rebuild the manifest from the same corpus"
+            )
+        span = text[start:end]
+        surface = row.get("surface")
+        if isinstance(surface, str) and surface != span:
+            raise PosthocInputError(
+                f"mention {mention_id}: surface {surface!r} differs from text[{start}:{end}] = {span!r}; "
+                "rebuild the manifest from the same corpus"
+            )
+        region_label = row.get("label")
+        if not isinstance(region_label, str) or not region_label:
+            region_label = default_label
+        link = row.get("link")
+        link = link if isinstance(link, str) else ""
+        result.append(
+            {
+                "id": mention_id,
+                "from_name": tags.labels_from,
+                "to_name": tags.to_name,
+                "type": "labels",
+                "value": {"start": start, "end": end, "text": span, "labels": [region_label]},
+                "meta": {"text": [link]},
+            }
+        )
+        if tags.link_from is not None:
+            result.append(
+                {
+                    "id": mention_id,
+                    "from_name": tags.link_from,
+                    "to_name": tags.to_name,
+                    "type": "textarea",
+                    "value": {"start": start, "end": end, "text": [link]},
+                }
+            )
+    return result
+
+
+def validation_errors(prediction: dict[str, Any], config: str) -> list[str]:
+    """Label Studio SDK's checks of ``prediction`` against ``config`` (empty when valid)."""
+    errors = label_interface(config).validate_prediction(prediction, return_errors=True)
+    return list(errors) if isinstance(errors, list) else []

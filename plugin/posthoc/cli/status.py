@@ -1,0 +1,117 @@
+"""``posthoc study status``: per-worker progress and control-task results of a running study.
+
+Reads the annotations from the backend's webhook event store (``--events-db``) and, when ``--url``
+is given, from Label Studio's API (the projects of this study); Label Studio's view wins where
+both know an annotation (it also knows annotations made before the backend was connected).
+Computation: :mod:`posthoc_backend.progress`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import click
+import pandas as pd
+
+from posthoc.errors import PosthocInputError, PosthocServiceError
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "model_dump"):
+        return value.model_dump()
+    if hasattr(value, "dict"):
+        return value.dict()
+    return value
+
+
+def study_project_ids(client: Any, study: str) -> list[int]:
+    """Ids of the Label Studio projects of ``study`` (title containing the study name; else every project)."""
+    projects = [_plain(p) for p in client.projects.list()]
+    mine = [p for p in projects if study and study in str(p.get("title") or "")]
+    return [int(p["id"]) for p in (mine or projects)]
+
+
+def annotations_from_label_studio(url: str, token: str, manifest: Any) -> pd.DataFrame:
+    """The study's annotations as Label Studio holds them (one row an annotation, see progress)."""
+    from label_studio_sdk.client import LabelStudio
+    from posthoc_backend.progress import annotations_from_tasks
+
+    keys = set(manifest.tasks()["task_key"])
+    try:
+        client = LabelStudio(base_url=url, api_key=token)
+        tasks: list[dict[str, Any]] = []
+        for project_id in study_project_ids(client, manifest.study):
+            listing: Any = client.tasks.list(project=project_id, fields="all", only_annotated=True)
+            for listed in listing:
+                plain: dict[str, Any] = _plain(listed)
+                data = plain.get("data") or {}
+                if data.get("task_key") in keys:
+                    plain.setdefault("project", project_id)
+                    tasks.append(plain)
+    except Exception as exc:  # connection refused, 401, ...: one line, no traceback
+        raise PosthocServiceError(f"Label Studio at {url}: {type(exc).__name__}: {str(exc)[:200]}") from None
+    return annotations_from_tasks(tasks)
+
+
+def merge_annotations(from_events: pd.DataFrame, from_api: pd.DataFrame | None) -> pd.DataFrame:
+    """Annotations of both sources, Label Studio's row kept where both have the same annotation id."""
+    if from_api is None:
+        return from_events
+    extra = from_events[~from_events["annotation_id"].isin(from_api["annotation_id"])]
+    frames = [f for f in (from_api, extra) if len(f)]
+    return pd.concat(frames, ignore_index=True) if frames else from_api
+
+
+@click.command("status")
+@click.option("--manifest", type=click.Path(path_type=Path), required=True,
+              help="The study manifest (from `posthoc study plan`).")
+@click.option("--events-db", type=click.Path(path_type=Path), default=None,
+              help="The backend's webhook event store [default: beside the manifest, <stem>.events.sqlite3].")
+@click.option("--url", default=None,
+              help="Label Studio's URL (e.g. http://127.0.0.1:8080): also read the annotations from its API.")
+@click.option("--token-env", default="LABEL_STUDIO_TOKEN", show_default=True,
+              help="Name of the environment variable holding the Label Studio API token (used with --url).")
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="Folder to write workers.csv and controls.csv into (atomically).")
+def status_command(manifest: Path, events_db: Path | None, url: str | None, token_env: str,
+                   out: Path | None) -> None:
+    """Show per-worker progress (tasks done / total, last activity) and control-task results."""
+    from posthoc_backend.events import EventStore, current_annotations
+    from posthoc_backend.progress import control_results, worker_progress
+
+    from posthoc.atomic import write_text_atomic
+    from posthoc.cli.backend import default_events_db
+    from posthoc.study.manifest import Manifest
+
+    opened = Manifest.open(manifest)
+    events_path = events_db or default_events_db(manifest)
+    if events_db is not None and not events_path.is_file():
+        raise PosthocInputError(f"--events-db {events_path}: no such file (the backend creates it on start)")
+    from_events = current_annotations(EventStore(events_path).events()) if events_path.is_file() else None
+    from_api = None
+    if url:
+        token = os.environ.get(token_env)
+        if not token:
+            raise PosthocInputError(f"--url needs the API token in the environment variable {token_env}")
+        from_api = annotations_from_label_studio(url, token, opened)
+    if from_events is None and from_api is None:
+        raise PosthocInputError(
+            f"no annotations source: {events_path} does not exist yet (connect the backend to Label Studio) "
+            "and no --url was given"
+        )
+    annotations = from_api if from_events is None else merge_annotations(from_events, from_api)
+    assert annotations is not None
+    controls = control_results(opened, annotations)
+    workers = worker_progress(opened, annotations, controls)
+    sources = " + ".join(s for s, f in (("event store", from_events), ("Label Studio API", from_api)) if f is not None)
+    click.echo(f"study {opened.study}: {len(annotations)} annotations ({sources})")
+    click.echo(workers.to_string(index=False))
+    click.echo("")
+    click.echo("control tasks:" if len(controls) else "control tasks: none annotated yet")
+    if len(controls):
+        click.echo(controls.to_string(index=False))
+    if out is not None:
+        write_text_atomic(out / "workers.csv", workers.to_csv(index=False))
+        write_text_atomic(out / "controls.csv", controls.to_csv(index=False))
