@@ -1,0 +1,123 @@
+"""The flags table: one row per suspected error or proposed annotation (paper 003, Sect. 3.4 / 4.3).
+
+Columns (:data:`FLAG_COLUMNS`)
+------------------------------
+``flag_id``        stable id (sha1 of dataset, doc, system, rule, span, link, partner): the Label
+                   Studio result id of the flag's region in the review loop;
+``dataset, doc_id`` the document; ``start, end, surface, link`` the flagged annotation (code points;
+                   for an ``insert`` the proposed one); ``rule`` one of :data:`RULES`;
+``suggestion``     one of :data:`SUGGESTIONS`: ``delete`` the annotation, ``check`` it by hand,
+                   ``insert`` the proposed annotation, ``update-uri`` to ``partner_link``;
+``partner_start, partner_end, partner_link`` the other annotation of a pair (overlapping, combined
+                   marking), or the new URI (outdated URI); -1 / "" when there is none;
+``detail``         a human-readable reason; ``system`` the system whose annotations were checked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Final
+
+import pandas as pd
+
+from posthoc.atomic import atomic_open
+from posthoc.errors import PosthocInputError
+
+RULES: Final = (
+    "long_description",
+    "positioning",
+    "overlapping",
+    "combined_marking",
+    "invalid_uri",
+    "outdated_uri",
+    "disambiguation_uri",
+    "inconsistent_marking",
+    "missing_entity",
+)
+SUGGESTIONS: Final = ("delete", "check", "insert", "update-uri")
+FLAG_COLUMNS: Final = (
+    "flag_id",
+    "dataset",
+    "doc_id",
+    "start",
+    "end",
+    "surface",
+    "link",
+    "rule",
+    "suggestion",
+    "partner_start",
+    "partner_end",
+    "partner_link",
+    "detail",
+    "system",
+)
+_DTYPES: Final = {
+    "flag_id": "string", "dataset": "string", "doc_id": "string", "start": "int64", "end": "int64",
+    "surface": "string", "link": "string", "rule": "string", "suggestion": "string", "partner_start": "int64",
+    "partner_end": "int64", "partner_link": "string", "detail": "string", "system": "string",
+}
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One row of the flags table (see the module docstring)."""
+
+    dataset: str
+    doc_id: str
+    start: int
+    end: int
+    surface: str
+    link: str
+    rule: str
+    suggestion: str
+    system: str
+    partner_start: int = -1
+    partner_end: int = -1
+    partner_link: str = ""
+    detail: str = ""
+
+    @property
+    def flag_id(self) -> str:
+        key = "\x1f".join(map(str, (self.dataset, self.doc_id, self.system, self.rule, self.start, self.end,
+                                    self.link, self.partner_start, self.partner_end, self.partner_link)))
+        return "f" + hashlib.sha1(key.encode("utf-8"), usedforsecurity=False).hexdigest()[:15]
+
+
+def flags_frame(flags: list[Flag]) -> pd.DataFrame:
+    """The flags table of ``flags``, ordered by dataset, document, span and rule order."""
+    rows = [{"flag_id": f.flag_id, **asdict(f)} for f in flags]
+    frame = pd.DataFrame(rows, columns=list(FLAG_COLUMNS)).astype(_DTYPES)
+    order = {name: i for i, name in enumerate(RULES)}
+    frame["_rule_order"] = frame["rule"].map(order).fillna(len(RULES)).astype(int)
+    frame = frame.sort_values(["dataset", "doc_id", "start", "end", "_rule_order", "flag_id"], kind="stable")
+    return frame.drop(columns="_rule_order").drop_duplicates("flag_id").reset_index(drop=True)
+
+
+def write_flags(flags: pd.DataFrame, path: str | os.PathLike[str], *, fmt: str = "csv") -> Path:
+    """Write the flags table atomically as ``csv`` or ``parquet``; returns the path written."""
+    path = Path(path)
+    if fmt == "csv":
+        with atomic_open(path, "w") as handle:
+            flags.to_csv(handle, index=False)
+    elif fmt == "parquet":
+        with atomic_open(path, "wb", encoding=None) as handle:
+            flags.to_parquet(handle, index=False)
+    else:
+        raise PosthocInputError(f"unknown flags format {fmt!r}; give csv or parquet")
+    return path
+
+
+def read_flags(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """Read a flags table written by :func:`write_flags` (CSV or Parquet, by extension)."""
+    path = Path(path)
+    if not path.is_file():
+        raise PosthocInputError(f"{path}: no flags table here; run `posthoc flags check` first")
+    frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(
+        path, dtype=str, keep_default_na=False)
+    missing = [c for c in FLAG_COLUMNS if c not in frame.columns]
+    if missing:
+        raise PosthocInputError(f"{path}: not a flags table, it lacks {', '.join(missing)}")
+    return frame[list(FLAG_COLUMNS)].astype(_DTYPES)
