@@ -1,0 +1,230 @@
+"""The study manifest: the plan persisted, the source of truth for every later step.
+
+Label Studio setup imports :meth:`Manifest.tasks` per worker; the ML backend answers ``/predict``
+with :meth:`Manifest.prefill` of the task's opaque key; the export joins judgements back by
+``task_key`` and ``mention_id`` through :meth:`Manifest.mentions`. Task keys and mention ids are
+opaque (:mod:`posthoc.study.keys`): nothing shown to an annotator reveals a system or a dataset.
+Storage lives in :mod:`posthoc.study.storage` (one SQLite file).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from posthoc.errors import PosthocInputError
+from posthoc.study import storage
+from posthoc.study.design import StudyPlan
+
+_TASK_SELECT = (
+    "SELECT t.task_key, t.worker, t.position, t.batch, t.item_id, t.chunk_id, c.dataset, c.doc_id, t.system, "
+    "t.is_control, c.text, c.chunk_start FROM tasks t JOIN chunks c ON c.chunk_id = t.chunk_id"
+)
+_PREFILL_COLUMNS = "p.mention_id, p.start, p.\"end\", p.surface, p.link, p.is_nil, p.expected_outcome"
+_MENTIONS_SELECT = (
+    "SELECT t.task_key, t.worker, t.position, t.item_id, t.chunk_id, c.dataset, c.doc_id, t.system, t.is_control, "
+    "p.mention_id, p.start, p.\"end\", p.doc_start, p.doc_end, p.surface, p.link, p.is_nil, p.expected_outcome, "
+    "p.expected_link FROM prefill p JOIN tasks t ON t.task_key = p.task_key JOIN chunks c ON c.chunk_id = t.chunk_id "
+    "ORDER BY t.worker, t.position, p.ord"
+)
+
+
+@dataclass(frozen=True)
+class TaskRecord:
+    """One task, as a row of :meth:`Manifest.tasks`."""
+
+    task_key: str
+    worker: str
+    position: int
+    batch: int
+    item_id: str
+    chunk_id: str
+    dataset: str
+    doc_id: str
+    system: str
+    is_control: bool
+    text: str
+    chunk_start: int
+
+
+def _meta(plan: StudyPlan) -> dict[str, str]:
+    config = plan.config
+    return {
+        "format": storage.FORMAT,
+        "version": storage.VERSION,
+        "study": config.name,
+        "seed": str(config.seed),
+        "k": str(config.k),
+        "plan_digest": plan.digest(),
+        "config": config.to_json(),
+        "summary": json.dumps(plan.summary, sort_keys=True, ensure_ascii=False),
+    }
+
+
+def _tables(plan: StudyPlan) -> dict[str, pd.DataFrame]:
+    workers = pd.DataFrame({"worker": list(plan.workers), "ord": range(len(plan.workers))})
+    prefill = plan.prefill.copy()
+    prefill["ord"] = prefill.groupby("task_key", sort=False).cumcount()
+    return {
+        "workers": workers,
+        "documents": plan.documents,
+        "source_mentions": plan.source_mentions,
+        "chunks": plan.chunks,
+        "items": plan.items,
+        "tasks": plan.tasks,
+        "prefill": prefill,
+    }
+
+
+class Manifest:
+    """A study manifest file (SQLite); open with :meth:`open`, write with :meth:`create`."""
+
+    def __init__(self, path: Path, reader: storage.Reader, meta: dict[str, str]) -> None:
+        self.path = path
+        self._reader = reader
+        self._meta = meta
+        self.study: str = meta["study"]
+        self.seed: int = int(meta["seed"])
+        self.k: int = int(meta["k"])
+
+    # ----------------------------------------------------------------- writing / opening
+    @classmethod
+    def create(cls, path: str | Path, plan: StudyPlan, *, overwrite: bool = False) -> Manifest:
+        """Write ``plan`` to ``path`` atomically and open it.
+
+        The same plan again is a no-op; a different plan (or another file) at ``path`` is a
+        :class:`PosthocInputError` unless ``overwrite=True``.
+        """
+        target = Path(path)
+        digest = plan.digest()
+        if target.exists():
+            existing = None
+            try:
+                existing = cls.open(target)
+            except PosthocInputError:
+                if not overwrite:
+                    raise PosthocInputError(
+                        f"{target} exists and is not a study manifest; choose another --out or pass --overwrite"
+                    ) from None
+            if existing is not None:
+                if existing.digest == digest:
+                    return existing
+                existing.close()
+                if not overwrite:
+                    raise PosthocInputError(
+                        f"{target} holds a different study plan (study {existing.study!r}, seed {existing.seed}); "
+                        "choose another --out or pass --overwrite to replace it"
+                    )
+        storage.write_database(target, _meta(plan), _tables(plan))
+        return cls.open(target)
+
+    @classmethod
+    def open(cls, path: str | Path) -> Manifest:
+        """Open an existing manifest; :class:`PosthocInputError` if it is missing or not a manifest."""
+        target = Path(path)
+        if not target.is_file():
+            raise PosthocInputError(f"study manifest {target} does not exist; run `posthoc study plan` first")
+        if not storage.is_sqlite(target):
+            raise PosthocInputError(f"{target} is not a study manifest (not an SQLite file)")
+        reader = storage.Reader(target)
+        try:
+            meta = reader.meta()
+        except Exception as exc:  # sqlite3.DatabaseError and friends: not our schema
+            reader.close()
+            raise PosthocInputError(f"{target} is not a study manifest: {exc}") from None
+        if meta.get("format") != storage.FORMAT:
+            reader.close()
+            raise PosthocInputError(f"{target} is not a study manifest (no {storage.FORMAT} marker)")
+        if meta.get("version") != storage.VERSION:
+            reader.close()
+            raise PosthocInputError(
+                f"{target} is a study manifest of version {meta.get('version')}; this build reads version "
+                f"{storage.VERSION}: re-run `posthoc study plan`"
+            )
+        return cls(target, reader, meta)
+
+    def close(self) -> None:
+        """Close this thread's connection (others close when their threads end)."""
+        self._reader.close()
+
+    def __repr__(self) -> str:
+        return f"Manifest({str(self.path)!r}, study={self.study!r}, seed={self.seed}, k={self.k})"
+
+    # ----------------------------------------------------------------- metadata
+    @property
+    def digest(self) -> str:
+        """The plan's digest (:meth:`posthoc.study.design.StudyPlan.digest`)."""
+        return self._meta["plan_digest"]
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """The study config it was planned with: settings, input paths as written and their SHA-256."""
+        return dict(json.loads(self._meta["config"]))
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        """The plan summary: documents, chunks, items, workers, tasks per worker, control tasks, ..."""
+        return dict(json.loads(self._meta["summary"]))
+
+    # ----------------------------------------------------------------- tables
+    def workers(self) -> list[str]:
+        """Worker ids ``w001``, ``w002``, ... sorted."""
+        return [row[0] for row in self._reader.connection().execute("SELECT worker FROM workers ORDER BY worker")]
+
+    def tasks(self, worker: str | None = None) -> pd.DataFrame:
+        """One row a task, sorted by worker then position (columns: the fields of :class:`TaskRecord`)."""
+        if worker is None:
+            return self._reader.frame(f"{_TASK_SELECT} ORDER BY t.worker, t.position")
+        return self._reader.frame(f"{_TASK_SELECT} WHERE t.worker = ? ORDER BY t.position", (worker,))
+
+    def task(self, task_key: str) -> TaskRecord | None:
+        """The task with this key (an indexed lookup), or ``None``."""
+        row = self._reader.row(f"{_TASK_SELECT} WHERE t.task_key = ?", (task_key,))
+        return TaskRecord(**row) if row else None
+
+    def prefill(self, task_key: str) -> pd.DataFrame:
+        """The annotations to pre-fill for a task, in text order.
+
+        Columns: ``mention_id, start, end`` (code points into the chunk text), ``surface, link, is_nil,
+        expected_outcome`` (``None`` for real items; ``verify | edit | remove`` for control annotations).
+        Empty for an unknown key.
+        """
+        return self._reader.frame(
+            f"SELECT {_PREFILL_COLUMNS} FROM prefill p WHERE p.task_key = ? ORDER BY p.ord",  # noqa: S608
+            (task_key,),
+        )
+
+    def mentions(self) -> pd.DataFrame:
+        """Every pre-filled annotation joined with its task (sorted by worker, position, text order).
+
+        Columns: ``task_key, worker, position, item_id, chunk_id, dataset, doc_id, system, is_control,
+        mention_id, start, end`` (chunk-relative), ``doc_start, doc_end`` (document offsets), ``surface,
+        link, is_nil, expected_outcome, expected_link`` (the right link of a control annotation whose link
+        was corrupted, or of a correct one; ``None`` otherwise).
+        """
+        return self._reader.frame(_MENTIONS_SELECT)
+
+    def documents(self) -> pd.DataFrame:
+        """``dataset, doc_id, text`` of every document of the study."""
+        return self._reader.frame("SELECT dataset, doc_id, text FROM documents ORDER BY rowid")
+
+    def source_mentions(self) -> pd.DataFrame:
+        """The input mentions table, every system including ``GT`` (for pre-annotation metrics)."""
+        return self._reader.frame(
+            'SELECT dataset, doc_id, system, start, "end", surface, link, link_original, is_nil '
+            "FROM source_mentions ORDER BY rowid"
+        )
+
+    def chunks(self) -> pd.DataFrame:
+        """``dataset, doc_id, chunk_id, chunk_start, chunk_end, text`` of every chunk, in document order."""
+        return self._reader.frame(
+            "SELECT dataset, doc_id, chunk_id, chunk_start, chunk_end, text FROM chunks ORDER BY chunk_id"
+        )
+
+    def items(self) -> pd.DataFrame:
+        """``item_id, chunk_id, system, replicates, n_mentions, is_control`` of every item (controls too)."""
+        return self._reader.frame("SELECT * FROM items ORDER BY item_id")
