@@ -1,8 +1,4 @@
-"""Test helpers for the Eaglet tests: the paper's examples as a Corpus, and lenient JSON-LD parsing.
-
-``read_corpus`` uses :func:`posthoc.readers.read_mentions` when the NIF reader is there, else a
-minimal rdflib parse of the two example documents (test-only; the product reads through posthoc.readers).
-"""
+"""Test helpers for the Eaglet tests: the paper's examples as a Corpus, and lenient JSON-LD parsing."""
 
 from __future__ import annotations
 
@@ -10,10 +6,7 @@ import json
 import re
 from pathlib import Path
 
-from posthoc.links import normalise_link
-from posthoc.readers.corpus import Corpus, documents_frame, mentions_frame
-
-EAGLET_VOCAB = "http://gerbil.aksw.org/eaglet/vocab#"
+from posthoc.readers import Corpus, read_mentions
 
 #: Eaglet's error types (hasErrorType) -> our rule names.
 EAGLET_RULES = {
@@ -24,38 +17,20 @@ EAGLET_RULES = {
     "OutdatedUriErr": "outdated_uri",
     "DisambiguationUriErr": "disambiguation_uri",
     "InvalidUriErr": "invalid_uri",
+    "InconsistentMarking": "inconsistent_marking",
+    "MissingEntity": "missing_entity",
 }
 
 
-def read_corpus(path: Path, *, dataset: str = "eaglet") -> Corpus:
-    try:
-        from posthoc.readers import read_mentions
-
-        return read_mentions(path, fmt="nif", dataset=dataset)
-    except (ImportError, ModuleNotFoundError, KeyError):
-        pass
-    from rdflib import Graph, URIRef
-
-    nif = "http://persistence.uni-leipzig.org/nlp2rdf/ontologies/nif-core#"
-    graph = Graph().parse(path, format="turtle")
-    docs, rows = [], []
-    for context, text in graph.subject_objects(URIRef(nif + "isString")):
-        docs.append((dataset, str(context).split("#")[0], str(text)))
-    for phrase, context in graph.subject_objects(URIRef(nif + "referenceContext")):
-        start = int(graph.value(phrase, URIRef(nif + "beginIndex")))
-        end = int(graph.value(phrase, URIRef(nif + "endIndex")))
-        surface = str(graph.value(phrase, URIRef(nif + "anchorOf")))
-        link = graph.value(phrase, URIRef("http://www.w3.org/2005/11/its/rdf#taIdentRef"))
-        norm = normalise_link(None if link is None else str(link))
-        rows.append((dataset, str(context).split("#")[0], "GT", start, end, surface, norm.link, norm.original,
-                     norm.is_nil))
-    return Corpus(documents_frame(sorted(docs)), mentions_frame(rows))
+def read_examples(shared_data: Path) -> Corpus:
+    """The two running examples of paper 003 (NIF), through the project's reader."""
+    return read_mentions(shared_data / "eaglet" / "paper_examples.ttl", dataset="paper_examples")
 
 
-def expected_checks(path: Path) -> set[tuple[str, int, int]]:
-    """``(rule, start, end)`` of Eaglet's flags in an expected-checks JSON-LD file.
+def expected_checks(path: Path) -> set[tuple[str, str, int, int]]:
+    """``(document, rule, start, end)`` of Eaglet's flags in an expected-checks JSON-LD file.
 
-    Parsed leniently: an HTML-escaped quote (``& quot;``, one file has one where a closing quote
+    Parsed leniently: an HTML-escaped quote (``& quot;``; example 1 has one where a closing quote
     should be) is turned back into ``"`` and a raw newline or other control character inside a
     string is replaced by a space before JSON parsing.
     """
@@ -67,5 +42,6 @@ def expected_checks(path: Path) -> set[tuple[str, int, int]]:
         error = node.get("hasErrorType")
         if error:
             name = str(error).rsplit("#", 1)[-1]
-            found.add((EAGLET_RULES[name], int(node["beginIndex"]), int(node["endIndex"])))
+            document = str(node["@id"]).split("#", 1)[0]
+            found.add((document, EAGLET_RULES[name], int(node["beginIndex"]), int(node["endIndex"])))
     return found
