@@ -243,15 +243,18 @@ class ExportFlattener:
         self._seen: dict[str, str] = {}
         self._n_tasks = 0
 
-    def add_export(self, path: str | os.PathLike[str], *, worker: str | None = None, progress: bool = False) -> None:
-        """Flatten one export file; ``worker`` is the project's worker when known (else each task's)."""
+    def add_export(self, path: str | os.PathLike[str], *, worker: str | None = None,
+                   tags: VerificationTags | None = None, progress: bool = False) -> None:
+        """Flatten one export file; ``worker`` is the project's worker when known (else each task's),
+        ``tags`` the project's tag names when its label config differs from the flattener's."""
         tasks = iter_export_tasks(path)
         for task in tqdm(tasks, desc=f"flatten {Path(path).name}", unit=" tasks", disable=not progress):
             if not isinstance(task, Mapping):
                 raise PosthocInputError(f"{path}: an element of the export array is not a task object")
-            self.add_task(task, source=str(path), worker=worker)
+            self.add_task(task, source=str(path), worker=worker, tags=tags)
 
-    def add_task(self, task: Mapping[str, Any], *, source: str = "", worker: str | None = None) -> None:
+    def add_task(self, task: Mapping[str, Any], *, source: str = "", worker: str | None = None,
+                 tags: VerificationTags | None = None) -> None:
         """Flatten one exported task (a dict as Label Studio exports it)."""
         self._n_tasks += 1
         data = task.get("data") or {}
@@ -288,11 +291,10 @@ class ExportFlattener:
         for earlier in submitted[:-1]:
             self.log.add("annotated_twice", worker=info.worker, task_key=key,
                          detail=f"{_describe(earlier)} left out; kept annotation {submitted[-1].get('id')}")
-        self._add_annotation(key, info, submitted[-1], task)
+        self._add_annotation(key, info, submitted[-1], task, tags or self.tags)
 
     def _add_annotation(self, key: str, info: TaskInfo, annotation: Mapping[str, Any],
-                        task: Mapping[str, Any]) -> None:
-        tags = self.tags
+                        task: Mapping[str, Any], tags: VerificationTags) -> None:
         prediction = _prediction_of(annotation, task)
         if prediction is None:
             self.log.add("no_prediction", worker=info.worker, task_key=key, detail=_describe(annotation))

@@ -1,0 +1,294 @@
+"""The export-and-score job behind ``posthoc score``: Label Studio -> judgements -> metrics -> report.
+
+:func:`run_score_job` pulls a snapshot export of every project of a study (or reads export files),
+flattens them against the study manifest (:mod:`posthoc.export`), scores them
+(:func:`posthoc.metrics.score_judgements`, seed 000 sections 3-4) and writes into ``out_dir``:
+
+``report.html`` (Figures 3-6, tables, exclusions), ``tables/<name>.csv|parquet`` (every
+:class:`~posthoc.scores.Scores` table), ``judgements.csv|parquet``, ``summary.json`` (sorted keys, no
+timestamps), ``corrected_gold.jsonl`` and ``corrected_gold.ttl`` (NIF).
+
+Cron-friendly: a non-blocking lock (``.posthoc-score.lock``) refuses overlapping runs
+(:class:`ScoreJobLocked`); every file is written to a staging directory and moved in with
+``os.replace``, and the fingerprint (SHA-256 of the normalised judgements, exclusions, options and the
+manifest digest) is written last, so an interrupted run leaves complete files and is redone. With
+``periodic=True`` an unchanged fingerprint returns status ``nothing-new`` without rewriting anything.
+Label Studio unreachable raises :class:`~posthoc.errors.PosthocServiceError` before any output is
+touched. The same data gives byte-identical files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import filelock
+import pandas as pd
+
+from posthoc.errors import PosthocInputError
+from posthoc.export.checks import exclusions_frame, summarise_exclusions
+from posthoc.export.flatten import ExportFlattener, Flattened, ManifestIndex
+from posthoc.export.tags import VerificationTags, verification_tags
+from posthoc.report.html import Section
+
+LOCK_NAME = ".posthoc-score.lock"
+FINGERPRINT_NAME = ".posthoc-score.fingerprint"
+FORMATS = ("csv", "parquet")
+EXIT_UPDATED = 0
+EXIT_NOTHING_NEW = 10
+EXIT_INPUT = 2
+EXIT_SERVICE = 3
+EXIT_LOCKED = 4
+
+
+class ScoreJobLocked(RuntimeError):
+    """Another ``posthoc score`` run holds the lock on the output directory."""
+
+
+@dataclass(frozen=True)
+class ScoreJobResult:
+    """What a run did: ``status`` is ``updated`` or ``nothing-new``; paths of the outputs."""
+
+    status: Literal["updated", "nothing-new"]
+    out_dir: Path
+    report_path: Path
+    fingerprint: str
+    n_judgements: int
+    n_exclusions: int
+    files: tuple[Path, ...] = field(default_factory=tuple)
+
+    @property
+    def exit_code(self) -> int:
+        """0 when updated, 10 when nothing was new (the CLI uses 10 only with ``--periodic``)."""
+        return EXIT_UPDATED if self.status == "updated" else EXIT_NOTHING_NEW
+
+
+def _open_manifest(path: str | os.PathLike[str]) -> Any:
+    from posthoc.study.manifest import Manifest
+
+    return Manifest.open(Path(path))
+
+
+def _study_projects(client: Any, manifest: Any, project_ids: Sequence[int] | None) -> list[tuple[int, str | None]]:
+    """``(project id, worker or None)`` of every project of the study.
+
+    Without ``project_ids``: the projects whose description holds the study's worker marker
+    (:func:`posthoc.labelstudio.setup.project_marker`, written by ``posthoc study create``).
+    """
+    if project_ids:
+        return [(int(p), None) for p in project_ids]
+    from posthoc.export.fetch import service_errors
+    from posthoc.labelstudio.setup import project_marker
+
+    markers = {project_marker(str(manifest.study), worker): worker for worker in manifest.workers()}
+    found: dict[str, list[int]] = {}
+    with service_errors(str(client._client_wrapper.get_base_url()), "list projects"):
+        for project in client.projects.list():
+            for line in str(project.description or "").splitlines():
+                if line in markers:
+                    found.setdefault(markers[line], []).append(int(project.id))
+    if not found:
+        raise PosthocInputError(f"Label Studio holds no project of study {manifest.study!r}; run "
+                                "`posthoc study create` first or pass --project")
+    doubled = {w: ids for w, ids in found.items() if len(ids) > 1}
+    if doubled:
+        raise PosthocInputError(f"several projects for one worker of study {manifest.study!r}: {doubled}; "
+                                "delete the extra ones or pass --project")
+    return [(ids[0], worker) for worker, ids in sorted(found.items())]
+
+
+def collect_judgements(manifest: Any, *, ls_url: str | None = None, token: str | None = None,
+                       export_files: Sequence[str | os.PathLike[str]] | None = None,
+                       project_ids: Sequence[int] | None = None, label_config: str | None = None,
+                       work_dir: str | os.PathLike[str], progress: bool = False) -> Flattened:
+    """Judgements and exclusions of a study, from export files or fetched from Label Studio into ``work_dir``."""
+    index = ManifestIndex.from_manifest(manifest)
+    flattener = ExportFlattener(index, _default_tags(label_config))
+    if export_files:
+        for path in export_files:
+            flattener.add_export(path, progress=progress)
+        return flattener.result()
+    if not ls_url:
+        raise PosthocInputError("give a Label Studio URL (--url) or export files (--export-file)")
+    if not token:
+        raise PosthocInputError("no Label Studio API token: set LABEL_STUDIO_TOKEN (or the variable named by "
+                                "--token-env)")
+    from posthoc.export.fetch import connect, fetch_export, project_label_config
+
+    client = connect(ls_url, token)
+    projects = _study_projects(client, manifest, project_ids)
+    from tqdm import tqdm
+
+    for project_id, worker in tqdm(projects, desc="export projects", unit=" project", disable=not progress):
+        tags = verification_tags(project_label_config(client, project_id), where=f"project {project_id}")
+        path = fetch_export(client, project_id, Path(work_dir) / f"project-{project_id}.json")
+        flattener.add_export(path, worker=worker, tags=tags, progress=progress)
+    return flattener.result()
+
+
+def _default_tags(label_config: str | None) -> VerificationTags:
+    from posthoc.paths import label_config as bundled
+
+    text = label_config if label_config is not None else bundled("entity_verification")
+    return verification_tags(text)
+
+
+def _canonical_csv(frame: pd.DataFrame) -> bytes:
+    return frame.to_csv(index=False, lineterminator="\n").encode("utf-8")
+
+
+def fingerprint(flattened: Flattened, options: dict[str, Any], manifest_digest: str) -> str:
+    """SHA-256 of the normalised judgements and exclusions, the scoring options and the manifest digest."""
+    hasher = hashlib.sha256()
+    hasher.update(json.dumps(options, sort_keys=True).encode("utf-8"))
+    hasher.update(manifest_digest.encode("utf-8"))
+    hasher.update(_canonical_csv(flattened.judgements))
+    hasher.update(_canonical_csv(flattened.exclusions))
+    return hasher.hexdigest()
+
+
+def _json_ready(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_ready(v) for v in value]
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return None
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):  # numpy scalars
+        return _json_ready(value.item())
+    return value
+
+
+def _write_table(frame: pd.DataFrame, path: Path, fmt: str) -> None:
+    if fmt == "csv":
+        path.write_bytes(_canonical_csv(frame))
+    else:
+        frame.reset_index(drop=True).to_parquet(path, index=False, engine="pyarrow", compression="zstd")
+
+
+def _merge_exclusions(export_exclusions: pd.DataFrame, scoring_exclusions: pd.DataFrame) -> pd.DataFrame:
+    columns = list(export_exclusions.columns)
+    rows = [tuple(r) for r in export_exclusions[columns].itertuples(index=False, name=None)]
+    if not scoring_exclusions.empty:
+        extra = scoring_exclusions.reindex(columns=columns)
+        for kind, worker, task_key, detail, count in extra.itertuples(index=False, name=None):
+            rows.append((str(kind), "" if pd.isna(worker) else str(worker),
+                         "" if pd.isna(task_key) else str(task_key), "" if pd.isna(detail) else str(detail),
+                         0 if pd.isna(count) else int(count)))
+    return exclusions_frame(rows)
+
+
+def _stage_outputs(stage: Path, *, scores: Any, flattened: Flattened, manifest: Any, fmt: str,
+                   summary: dict[str, Any], extra_sections: Iterable[Section]) -> list[Path]:
+    from posthoc.readers.corpus import Corpus
+    from posthoc.report.study_report import build_report
+    from posthoc.writers import write_jsonl, write_nif
+
+    tables = stage / "tables"
+    tables.mkdir(parents=True)
+    written: list[Path] = []
+    for name, frame in scores.tables().items():
+        _write_table(frame, tables / f"{name}.{fmt}", fmt)
+        written.append(Path("tables") / f"{name}.{fmt}")
+    _write_table(flattened.judgements, stage / f"judgements.{fmt}", fmt)
+    written.append(Path(f"judgements.{fmt}"))
+    (stage / "summary.json").write_text(json.dumps(_json_ready(summary), sort_keys=True, indent=2,
+                                                   ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8")
+    written.append(Path("summary.json"))
+    documents = manifest.documents()
+    gold = scores.corrected_gold
+    keys = set(zip(gold["dataset"].astype(str), gold["doc_id"].astype(str), strict=True)) if len(gold) else set()
+    gold_documents = documents[[(str(d), str(i)) in keys
+                                for d, i in zip(documents["dataset"], documents["doc_id"], strict=True)]]
+    corpus = Corpus(documents=gold_documents.reset_index(drop=True), mentions=gold.reset_index(drop=True))
+    write_jsonl(corpus, stage / "corrected_gold.jsonl")
+    write_nif(corpus, stage / "corrected_gold.ttl")
+    written += [Path("corrected_gold.jsonl"), Path("corrected_gold.ttl")]
+    (stage / "report.html").write_text(build_report(scores, extra_sections=extra_sections), encoding="utf-8")
+    written.append(Path("report.html"))
+    return written
+
+
+def _commit(stage: Path, out_dir: Path, written: Sequence[Path]) -> None:
+    """Move every staged file over its target (``os.replace``: each file is atomic on one file system)."""
+    for relative in written:
+        target = out_dir / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(stage / relative, "rb") as handle:
+            os.fsync(handle.fileno())
+        os.replace(stage / relative, target)
+
+
+def run_score_job(*, manifest_path: str | os.PathLike[str], out_dir: str | os.PathLike[str],
+                  ls_url: str | None = None, token: str | None = None,
+                  export_files: Sequence[str | os.PathLike[str]] | None = None,
+                  project_ids: Sequence[int] | None = None, label_config: str | None = None,
+                  n_resamples: int = 1000, seed: int = 0, resample_unit: str = "doc_id",
+                  fmt: Literal["csv", "parquet"] = "csv", periodic: bool = False, progress: bool = False,
+                  extra_sections: Iterable[Section] = ()) -> ScoreJobResult:
+    """Export, flatten, score and report a study into ``out_dir`` (see the module docstring).
+
+    Raises :class:`PosthocInputError` (bad manifest, export file or option), PosthocServiceError (Label
+    Studio unreachable or refusing; previous outputs untouched) or :class:`ScoreJobLocked`.
+    """
+    if fmt not in FORMATS:
+        raise PosthocInputError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    if n_resamples < 0:
+        raise PosthocInputError(f"--resamples must be 0 or more, not {n_resamples}")
+    target = Path(out_dir)
+    target.mkdir(parents=True, exist_ok=True)
+    lock = filelock.FileLock(str(target / LOCK_NAME), timeout=0)
+    try:
+        lock.acquire()
+    except filelock.Timeout:
+        raise ScoreJobLocked(f"another posthoc score run holds {target / LOCK_NAME}; try again later") from None
+    try:
+        manifest = _open_manifest(manifest_path)
+        options = {"n_resamples": n_resamples, "seed": seed, "resample_unit": resample_unit, "format": fmt}
+        with tempfile.TemporaryDirectory(prefix=".posthoc-score-", dir=target) as work:
+            work_dir = Path(work)
+            flattened = collect_judgements(manifest, ls_url=ls_url, token=token, export_files=export_files,
+                                           project_ids=project_ids, label_config=label_config,
+                                           work_dir=work_dir, progress=progress)
+            digest = fingerprint(flattened, options, str(manifest.digest))
+            report_path = target / "report.html"
+            marker = target / FINGERPRINT_NAME
+            if periodic and report_path.is_file() and marker.is_file() \
+                    and marker.read_text(encoding="utf-8").strip() == digest:
+                return ScoreJobResult(status="nothing-new", out_dir=target, report_path=report_path,
+                                      fingerprint=digest, n_judgements=len(flattened.judgements),
+                                      n_exclusions=int(flattened.exclusions["count"].sum()))
+            from posthoc.metrics import score_judgements
+
+            scores = score_judgements(flattened.judgements, manifest.source_mentions(), n_resamples=n_resamples,
+                                      seed=seed, resample_unit=resample_unit, study=str(manifest.study))
+            scores.exclusions = _merge_exclusions(flattened.exclusions, scores.exclusions)
+            excluded = summarise_exclusions(scores.exclusions)
+            summary = {**scores.summary, **options, "study": str(manifest.study),
+                       "n_tasks_exported": flattened.n_tasks, "n_judgements_exported": len(flattened.judgements),
+                       "exclusions": {str(k): int(c) for k, c in zip(excluded["kind"], excluded["count"],
+                                                                      strict=True)},
+                       "fingerprint": digest}
+            scores.summary = summary
+            stage = work_dir / "stage"
+            written = _stage_outputs(stage, scores=scores, flattened=flattened, manifest=manifest, fmt=fmt,
+                                     summary=summary, extra_sections=extra_sections)
+            _commit(stage, target, written)
+            marker_tmp = work_dir / FINGERPRINT_NAME
+            marker_tmp.write_text(digest + "\n", encoding="utf-8")
+            os.replace(marker_tmp, marker)
+            shutil.rmtree(stage, ignore_errors=True)
+        return ScoreJobResult(status="updated", out_dir=target, report_path=report_path, fingerprint=digest,
+                              n_judgements=len(flattened.judgements),
+                              n_exclusions=int(scores.exclusions["count"].sum()),
+                              files=tuple(target / p for p in written))
+    finally:
+        lock.release()
