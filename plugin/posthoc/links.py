@@ -29,7 +29,8 @@ NIL / emerging entities
 -----------------------
 ``None``, ``""``, ``NIL`` / ``nil`` / ``<NIL>``, ``--NME--`` (AIDA), REL's ``NIL`` and GERBIL's
 ``http://aksw.org/notInWiki/X`` are NIL: ``is_nil`` is True and ``link`` is a stable ``nil:``
-form, ``nil:`` for an anonymous NIL and ``nil:<Title>`` (same title rule, not re-encoded beyond
+form, ``nil:`` for an anonymous NIL (also the bare ``http://aksw.org/notInWiki`` that
+Reuters-128 has once) and ``nil:<Title>`` (same title rule, not re-encoded beyond
 step 4) for a named emerging entity such as ``notInWiki/Motorola_Inc`` -> ``nil:Motorola_Inc``.
 Scoring code that wants "both NIL" to count as the same link compares ``is_nil``.
 """
@@ -46,7 +47,7 @@ WIKIPEDIA_PREFIX: Final = "https://en.wikipedia.org/wiki/"
 NIL_PREFIX: Final = "nil:"
 _SAFE: Final = "-._~;@$!*(),/:"
 _NIL_WORDS: Final = frozenset({"", "nil", "<nil>", "--nme--", "null", "none"})
-_NOT_IN_WIKI = re.compile(r"^https?://aksw\.org/notInWiki/(.*)$", re.IGNORECASE)
+_NOT_IN_WIKI = re.compile(r"^https?://aksw\.org/notInWiki(?:/(.*))?$", re.IGNORECASE)
 _DBPEDIA = re.compile(r"^https?://(?:([a-z\-]+)\.)?dbpedia\.org/(?:resource|page)/(.*)$", re.IGNORECASE)
 _DBR = re.compile(r"^dbr:(.*)$")
 _WIKIPEDIA = re.compile(r"^(?:https?://|//)?([a-z\-]+)(?:\.m)?\.wikipedia\.org(/.*)?$", re.IGNORECASE)
@@ -106,7 +107,7 @@ def normalise_link(link: str | None) -> NormalisedLink:
     if text.startswith(NIL_PREFIX):
         return _nil(original, text[len(NIL_PREFIX):])
     if match := _NOT_IN_WIKI.match(text):
-        return _nil(original, match.group(1))
+        return _nil(original, match.group(1) or "")
     if match := _DBPEDIA.match(text):
         lang = (match.group(1) or "en").lower()
         lang = "en" if lang in {"www", "live"} else lang

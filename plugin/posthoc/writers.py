@@ -4,8 +4,9 @@ Both write atomically (:mod:`posthoc.atomic`): a complete file or the old one, n
 What they write reads back (:func:`posthoc.readers.read_mentions`) to the same documents and
 mentions: texts byte for byte (emoji, ZWJ sequences, flags, CJK, combining marks), code point
 offsets, canonical links. Links are written in canonical form (:mod:`posthoc.links`); an anonymous
-NIL is ``null`` in JSONL and has no ``itsrdf:taIdentRef`` in NIF, a named emerging entity
-``nil:X`` is written as ``nil:X`` in JSONL and as GERBIL's ``http://aksw.org/notInWiki/X`` in NIF.
+NIL is ``null`` in JSONL and GERBIL's bare ``http://aksw.org/notInWiki`` in NIF (so that it survives
+beside a link on the same span: NIF has one node a span), a named emerging entity ``nil:X`` is
+written as ``nil:X`` in JSONL and as GERBIL's ``http://aksw.org/notInWiki/X`` in NIF.
 The curation step (design.md, last stage) writes the corrected gold standard with these.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from urllib.parse import quote
 
@@ -23,11 +25,12 @@ from posthoc.atomic import atomic_open, write_bytes_atomic
 from posthoc.errors import PosthocInputError
 from posthoc.links import NIL_PREFIX
 from posthoc.readers.corpus import Corpus
+from posthoc.readers.nif import WRITER_BASE_URI
 
 NIF = Namespace("http://persistence.uni-leipzig.org/nlp2rdf/ontologies/nif-core#")
 ITSRDF = Namespace("http://www.w3.org/2005/11/its/rdf#")
 NOT_IN_WIKI = "http://aksw.org/notInWiki/"
-DEFAULT_BASE_URI = "http://posthoc.invalid/"
+DEFAULT_BASE_URI = WRITER_BASE_URI
 
 
 def _systems_to_write(corpus: Corpus, system: str | None) -> list[str]:
@@ -83,12 +86,16 @@ def write_jsonl(corpus: Corpus, path: str | os.PathLike[str], *, system: str | N
                 handle.write(_json_line(record))
 
 
-def _nif_link(link: str) -> URIRef | None:
-    if link == NIL_PREFIX:
-        return None
+def _nif_link(link: str) -> URIRef:
     if link.startswith(NIL_PREFIX):
         return URIRef(NOT_IN_WIKI + link[len(NIL_PREFIX):])
     return URIRef(link)
+
+
+def _document_uri(doc_id: str, base_uri: str) -> str:
+    if re.match(r"^https?://[^\s#<>\"{}|\\^`]+$", doc_id):
+        return doc_id
+    return base_uri + quote(doc_id, safe="")
 
 
 def write_nif(corpus: Corpus, path: str | os.PathLike[str], *, system: str | None = None,
@@ -96,8 +103,11 @@ def write_nif(corpus: Corpus, path: str | os.PathLike[str], *, system: str | Non
     """Write one system's mentions (and all documents) as GERBIL NIF 2.0 Turtle.
 
     NIF has no notion of a system: ``system`` names the one to write (default: the only one
-    present, else :class:`PosthocInputError`). Contexts are ``<base_uri><dataset>/<doc_id>#char=0,N``
-    with ``nif:isString``; each mention is ``...#char=s,e`` with ``nif:anchorOf``, ``nif:beginIndex``,
+    present, else :class:`PosthocInputError`). A context is ``<doc_id>#char=0,N`` when the id is
+    an http(s) URI (as NIF ids read by :mod:`posthoc.readers.nif` are), else
+    ``<base_uri><percent-encoded doc_id>#char=0,N``, with ``nif:isString``; the dataset name is not
+    written (the reader takes it from its argument or the file stem); each mention is
+    ``...#char=s,e`` with ``nif:anchorOf``, ``nif:beginIndex``,
     ``nif:endIndex``, ``nif:referenceContext`` and ``itsrdf:taIdentRef`` (several links on one span
     give several ``taIdentRef``).
     """
@@ -112,7 +122,7 @@ def write_nif(corpus: Corpus, path: str | os.PathLike[str], *, system: str | Non
     groups = _sorted_mentions(corpus)
     for dataset, doc_id, text in corpus.documents[["dataset", "doc_id", "text"]].itertuples(index=False):
         text = str(text)
-        doc_uri = f"{base_uri}{quote(str(dataset), safe='')}/{quote(str(doc_id), safe='')}"
+        doc_uri = _document_uri(str(doc_id), base_uri)
         context = URIRef(f"{doc_uri}#char=0,{len(text)}")
         graph.add((context, RDF.type, NIF.Context))
         graph.add((context, RDF.type, NIF.RFC5147String))
@@ -130,8 +140,6 @@ def write_nif(corpus: Corpus, path: str | os.PathLike[str], *, system: str | Non
             graph.add((phrase, NIF.beginIndex, Literal(int(start), datatype=XSD.nonNegativeInteger)))
             graph.add((phrase, NIF.endIndex, Literal(int(end), datatype=XSD.nonNegativeInteger)))
             graph.add((phrase, NIF.referenceContext, context))
-            target = _nif_link(str(link))
-            if target is not None:
-                graph.add((phrase, ITSRDF.taIdentRef, target))
+            graph.add((phrase, ITSRDF.taIdentRef, _nif_link(str(link))))
     data = graph.serialize(format="turtle", encoding="utf-8")
     write_bytes_atomic(path, data)

@@ -62,6 +62,7 @@ def test_normalise_link_canonical_form(raw: str, canonical: str) -> None:
         ("--NME--", "nil:"),
         ("<NIL>", "nil:"),
         ("http://aksw.org/notInWiki/Motorola_Inc", "nil:Motorola_Inc"),
+        ("http://aksw.org/notInWiki", "nil:"),
         ("http://aksw.org/notInWiki/Banco_do_Brasil_SA", "nil:Banco_do_Brasil_SA"),
         ("nil:Motorola_Inc", "nil:Motorola_Inc"),
         ("nil:Motorola Inc", "nil:Motorola_Inc"),

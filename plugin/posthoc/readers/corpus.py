@@ -32,6 +32,11 @@ def mentions_frame(rows: list[tuple[object, ...]] | None = None) -> pd.DataFrame
     return frame.astype(_MENTION_DTYPES).reset_index(drop=True)
 
 
+def _row_keys(frame: pd.DataFrame) -> list[tuple[object, ...]]:
+    columns = [frame[name].astype(object).where(frame[name].notna(), None) for name in MENTION_COLUMNS]
+    return list(zip(*columns, strict=True))
+
+
 @dataclass(frozen=True)
 class Corpus:
     """Documents and the mentions of one or more systems over them (see the module docstring)."""
@@ -64,7 +69,8 @@ class Corpus:
         """Union of documents and of mentions.
 
         A document present in both (same ``dataset, doc_id``) must have identical text, else
-        :class:`PosthocInputError`; identical mention rows are kept once.
+        :class:`PosthocInputError`. A mention row of ``other`` that ``self`` already has is not
+        added again; repeats within one corpus (as the file had them) are kept.
         """
         documents = pd.concat([self.documents, other.documents], ignore_index=True)
         key = ["dataset", "doc_id"]
@@ -77,6 +83,7 @@ class Corpus:
                 f"({len(clashes)} such document(s)); give every system's file the same text for a document"
             )
         documents = documents.drop_duplicates(subset=key).reset_index(drop=True)
-        mentions = pd.concat([self.mentions, other.mentions], ignore_index=True)
-        mentions = mentions.drop_duplicates().reset_index(drop=True).astype(_MENTION_DTYPES)
+        have = set(_row_keys(self.mentions))
+        new = [key not in have for key in _row_keys(other.mentions)]
+        mentions = pd.concat([self.mentions, other.mentions[new]], ignore_index=True).astype(_MENTION_DTYPES)
         return Corpus(documents.astype("string"), mentions)

@@ -9,6 +9,7 @@ at its offsets, duplicate document ids, a mention of an unknown document.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -73,11 +74,14 @@ class CorpusBuilder:
         where: str,
         system: str | None = None,
         dataset: str | None = None,
+        surface_rule: Callable[[str, str], bool] | None = None,
     ) -> None:
         """Validate one mention against its document's text and add it (link normalised).
 
         ``surface`` None means the file gave none (it is taken from the text); otherwise it must
-        equal ``text[start:end]`` exactly.
+        equal ``text[start:end]`` exactly, or satisfy ``surface_rule(surface, text[start:end])`` when
+        a format documents a looser rule (WNED: equal after HTML unescaping). The ``surface``
+        column is always ``text[start:end]``.
         """
         dataset = dataset or self.dataset
         text = self._texts.get((dataset, doc_id))
@@ -104,7 +108,7 @@ class CorpusBuilder:
         if end <= start:
             raise self.fail("end <= start; a mention must cover at least one character", doc_id=doc_id, where=label)
         found = text[start:end]
-        if surface is not None and surface != found:
+        if surface is not None and surface != found and not (surface_rule and surface_rule(surface, found)):
             raise self.fail(
                 f"the surface form does not match the text at its offsets, which reads {_short(found)}; "
                 "fix the offsets (code points, not bytes) or the surface form",
