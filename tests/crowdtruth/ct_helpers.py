@@ -133,8 +133,12 @@ def peer_on_table(table: pd.DataFrame, *, open_ended: bool, vector: list[str] | 
     from crowdtruth.models.metrics import Metrics
 
     col = "output.answer"
-    grouped = table.groupby(["unit", "worker"], sort=True)["annotation"].apply(lambda s: Counter(s.tolist()))
-    judgments = grouped.reset_index().rename(columns={"annotation": col})
+    vectors: dict[tuple[str, str], Counter[str]] = {}
+    for unit, worker, annotation in zip(table["unit"], table["worker"], table["annotation"], strict=True):
+        vectors.setdefault((unit, worker), Counter())[annotation] += 1
+    keys = sorted(vectors)
+    judgments = pd.DataFrame({"unit": [k[0] for k in keys], "worker": [k[1] for k in keys]})
+    judgments[col] = [vectors[k] for k in keys]
     if not open_ended and vector:
         judgments[col] = [Counter({**{a: 0 for a in vector}, **c}) for c in judgments[col]]
     sums: dict[Any, Counter[str]] = {}
