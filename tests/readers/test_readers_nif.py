@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from posthoc.errors import PosthocInputError
 from posthoc.readers import Corpus, read_mentions
 from posthoc.readers.corpus import documents_frame, mentions_frame
@@ -69,7 +68,7 @@ def test_bad_nif_names_file_document_and_mention(tmp_path: Path, body: str, expe
 def test_duplicate_context_is_an_error(tmp_path: Path) -> None:
     path = tmp_path / "dup.ttl"
     path.write_text(HEAD + '<http://ex.org/d#char=0,3> a nif:Context ; nif:isString "abc" .\n', encoding="utf-8")
-    with pytest.raises(PosthocInputError, match="document 'http://ex.org/d'.*duplicate document id"):
+    with pytest.raises(PosthocInputError, match=r"document 'http://ex\.org/d'.*duplicate document id"):
         read_mentions(path)
 
 

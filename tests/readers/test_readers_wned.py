@@ -6,7 +6,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from posthoc.errors import PosthocInputError
 from posthoc.readers import read_mentions
 
@@ -65,7 +64,7 @@ def test_bad_wned_input(tmp_path: Path, old: str, new: str, expected: str) -> No
 def test_folder_needs_one_xml_and_rawtext(tmp_path: Path) -> None:
     folder = _copy(tmp_path)
     (folder / "second.xml").write_text("<a/>")
-    with pytest.raises(PosthocInputError, match="exactly one .xml"):
+    with pytest.raises(PosthocInputError, match=r"exactly one \.xml"):
         read_mentions(folder, fmt="wned")
     lone = tmp_path / "lone"
     lone.mkdir()
