@@ -1,0 +1,93 @@
+"""Validation at the edge: the judgements and mentions tables the metrics read.
+
+Every public metric calls :func:`judged_rows` / :func:`mention_rows` once; a bad table raises
+:class:`~posthoc.errors.PosthocInputError` naming the table, the column and the bad values.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import numpy as np
+import pandas as pd
+
+from posthoc.errors import PosthocInputError
+from posthoc.tables import OUTCOMES, require_columns
+
+#: Columns of the judgements table the metrics read (the rest of posthoc.tables.JUDGEMENT_COLUMNS is carried).
+JUDGEMENT_NEEDS: Final = ("dataset", "doc_id", "system", "start", "end", "link", "worker", "outcome")
+MENTION_NEEDS: Final = ("dataset", "doc_id", "system", "start", "end", "link")
+#: The identity of an annotation of one system (seed 000 section 3.2: same document, span and link).
+SYSTEM_ANNOTATION: Final = ("dataset", "doc_id", "system", "start", "end", "link")
+#: The identity of an annotation across systems (the verification union is a set of these).
+ANNOTATION: Final = ("dataset", "doc_id", "start", "end", "link")
+
+
+def _bad_values(values: pd.Series, limit: int = 5) -> str:
+    shown = sorted({repr(v) for v in values.tolist()})[:limit]
+    return ", ".join(shown)
+
+
+def _offsets(frame: pd.DataFrame, table: str) -> pd.DataFrame:
+    for column in ("start", "end"):
+        numbers = pd.to_numeric(frame[column], errors="coerce")
+        bad = numbers.isna() | (numbers != np.floor(numbers.fillna(0)))
+        if bad.any():
+            raise PosthocInputError(
+                f"{table} table: column {column} must hold integer code-point offsets; "
+                f"bad values {_bad_values(frame.loc[bad, column])} in {int(bad.sum())} row(s)"
+            )
+        frame[column] = numbers.astype("int64")
+    return frame
+
+
+def _text_columns(frame: pd.DataFrame, columns: tuple[str, ...], table: str) -> pd.DataFrame:
+    for column in columns:
+        missing = frame[column].isna()
+        if missing.any():
+            raise PosthocInputError(
+                f"{table} table: column {column} is empty in {int(missing.sum())} row(s) "
+                f"(first at row {int(np.flatnonzero(missing.to_numpy())[0])}); fill it"
+            )
+        frame[column] = frame[column].astype(str)
+    return frame
+
+
+def is_control(judgements: pd.DataFrame) -> np.ndarray:
+    """Boolean mask of control rows (``is_control`` True; absent column = no controls)."""
+    if "is_control" not in judgements.columns:
+        return np.zeros(len(judgements), dtype=bool)
+    return judgements["is_control"].fillna(False).astype(bool).to_numpy()
+
+
+def judged_rows(judgements: pd.DataFrame, *, keep_controls: bool = False) -> pd.DataFrame:
+    """The validated judgement rows, control rows dropped unless ``keep_controls``.
+
+    Raises :class:`PosthocInputError` for missing columns, non-integer offsets, empty key columns
+    and ``outcome`` values other than ``verify | edit | remove``.
+    """
+    require_columns(judgements, JUDGEMENT_NEEDS, table="judgements")
+    frame = judgements if keep_controls else judgements.loc[~is_control(judgements)]
+    frame = frame.copy()
+    outcome = frame["outcome"]
+    bad = ~outcome.isin(OUTCOMES)
+    if bad.any():
+        raise PosthocInputError(
+            f"judgements table: column outcome must be one of verify, edit, remove; "
+            f"bad values {_bad_values(outcome[bad])} in {int(bad.sum())} row(s)"
+        )
+    frame["outcome"] = outcome.astype(str)
+    frame = _text_columns(frame, ("dataset", "doc_id", "system", "link", "worker"), "judgements")
+    return _offsets(frame, "judgements")
+
+
+def mention_rows(mentions: pd.DataFrame) -> pd.DataFrame:
+    """The validated mentions table (offsets as int64, key columns as str), duplicates dropped.
+
+    Duplicates (same dataset, document, system, span and link) count once: an annotation is a set member.
+    """
+    require_columns(mentions, MENTION_NEEDS, table="mentions")
+    frame = mentions.copy()
+    frame = _text_columns(frame, ("dataset", "doc_id", "system", "link"), "mentions")
+    frame = _offsets(frame, "mentions")
+    return frame.drop_duplicates(list(SYSTEM_ANNOTATION)).reset_index(drop=True)

@@ -1,0 +1,163 @@
+"""Pre-annotation evaluation against the ground truth: precision, recall, F1 (seed 000 section 3.1).
+
+The standard regime the paper compares posthoc verification with (section 2, "Pre-Annotation
+Metrics"; Figure 3, left). For each system ``m`` other than the ground truth and each document:
+
+strict
+    a system annotation is correct when GT has the identical span with the identical link; a GT
+    annotation is found when the system has the identical span and link.
+overlap
+    (overlap-relaxed, "weak" matching) a system annotation is correct when GT has an overlapping
+    span (identical included) with the same link; a GT annotation is found when the system has an
+    overlapping span with the same link. Matching is not one-to-one: one system annotation may
+    overlap, and find, two GT annotations.
+
+Counts per document: ``tp_system`` (correct system annotations), ``n_system``, ``tp_gt`` (found GT
+annotations), ``n_gt``; precision = tp_system / n_system, recall = tp_gt / n_gt.
+
+micro
+    sums the counts over the dataset's documents, then divides.
+macro
+    averages per-document precision, recall and F1 over the dataset's documents *in scope*: those
+    where GT or the system has at least one annotation (a document where both are empty says
+    nothing and is left out). Within scope a ratio with a zero denominator is 0 (a document with
+    GT annotations and no system annotations has precision 0; one with system annotations and no GT
+    has recall 0), per-document F1 is 0 when precision + recall is 0.
+
+Documents are those of the mentions table (any system, GT included). Duplicated annotations (same
+dataset, document, system, span and link) count once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+import numpy as np
+import pandas as pd
+
+from posthoc.errors import PosthocInputError
+from posthoc.metrics.inputs import mention_rows
+from posthoc.metrics.matching import match_flags
+from posthoc.tables import GT_SYSTEM
+
+MATCHINGS: Final = ("strict", "overlap")
+AVERAGINGS: Final = ("micro", "macro")
+_FLAG: Final = {"strict": "same_span_same_link", "overlap": "overlap_same_link"}
+COUNT_COLUMNS: Final = ("tp_system", "n_system", "tp_gt", "n_gt")
+
+
+def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    out = np.zeros(len(numerator), dtype=float)
+    np.divide(numerator, denominator, out=out, where=denominator > 0)
+    return out
+
+
+def _f1(precision: np.ndarray, recall: np.ndarray) -> np.ndarray:
+    return _ratio(2 * precision * recall, precision + recall)
+
+
+def document_counts(
+    mentions: pd.DataFrame, *, gt_system: str = GT_SYSTEM, matching: Sequence[str] = MATCHINGS
+) -> pd.DataFrame:
+    """Per document, system and matching: ``dataset, doc_id, system, matching, tp_system, n_system, tp_gt, n_gt``.
+
+    Plus the per-document ``precision, recall, f1`` and ``in_scope`` used by macro averaging.
+    Rows exist for every document of a dataset and every non-GT system present in that dataset.
+    """
+    unknown = sorted(set(matching) - set(MATCHINGS))
+    if unknown:
+        raise PosthocInputError(f"preannotation: unknown matching {unknown}; use one of {', '.join(MATCHINGS)}")
+    rows = mention_rows(mentions)
+    gt = rows.loc[rows["system"] == gt_system]
+    documents = rows[["dataset", "doc_id"]].drop_duplicates().sort_values(["dataset", "doc_id"]).reset_index(drop=True)
+    doc_code = pd.MultiIndex.from_frame(documents)
+    flags = [_FLAG[m] for m in matching]
+    parts = []
+    systems = rows.loc[rows["system"] != gt_system, ["dataset", "system"]].drop_duplicates()
+    for system in sorted(systems["system"].unique()):
+        datasets = systems.loc[systems["system"] == system, "dataset"]
+        predicted = rows.loc[rows["system"] == system]
+        in_datasets = documents["dataset"].isin(datasets).to_numpy()
+        gt_here = gt.loc[gt["dataset"].isin(datasets)]
+        system_flags = match_flags(predicted, gt_here, flags=flags)
+        gt_flags = match_flags(gt_here, predicted, flags=flags)
+        system_doc = doc_code.get_indexer(pd.MultiIndex.from_frame(predicted[["dataset", "doc_id"]]))
+        gt_doc = doc_code.get_indexer(pd.MultiIndex.from_frame(gt_here[["dataset", "doc_id"]]))
+        n_docs = len(documents)
+        n_system = np.bincount(system_doc, minlength=n_docs)
+        n_gt = np.bincount(gt_doc, minlength=n_docs)
+        for name in matching:
+            part = documents.loc[in_datasets].copy()
+            part["system"] = system
+            part["matching"] = name
+            part["tp_system"] = np.bincount(system_doc, weights=system_flags[_FLAG[name]], minlength=n_docs)[
+                in_datasets
+            ]
+            part["n_system"] = n_system[in_datasets]
+            part["tp_gt"] = np.bincount(gt_doc, weights=gt_flags[_FLAG[name]], minlength=n_docs)[in_datasets]
+            part["n_gt"] = n_gt[in_datasets]
+            parts.append(part)
+    columns = ["dataset", "doc_id", "system", "matching", *COUNT_COLUMNS]
+    if not parts:
+        table = pd.DataFrame({c: pd.Series(dtype="int64" if c in COUNT_COLUMNS else "str") for c in columns})
+    else:
+        table = pd.concat(parts, ignore_index=True)
+    for column in COUNT_COLUMNS:
+        table[column] = table[column].astype("int64")
+    table["in_scope"] = (table["n_system"] + table["n_gt"]) > 0
+    table["precision"] = _ratio(table["tp_system"].to_numpy(float), table["n_system"].to_numpy(float))
+    table["recall"] = _ratio(table["tp_gt"].to_numpy(float), table["n_gt"].to_numpy(float))
+    table["f1"] = _f1(table["precision"].to_numpy(), table["recall"].to_numpy())
+    return table.sort_values(["dataset", "system", "matching", "doc_id"], kind="stable").reset_index(drop=True)
+
+
+def scores_from_counts(counts: pd.DataFrame, *, averaging: Sequence[str] = AVERAGINGS) -> pd.DataFrame:
+    """Micro / macro scores from :func:`document_counts` (see :func:`preannotation_scores`)."""
+    unknown = sorted(set(averaging) - set(AVERAGINGS))
+    if unknown:
+        raise PosthocInputError(f"preannotation: unknown averaging {unknown}; use one of {', '.join(AVERAGINGS)}")
+    keys = ["dataset", "system", "matching"]
+    out = []
+    grouped = counts.groupby(keys, sort=True)
+    sums = grouped[list(COUNT_COLUMNS)].sum()
+    n_documents = grouped["in_scope"].sum()
+    if "micro" in averaging:
+        micro = sums.copy()
+        micro["precision"] = _ratio(sums["tp_system"].to_numpy(float), sums["n_system"].to_numpy(float))
+        micro["recall"] = _ratio(sums["tp_gt"].to_numpy(float), sums["n_gt"].to_numpy(float))
+        micro["f1"] = _f1(micro["precision"].to_numpy(), micro["recall"].to_numpy())
+        micro["averaging"] = "micro"
+        micro["n_documents"] = n_documents
+        out.append(micro.reset_index())
+    if "macro" in averaging:
+        scoped = counts.loc[counts["in_scope"]]
+        macro = scoped.groupby(keys, sort=True)[["precision", "recall", "f1"]].mean()
+        macro = sums.join(macro)
+        macro["averaging"] = "macro"
+        macro["n_documents"] = n_documents
+        out.append(macro.reset_index())
+    columns = [*keys, "averaging", "precision", "recall", "f1", "n_documents", *COUNT_COLUMNS]
+    if not out:
+        return pd.DataFrame(columns=columns)
+    table = pd.concat(out, ignore_index=True)[columns]
+    table["n_documents"] = table["n_documents"].astype("int64")
+    return table.sort_values([*keys, "averaging"], kind="stable").reset_index(drop=True)
+
+
+def preannotation_scores(
+    mentions: pd.DataFrame,
+    *,
+    gt_system: str = GT_SYSTEM,
+    matching: Sequence[str] = MATCHINGS,
+    averaging: Sequence[str] = AVERAGINGS,
+) -> pd.DataFrame:
+    """Pre-annotation precision / recall / F1 of every system against GT (seed 000 section 3.1, Figure 3 left).
+
+    ``mentions``: the mentions table (:data:`posthoc.tables.MENTION_COLUMNS`; reads ``dataset,
+    doc_id, system, start, end, link``), GT under ``gt_system``. Returns ``dataset, system,
+    matching, averaging, precision, recall, f1, n_documents, tp_system, n_system, tp_gt, n_gt``
+    (``n_documents`` = documents in scope; counts summed over the dataset). See the module
+    docstring for the matching and averaging rules.
+    """
+    return scores_from_counts(document_counts(mentions, gt_system=gt_system, matching=matching), averaging=averaging)

@@ -1,0 +1,146 @@
+"""Inter-annotator reliability and label aggregation when each annotation has k > 1 judges.
+
+Seed 000 section 4.1 asks "how much agreement is there among posthoc annotators?"; with k > 1
+judgements of the same annotation we report chance-corrected agreement on the three outcomes
+verify / edit / remove and aggregate the labels:
+
+- Fleiss' kappa (``statsmodels.stats.inter_rater.fleiss_kappa``'s formula) on the items x outcomes
+  count table. Fleiss' kappa needs the same number of raters per item, so only items with the
+  most common number of judges (at least 2; ties -> the larger number) are used; ``n_items`` says how many.
+- Krippendorff's alpha, nominal, on all items with at least 2 judges (missing judgements allowed),
+  from the coincidence matrix (equals the ``krippendorff`` package).
+- Majority vote and Dawid-Skene through crowd-kit (``MajorityVote``, ``DawidSkene``) on a
+  ``task, worker, label`` frame: task = the annotation, label = the outcome. Crowd-kit's majority
+  is a plurality; a tie goes to the first label in alphabetical order (edit, remove, verify).
+
+An item is an annotation of one system ``(dataset, doc_id, system, start, end, link)``.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import numpy as np
+import pandas as pd
+
+from posthoc.metrics.inputs import judged_rows
+from posthoc.metrics.verification import verdicts_of
+from posthoc.tables import OUTCOMES
+
+RELIABILITY_COLUMNS: Final = ["dataset", "measure", "value", "n_items"]
+AGGREGATED_COLUMNS: Final = ["mention_id", "dataset", "system", "n_judges", "majority", "dawid_skene"]
+_COUNTS: Final = [f"n_{o}" for o in OUTCOMES]
+
+
+def fleiss_kappa_table(counts: np.ndarray) -> float:
+    """Fleiss' kappa of an ``(items, categories)`` table of rating counts (every row the same total).
+
+    ``P_i = (Σ_j n_ij² - n) / (n (n - 1))``, ``p_j = Σ_i n_ij / (N n)``,
+    ``kappa = (mean P_i - Σ p_j²) / (1 - Σ p_j²)``. NaN when chance agreement is 1.
+    """
+    table = np.asarray(counts, dtype=float)
+    if table.ndim != 2 or table.shape[0] == 0:
+        return float("nan")
+    raters = table.sum(axis=1)
+    if not np.allclose(raters, raters[0]) or raters[0] < 2:
+        raise ValueError("Fleiss' kappa needs the same number (>= 2) of ratings for every item")
+    n = raters[0]
+    p_items = ((table * table).sum(axis=1) - n) / (n * (n - 1))
+    p_categories = table.sum(axis=0) / table.sum()
+    chance = float((p_categories**2).sum())
+    if np.isclose(chance, 1.0):
+        return float("nan")
+    return float((p_items.mean() - chance) / (1 - chance))
+
+
+def krippendorff_alpha(counts: np.ndarray) -> float:
+    """Krippendorff's alpha, nominal, of an ``(items, values)`` table of value counts.
+
+    Items with fewer than 2 values are not pairable and are dropped. With ``o`` the coincidence
+    matrix (``o_ck = Σ_u n_uc (n_uk - [c = k]) / (m_u - 1)``) and ``n_c`` its margins,
+    ``alpha = 1 - (n - 1) Σ_{c≠k} o_ck / Σ_{c≠k} n_c n_k``. NaN when there is no variation.
+    """
+    table = np.asarray(counts, dtype=float)
+    if table.ndim != 2:
+        raise ValueError("counts must be an (items, values) table")
+    m = table.sum(axis=1)
+    table, m = table[m >= 2], m[m >= 2]
+    if len(table) == 0:
+        return float("nan")
+    coincidence = np.einsum("uc,uk->ck", table / (m - 1)[:, None], table) - np.diag((table / (m - 1)[:, None]).sum(0))
+    margins = coincidence.sum(axis=0)
+    n = margins.sum()
+    observed = coincidence.sum() - np.trace(coincidence)
+    expected = (margins.sum() ** 2 - (margins**2).sum()) / (n - 1)
+    if expected == 0:
+        return float("nan")
+    return float(1 - observed / expected)
+
+
+def reliability_from_verdicts(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """``dataset, measure, value, n_items`` (measures ``fleiss_kappa``, ``krippendorff_alpha``) per dataset.
+
+    Empty (with those columns) when no annotation has 2 or more judges (k == 1).
+    """
+    rows = []
+    for dataset, part in verdicts.loc[verdicts["n_judges"] >= 2].groupby("dataset", sort=True):
+        counts = part[_COUNTS].to_numpy()
+        sizes = part["n_judges"].to_numpy()
+        values, frequency = np.unique(sizes, return_counts=True)
+        modal = values[frequency == frequency.max()].max()
+        same = counts[sizes == modal]
+        rows.append((dataset, "fleiss_kappa", fleiss_kappa_table(same), len(same)))
+        rows.append((dataset, "krippendorff_alpha", krippendorff_alpha(counts), len(counts)))
+    table = pd.DataFrame(rows, columns=RELIABILITY_COLUMNS)
+    return table.astype({"value": "float64", "n_items": "int64"})
+
+
+def crowd_frame(rows: pd.DataFrame, codes: np.ndarray) -> pd.DataFrame:
+    """crowd-kit's ``task, worker, label`` frame: task = annotation index, label = outcome."""
+    return pd.DataFrame(
+        {
+            "task": codes,
+            "worker": rows["worker"].astype(str).to_numpy(),
+            "label": rows["outcome"].astype(str).to_numpy(),
+        }
+    )
+
+
+def majority_vote(judgements: pd.DataFrame) -> pd.Series:
+    """crowd-kit ``MajorityVote`` of the outcomes of each annotation (control rows ignored).
+
+    Returns a Series indexed like :func:`~posthoc.metrics.verification.annotation_verdicts`' rows
+    (its row number), values verify / edit / remove.
+    """
+    from crowdkit.aggregation import MajorityVote
+
+    rows = judged_rows(judgements)
+    _, codes = verdicts_of(rows)
+    return MajorityVote().fit_predict(crowd_frame(rows, codes)).sort_index().rename("majority")
+
+
+def dawid_skene(judgements: pd.DataFrame, *, n_iter: int = 100, tol: float = 1e-5) -> pd.Series:
+    """crowd-kit ``DawidSkene`` labels of each annotation (control rows ignored); indexed like :func:`majority_vote`."""
+    from crowdkit.aggregation import DawidSkene
+
+    rows = judged_rows(judgements)
+    _, codes = verdicts_of(rows)
+    return DawidSkene(n_iter=n_iter, tol=tol).fit_predict(crowd_frame(rows, codes)).sort_index().rename("dawid_skene")
+
+
+def aggregated_from(rows: pd.DataFrame, verdicts: pd.DataFrame, codes: np.ndarray) -> pd.DataFrame:
+    """``mention_id, dataset, system, n_judges, majority, dawid_skene`` for every annotation (k > 1 studies).
+
+    Empty with those columns when no annotation has 2 or more judges.
+    """
+    if len(verdicts) == 0 or int(verdicts["n_judges"].max()) < 2:
+        return pd.DataFrame({c: pd.Series(dtype="int64" if c == "n_judges" else "str") for c in AGGREGATED_COLUMNS})
+    from crowdkit.aggregation import DawidSkene, MajorityVote
+
+    frame = crowd_frame(rows, codes)
+    majority = MajorityVote().fit_predict(frame)
+    ds = DawidSkene(n_iter=100).fit_predict(frame)
+    table = verdicts[["mention_id", "dataset", "system", "n_judges"]].copy()
+    table["majority"] = majority.reindex(range(len(verdicts))).to_numpy()
+    table["dawid_skene"] = ds.reindex(range(len(verdicts))).to_numpy()
+    return table.reset_index(drop=True)[AGGREGATED_COLUMNS]

@@ -1,0 +1,69 @@
+"""The verification union against the ground truth: outcomes A to E (seed 000 section 4.2, Figure 6).
+
+For each annotation of the verification union ``V(d)`` (:func:`~posthoc.metrics.verification.verification_union`)
+and the ground-truth annotations (the *original* GT of the mentions table) of the same document:
+
+A  same mention (identical span) with the same link in GT;
+B  same mention in GT, but not with this link;
+C  no identical span, but a GT mention overlapping it has the same link;
+D  overlaps a GT mention, none of the overlapping ones with the same link;
+E  overlaps no GT mention: missing from the ground truth.
+
+The first letter that applies wins (A before B before C ...). GT's own verified annotations are in
+the union and are A.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import numpy as np
+import pandas as pd
+
+from posthoc.metrics.inputs import mention_rows
+from posthoc.metrics.matching import match_flags
+from posthoc.metrics.verification import annotation_verdicts, union_from_verdicts
+from posthoc.tables import GT_SYSTEM
+
+UNION_OUTCOMES: Final = ("A", "B", "C", "D", "E")
+
+
+def classify_against_gt(annotations: pd.DataFrame, gt: pd.DataFrame) -> np.ndarray:
+    """The outcome letter A..E of each row of ``annotations`` against the ``gt`` annotations.
+
+    Both tables need ``dataset, doc_id, start, end, link``; returns an array of letters aligned with ``annotations``.
+    """
+    flags = match_flags(annotations, gt)
+    return np.select(
+        [flags["same_span_same_link"], flags["same_span"], flags["overlap_same_link"], flags["overlap"]],
+        ["A", "B", "C", "D"],
+        default="E",
+    )
+
+
+def outcomes_from_union(union: pd.DataFrame, gt: pd.DataFrame) -> pd.DataFrame:
+    """``dataset, outcome, count, share`` of a union table against GT (see :func:`union_outcomes_against_gt`)."""
+    letters = classify_against_gt(union, gt)
+    datasets = sorted(union["dataset"].unique())
+    grid = pd.DataFrame(
+        {"dataset": np.repeat(datasets, len(UNION_OUTCOMES)), "outcome": list(UNION_OUTCOMES) * len(datasets)}
+    )
+    counts = pd.DataFrame({"dataset": union["dataset"].to_numpy(), "outcome": letters}).value_counts()
+    table = grid.join(counts.rename("count"), on=["dataset", "outcome"])
+    table["count"] = table["count"].fillna(0).astype("int64")
+    table["share"] = table["count"] / table.groupby("dataset")["count"].transform("sum")
+    return table
+
+
+def union_outcomes_against_gt(
+    judgements: pd.DataFrame, mentions: pd.DataFrame, *, gt_system: str = GT_SYSTEM, ties_verified: bool = False
+) -> pd.DataFrame:
+    """Counts and shares of outcomes A..E of the verification union against GT, per dataset (Figure 6).
+
+    ``judgements``: the judgements table (control rows ignored); ``mentions``: the mentions table
+    whose ``gt_system`` rows are the ground truth. Returns ``dataset, outcome, count, share`` with
+    every letter for every dataset that has a non-empty union.
+    """
+    union = union_from_verdicts(annotation_verdicts(judgements, ties_verified=ties_verified))
+    rows = mention_rows(mentions)
+    return outcomes_from_union(union, rows.loc[rows["system"] == gt_system])
