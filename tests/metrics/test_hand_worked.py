@@ -6,7 +6,6 @@ import math
 
 import pandas as pd
 import pytest
-
 from posthoc.metrics import (
     agreement_on_intersection,
     classify_against_gt,
@@ -61,7 +60,8 @@ def test_verification_union_counts_verified_only(tiny_judgements):
 def test_posthoc_precision_recall_f1(tiny_judgements):
     table = posthoc_precision_recall(_without_c(tiny_judgements))
     gt, s = _value(table, system="GT"), _value(table, system="S")
-    # recall = |V(m,d)| / |V(d)|: GT 2/6, S 5/6; F1 GT = 2 (2/3)(1/3) / (2/3 + 1/3) = 4/9; S = 2 (5/7)(5/6) / (5/7 + 5/6) = 10/13
+    # recall = |V(m,d)| / |V(d)|: GT 2/6, S 5/6
+    # F1: GT 2 (2/3)(1/3) / (2/3 + 1/3) = 4/9; S 2 (5/7)(5/6) / (5/7 + 5/6) = 10/13
     assert gt["n_union"] == s["n_union"] == 6
     assert (gt["precision"], gt["recall"], gt["f1"]) == pytest.approx((2 / 3, 1 / 3, 4 / 9))
     assert (s["precision"], s["recall"], s["f1"]) == pytest.approx((5 / 7, 5 / 6, 10 / 13))
