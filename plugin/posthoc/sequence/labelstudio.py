@@ -1,0 +1,65 @@
+"""Sequence tables from Label Studio exports of rating projects (``label_configs/rating.xml``).
+
+A rating study follows the same design as a verification study: one project per worker, tasks imported in
+that worker's own seeded order, so the order served is the import order. Task data carries ``item`` (what
+is rated), optionally ``position`` (the planned 0-based place) and ``gold``; without ``position`` the rank
+of the task id within its project (import order) is used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from posthoc.errors import PosthocInputError
+from posthoc.sequence.table import validate_sequence_table
+
+
+def _worker(annotation: Mapping[str, Any]) -> str:
+    who = annotation.get("completed_by")
+    if isinstance(who, Mapping):
+        return str(who.get("email") or who.get("id"))
+    return str(who)
+
+
+def sequence_table_from_rating_export(tasks: Iterable[Mapping[str, Any]], *, from_name: str = "score",
+                                      source: str = "export") -> pd.DataFrame:
+    """Flatten an exported JSON list of tasks into the sequence table (one row per submitted annotation).
+
+    Cancelled (skipped) annotations and annotations without a ``from_name`` number are left out; a task with
+    no ``item`` in its data is an error naming the task id.
+    """
+    rows = []
+    for task in tasks:
+        data = task.get("data") or {}
+        if "item" not in data:
+            raise PosthocInputError(f"{source}: task {task.get('id')} has no 'item' in its data")
+        for annotation in task.get("annotations") or []:
+            if annotation.get("was_cancelled"):
+                continue
+            numbers = [r for r in annotation.get("result") or [] if r.get("from_name") == from_name]
+            if not numbers:
+                continue
+            value = numbers[0].get("value", {}).get("number")
+            if value is None:
+                raise PosthocInputError(f"{source}: task {task.get('id')} annotation {annotation.get('id')} "
+                                        f"has no number in {from_name!r}")
+            rows.append({
+                "worker": _worker(annotation), "sequence": str(task.get("project", "")),
+                "item": str(data["item"]), "task_id": int(task["id"]),
+                "position": data.get("position"), "label": float(value),
+                "gold": data.get("gold", np.nan), "created_at": annotation.get("created_at"),
+            })
+    frame = pd.DataFrame(rows, columns=["worker", "sequence", "item", "task_id", "position", "label", "gold",
+                                        "created_at"])
+    if frame.empty:
+        raise PosthocInputError(f"{source}: no submitted ratings in {from_name!r}")
+    rank = frame.groupby(["worker", "sequence"])["task_id"].rank(method="first").astype(int) - 1
+    frame["position"] = frame["position"].where(frame["position"].notna(), rank)
+    table = validate_sequence_table(frame, source=source)
+    created = frame.set_index(["worker", "sequence", "item"])["created_at"]
+    table["created_at"] = created.reindex(pd.MultiIndex.from_frame(table[["worker", "sequence", "item"]])).to_numpy()
+    return table

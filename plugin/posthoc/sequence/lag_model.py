@@ -1,0 +1,232 @@
+"""The lag-1 model of seed 004 section 2: Y(i,t) = b0 + b1 Y(i,t-1) + b2 gold + b3 bias(i) (+ noise).
+
+Logistic regression for binary labels, linear regression for continuous ones (seed 004 section 2), with
+standard errors clustered by worker (a worker's judgements are not independent). ``bias(i)`` is the
+worker-bias control of section 3.1: the worker's mean label over all their *other* items, so the model gets
+no information about the current item from it. b1 > 0 is assimilation / priming, b1 < 0 sequential contrast
+or the gambler's fallacy.
+
+Worker subsets (section 3.1): ``all``; ``moderate``, without workers who gave one label to everything;
+``good``, accuracy against gold at least ``good_threshold`` (binary; 60% in the paper) or correlation with gold
+above ``good_correlation`` (continuous; 0.5 in section 3.2); ``bad``, the rest. Position tertiles (section 3.3,
+Table 4): the first, second and third third of each sequence.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import pandas as pd
+import statsmodels.api as sm
+
+from posthoc.errors import PosthocInputError
+from posthoc.sequence.table import validate_sequence_table
+
+SUBSETS = ("all", "moderate", "good", "bad")
+
+
+@dataclass(frozen=True)
+class LagFit:
+    """One fitted lag-1 model. ``b1_low``/``b1_high`` bound the ``confidence`` interval of b1."""
+
+    kind: str
+    b0: float
+    b1: float
+    b2: float
+    b3: float
+    b1_se: float
+    b1_low: float
+    b1_high: float
+    b1_p: float
+    n: int
+    n_workers: int
+    note: str = ""
+
+    def as_row(self) -> dict[str, object]:
+        """The fit as a flat dict (one row of a results table)."""
+        return asdict(self)
+
+
+def is_binary(labels: pd.Series) -> bool:
+    """True when every label is 0 or 1."""
+    values = labels.dropna().unique()
+    return len(values) > 0 and set(np.asarray(values, dtype=float).tolist()) <= {0.0, 1.0}
+
+
+def standardise_labels(table: pd.DataFrame) -> pd.DataFrame:
+    """Each worker's labels as z-scores (seed 004 section 3.3); workers with one distinct value are dropped."""
+    grouped = table.groupby("worker")["label"]
+    mean = grouped.transform("mean")
+    std = grouped.transform("std", ddof=1)
+    keep = std > 0
+    return table[keep].assign(label=(table["label"] - mean)[keep] / std[keep])
+
+
+def lagged_design(table: pd.DataFrame, *, worker_bias: bool = True) -> pd.DataFrame:
+    """Rows that have a previous item in the same worker's sequence, with the regressors of the model.
+
+    Adds ``previous`` (the label of the previous position), ``constant_sequence`` (the worker gave one label to
+    every item of this sequence), ``bias`` (the worker's mean label over their other
+    judgements), ``tertile`` (0, 1, 2: the third of the sequence the item sits in). The first item of every
+    sequence has no previous label and is dropped.
+    """
+    data = validate_sequence_table(table)
+    keys = ["worker", "sequence"]
+    data["previous"] = data.groupby(keys)["label"].shift(1)
+    data["constant_sequence"] = data.groupby(keys)["label"].transform("nunique") == 1
+    rank = data.groupby(keys).cumcount()
+    length = data.groupby(keys)["position"].transform("size")
+    data["tertile"] = np.minimum((3 * rank) // length, 2).astype(int)
+    totals = data.groupby("worker")["label"].transform("sum")
+    counts = data.groupby("worker")["label"].transform("size")
+    others = counts - 1
+    data["bias"] = np.where(others > 0, (totals - data["label"]) / others.where(others > 0, 1), np.nan)
+    data = data.dropna(subset=["previous"])
+    if worker_bias:
+        data = data.dropna(subset=["bias"])
+    return data.reset_index(drop=True)
+
+
+def _nan_fit(kind: str, n: int, n_workers: int, note: str) -> LagFit:
+    nan = math.nan
+    return LagFit(kind, nan, nan, nan, nan, nan, nan, nan, nan, n, n_workers, note)
+
+
+def fit_lag1(table: pd.DataFrame, *, kind: str = "auto", worker_bias: bool = True, use_gold: bool = True,
+             standardise: bool = True, confidence: float = 0.95, design: pd.DataFrame | None = None) -> LagFit:
+    """Fit the lag-1 model on a sequence table (columns in :data:`~posthoc.sequence.table.SEQUENCE_COLUMNS`).
+
+    Options: ``kind`` ``binary`` (logit), ``continuous`` (OLS) or ``auto`` (binary when every label is 0/1);
+    ``worker_bias`` adds the leave-one-out worker label rate; ``use_gold`` adds gold (dropped automatically
+    when gold is empty); ``standardise`` z-scores continuous labels per worker first (section 3.3).
+    ``design`` passes rows already built by :func:`lagged_design` (for subsets and tertiles).
+    Errors are clustered by worker. A model that cannot be fitted (too few rows, perfect separation) gives
+    NaN coefficients and a ``note`` saying why, never an exception.
+    """
+    if kind not in ("auto", "binary", "continuous"):
+        raise PosthocInputError(f"kind must be auto, binary or continuous, not {kind!r}")
+    if design is None:
+        source = validate_sequence_table(table)
+        if kind == "auto":
+            kind = "binary" if is_binary(source["label"]) else "continuous"
+        if kind == "continuous" and standardise:
+            source = standardise_labels(source)
+        design = lagged_design(source, worker_bias=worker_bias)
+    elif kind == "auto":
+        kind = "binary" if is_binary(design["label"]) else "continuous"
+    if kind == "binary" and not is_binary(design["label"]):
+        raise PosthocInputError("kind='binary' needs labels that are all 0 or 1")
+    columns = ["previous"]
+    gold_used = use_gold and design["gold"].notna().any()
+    if gold_used:
+        design = design.dropna(subset=["gold"])
+        columns.append("gold")
+    if worker_bias:
+        columns.append("bias")
+    n, n_workers = len(design), int(design["worker"].nunique()) if len(design) else 0
+    if n < len(columns) + 5 or n_workers < 2:
+        return _nan_fit(kind, n, n_workers, "too few judgements or workers to fit")
+    exog = sm.add_constant(design[columns].to_numpy(dtype=float), has_constant="add")
+    endog = design["label"].to_numpy(dtype=float)
+    groups = pd.factorize(design["worker"])[0]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if kind == "binary":
+                result = sm.Logit(endog, exog).fit(disp=0, cov_type="cluster", cov_kwds={"groups": groups},
+                                                    maxiter=100)
+            else:
+                result = sm.OLS(endog, exog).fit(cov_type="cluster", cov_kwds={"groups": groups})
+    except (np.linalg.LinAlgError, ValueError) as exc:
+        return _nan_fit(kind, n, n_workers, f"model could not be fitted: {exc}")
+    params = np.asarray(result.params, dtype=float)
+    bse = np.asarray(result.bse, dtype=float)
+    interval = np.asarray(result.conf_int(alpha=1 - confidence), dtype=float)
+    pvalues = np.asarray(result.pvalues, dtype=float)
+    named = dict(zip(["const", *columns], params, strict=True))
+    note = "" if gold_used else "no gold: model without the gold control"
+    if not np.all(np.isfinite(bse)):
+        note = (note + "; " if note else "") + "non-finite standard errors (separation?)"
+    return LagFit(kind=kind, b0=float(named["const"]), b1=float(named["previous"]),
+                  b2=float(named.get("gold", math.nan)), b3=float(named.get("bias", math.nan)),
+                  b1_se=float(bse[1]), b1_low=float(interval[1, 0]),
+                  b1_high=float(interval[1, 1]), b1_p=float(pvalues[1]), n=n, n_workers=n_workers, note=note)
+
+
+def worker_subsets(table: pd.DataFrame, *, good_threshold: float = 0.6, good_correlation: float = 0.5,
+                   kind: str = "auto") -> dict[str, list[str]]:
+    """The workers of each subset of :data:`SUBSETS` (section 3.1; section 3.2 for continuous labels).
+
+    ``moderate`` lists workers who varied their label somewhere; :func:`subset_rows` further drops every
+    single sequence (HIT) in which a worker gave one label to all items, the paper's opportunistic workers.
+    """
+    data = validate_sequence_table(table)
+    binary = is_binary(data["label"]) if kind == "auto" else kind == "binary"
+    workers = sorted(data["worker"].unique())
+    distinct = data.groupby("worker")["label"].nunique()
+    moderate = [w for w in workers if distinct[w] > 1]
+    with_gold = data.dropna(subset=["gold"])
+    if binary:
+        quality = (with_gold["label"] == with_gold["gold"].round()).groupby(with_gold["worker"]).mean()
+        good = [w for w in workers if quality.get(w, math.nan) >= good_threshold]
+    else:
+        quality = with_gold.groupby("worker")[["label", "gold"]].apply(
+            lambda g: g["label"].corr(g["gold"]) if len(g) > 2 else math.nan)
+        good = [w for w in workers if quality.get(w, math.nan) > good_correlation]
+    bad = [w for w in workers if w in quality.index and w not in set(good)]
+    return {"all": workers, "moderate": moderate, "good": good, "bad": bad}
+
+
+def subset_rows(design: pd.DataFrame, subsets: dict[str, list[str]], name: str) -> pd.DataFrame:
+    """The rows of a lagged design in subset ``name`` (``moderate`` also drops constant sequences)."""
+    rows = design[design["worker"].isin(set(subsets[name]))]
+    if name == "moderate":
+        rows = rows[~rows["constant_sequence"]]
+    return rows
+
+
+def _design_for(table: pd.DataFrame, kind: str, *, worker_bias: bool, standardise: bool) -> tuple[str, pd.DataFrame]:
+    data = validate_sequence_table(table)
+    kind = ("binary" if is_binary(data["label"]) else "continuous") if kind == "auto" else kind
+    if kind == "continuous" and standardise:
+        data = standardise_labels(data)
+    return kind, lagged_design(data, worker_bias=worker_bias)
+
+
+def lag1_by_subset(table: pd.DataFrame, *, kind: str = "auto", worker_bias: bool = True,
+                   standardise: bool = True, good_threshold: float = 0.6, good_correlation: float = 0.5,
+                   confidence: float = 0.95) -> pd.DataFrame:
+    """b1 per worker subset (seed 004 Tables 1-3).
+
+    Columns: ``subset, kind, b0, b1, b2, b3, b1_se, b1_low, b1_high, b1_p, n, n_workers, note``.
+    """
+    subsets = worker_subsets(table, good_threshold=good_threshold, good_correlation=good_correlation, kind=kind)
+    kind, design = _design_for(table, kind, worker_bias=worker_bias, standardise=standardise)
+    rows = []
+    for name in SUBSETS:
+        part = subset_rows(design, subsets, name)
+        fit = fit_lag1(part, kind=kind, worker_bias=worker_bias, confidence=confidence, design=part)
+        rows.append({"subset": name, **fit.as_row()})
+    return pd.DataFrame(rows)
+
+
+def lag1_by_tertile(table: pd.DataFrame, *, kind: str = "auto", worker_bias: bool = True,
+                    standardise: bool = True, good_threshold: float = 0.6, good_correlation: float = 0.5,
+                    confidence: float = 0.95) -> pd.DataFrame:
+    """b1 per worker subset and position tertile (seed 004 Table 4).
+
+    Columns: ``subset, tertile`` (1, 2, 3) and those of :func:`lag1_by_subset`.
+    """
+    subsets = worker_subsets(table, good_threshold=good_threshold, good_correlation=good_correlation, kind=kind)
+    kind, design = _design_for(table, kind, worker_bias=worker_bias, standardise=standardise)
+    rows = []
+    for name in SUBSETS:
+        for tertile in range(3):
+            part = subset_rows(design, subsets, name)
+            part = part[part["tertile"] == tertile]
+            fit = fit_lag1(part, kind=kind, worker_bias=worker_bias, confidence=confidence, design=part)
+            rows.append({"subset": name, "tertile": tertile + 1, **fit.as_row()})
+    return pd.DataFrame(rows)

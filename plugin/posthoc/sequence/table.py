@@ -1,0 +1,143 @@
+"""The sequence table and its readers (seed 004 section 2).
+
+Columns (one row a judgement):
+
+``worker``
+    who gave the label.
+``sequence``
+    the unit within which order is meaningful: a HIT (Snow et al.), or a worker's whole stream (posthoc
+    studies, where each worker has one project).
+``item``
+    what was judged.
+``position``
+    0-based place of the item in that worker's sequence (ties are not allowed).
+``label``
+    the worker's label: 0/1 for binary tasks, a number for continuous ones.
+``gold``
+    the expert label or a proxy for it (seed 004 footnote 1 uses the mean of other workers), or NaN.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Final
+
+import numpy as np
+import pandas as pd
+
+from posthoc.errors import PosthocInputError
+
+SEQUENCE_COLUMNS: Final = ("worker", "sequence", "item", "position", "label", "gold")
+
+
+def validate_sequence_table(table: pd.DataFrame, *, source: str = "sequence table") -> pd.DataFrame:
+    """Check columns and values; return a copy with clean dtypes sorted by worker, sequence, position.
+
+    Raises :class:`PosthocInputError` naming ``source``, the column and the first bad rows.
+    """
+    missing = [c for c in SEQUENCE_COLUMNS if c not in table.columns]
+    if missing:
+        raise PosthocInputError(
+            f"{source}: missing column(s) {', '.join(missing)}; needs {', '.join(SEQUENCE_COLUMNS)}"
+        )
+    out = table.loc[:, list(SEQUENCE_COLUMNS)].copy()
+    for column in ("label", "gold", "position"):
+        converted = pd.to_numeric(out[column], errors="coerce")
+        bad = converted.isna() & out[column].notna()
+        if column != "gold":
+            bad |= out[column].isna()
+        if bad.any():
+            rows = ", ".join(str(i) for i in out.index[bad][:5])
+            raise PosthocInputError(f"{source}: column {column!r} must be numeric; bad value(s) in row(s) {rows}")
+        out[column] = converted.astype(float)
+    if (out["position"] < 0).any() or (out["position"] % 1 != 0).any():
+        raise PosthocInputError(f"{source}: column 'position' must hold whole numbers >= 0")
+    out["position"] = out["position"].astype(np.int64)
+    for column in ("worker", "sequence", "item"):
+        if out[column].isna().any():
+            raise PosthocInputError(f"{source}: column {column!r} has empty values")
+        out[column] = out[column].astype(str)
+    duplicated = out.duplicated(["worker", "sequence", "position"])
+    if duplicated.any():
+        first = out[duplicated].iloc[0]
+        raise PosthocInputError(
+            f"{source}: worker {first['worker']} has two items at position {first['position']} of sequence "
+            f"{first['sequence']}; positions must be unique within a worker's sequence"
+        )
+    return out.sort_values(["worker", "sequence", "position"], kind="mergesort").reset_index(drop=True)
+
+
+def read_sequence_csv(path: str | Path, *, worker: str = "worker", sequence: str | None = "sequence",
+                      item: str = "item", position: str = "position", label: str = "label",
+                      gold: str | None = "gold", sep: str | None = None) -> pd.DataFrame:
+    """Read a CSV/TSV with one row a judgement into the sequence table.
+
+    ``sequence=None`` treats each worker's rows as one sequence; ``gold=None`` leaves gold empty.
+    The separator is sniffed from the extension (``.tsv`` -> tab) unless ``sep`` is given.
+    """
+    path = Path(path)
+    try:
+        frame = pd.read_csv(path, sep=sep or ("\t" if path.suffix.lower() == ".tsv" else ","), dtype=str)
+    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise PosthocInputError(f"{path}: cannot read as CSV ({exc})") from exc
+    wanted = {"worker": worker, "item": item, "position": position, "label": label}
+    if sequence is not None:
+        wanted["sequence"] = sequence
+    if gold is not None:
+        wanted["gold"] = gold
+    missing = [f"{name} (as {column!r})" for name, column in wanted.items() if column not in frame.columns]
+    if missing:
+        raise PosthocInputError(
+            f"{path}: missing column(s) {', '.join(missing)}; the file has {', '.join(frame.columns)}"
+        )
+    table = pd.DataFrame({name: frame[column] for name, column in wanted.items()})
+    if sequence is None:
+        table["sequence"] = table["worker"]
+    if gold is None:
+        table["gold"] = np.nan
+    return validate_sequence_table(table, source=str(path))
+
+
+def read_snow_rte(path: str | Path) -> pd.DataFrame:
+    """Snow et al. (2008) RTE judgements in their in-HIT order (``rte_sequence_by_assignment.csv``).
+
+    The sequence is the HIT (``hit_id_prefix20``), the position ``pos_in_hit_fileorder``: the fixed in-HIT
+    item order as the released files give it, which is the best available guess of what workers saw, not a
+    record of it (seed 004 section 3.1 assumes every worker of a HIT saw the same order).
+    """
+    return read_sequence_csv(path, worker="!amt_worker_ids", sequence="hit_id_prefix20", item="orig_id",
+                             position="pos_in_hit_fileorder", label="response", gold="gold", sep=",")
+
+
+def sequence_table_from_judgements(judgements: pd.DataFrame, *, include_controls: bool = False) -> pd.DataFrame:
+    """A posthoc study's judgements as a binary sequence table: label = 1 when the worker verified.
+
+    One sequence a worker (each worker has one project, served in planned order). Several annotations are
+    judged within one task, so a task's label is the share of its annotations the worker verified (continuous,
+    in [0, 1]); ``item`` is the task key. ``gold`` is a proxy (seed 004 footnote 1): the verification rate of
+    the same system on the same dataset over the *other* workers' judgements, so it carries no information
+    about the current worker's label. Control tasks are left out unless ``include_controls``.
+    """
+    needed = ("worker", "task_key", "position", "outcome", "dataset", "system", "is_control")
+    missing = [c for c in needed if c not in judgements.columns]
+    if missing:
+        raise PosthocInputError(f"judgements table lacks column(s) {', '.join(missing)}")
+    rows = judgements if include_controls else judgements[~judgements["is_control"].astype(bool)]
+    rows = rows.assign(verified=(rows["outcome"] == "verify").astype(float))
+    per_task = (
+        rows.groupby(["worker", "task_key", "position", "dataset", "system"], as_index=False, observed=True)
+        .agg(label=("verified", "mean"), n=("verified", "size"), hits=("verified", "sum"))
+    )
+    totals = per_task.groupby(["dataset", "system"], observed=True)[["hits", "n"]].transform("sum")
+    own = per_task.groupby(["worker", "dataset", "system"], observed=True)[["hits", "n"]].transform("sum")
+    other_n = totals["n"] - own["n"]
+    per_task["gold"] = np.where(other_n > 0, (totals["hits"] - own["hits"]) / other_n.where(other_n > 0, 1), np.nan)
+    table = pd.DataFrame({
+        "worker": per_task["worker"],
+        "sequence": per_task["worker"],
+        "item": per_task["task_key"],
+        "position": per_task["position"],
+        "label": per_task["label"],
+        "gold": per_task["gold"],
+    })
+    return validate_sequence_table(table, source="judgements table")
