@@ -1,0 +1,157 @@
+"""/webhook into the SQLite event store, and per-worker progress and control results computed from it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from flask.testing import FlaskClient
+from posthoc.study.manifest import Manifest
+from posthoc_backend.events import EventStore, current_annotations, regions_of
+from posthoc_backend.progress import control_results, worker_progress
+
+from backend.payloads import annotation_event, ls_task, predict_payload, region_decisions
+
+
+def _predict(client: FlaskClient, record: dict[str, Any], config: str) -> list[dict[str, Any]]:
+    reply = client.post("/predict", json=predict_payload([ls_task(record)], config))
+    return list(reply.json["results"][0]["result"])
+
+
+def _annotate(client: FlaskClient, manifest: Manifest, config: str, worker: str, *, n: int | None = None,
+              wrong_controls: bool = False, first_id: int = 1) -> int:
+    """Post ANNOTATION_CREATED for ``worker``'s first ``n`` tasks; controls decided as expected unless told."""
+    records = manifest.tasks(worker).to_dict("records")[:n]
+    for offset, record in enumerate(records):
+        prediction = _predict(client, record, config)
+        expected = manifest.prefill(record["task_key"])
+        decisions = {}
+        for mention in expected.to_dict("records"):
+            want = mention["expected_outcome"] if record["is_control"] else None
+            decisions[mention["mention_id"]] = want or "verify"
+        if record["is_control"] and wrong_controls:
+            first = next(iter(decisions))
+            decisions[first] = "verify" if decisions[first] != "verify" else "remove"
+        event = annotation_event("ANNOTATION_CREATED", annotation_id=first_id + offset, task_id=first_id + offset,
+                                 task_key=record["task_key"], text=record["text"],
+                                 result=region_decisions(prediction, decisions))
+        reply = client.post("/webhook", json=event)
+        assert reply.status_code == 200 and reply.json["recorded"] == 1
+    return len(records)
+
+
+def test_regions_of_reads_decisions_and_texts() -> None:
+    result = [
+        {"id": "m1", "type": "labels", "from_name": "mention", "value": {"start": 0, "end": 3, "labels": ["Entity"]}},
+        {"id": "m1", "type": "textarea", "from_name": "link", "value": {"start": 0, "end": 3, "text": ["L"]}},
+        {"id": "m1", "type": "choices", "from_name": "decision", "value": {"start": 0, "end": 3, "choices": ["edit"]}},
+        {"id": "m1", "type": "textarea", "from_name": "new_link", "value": {"start": 0, "end": 3, "text": ["X"]}},
+        {"id": "m2", "type": "labels", "from_name": "mention", "value": {"start": 4, "end": 6, "labels": ["Entity"]}},
+        {"type": "relation", "from_id": "m1", "to_id": "m2"},
+        "garbage",
+    ]
+    regions = {r["id"]: r for r in regions_of(result)}
+    assert regions["m1"]["decision"] == "edit" and regions["m1"]["texts"] == {"link": ["L"], "new_link": ["X"]}
+    assert (regions["m1"]["start"], regions["m1"]["end"]) == (0, 3)
+    assert regions["m2"]["decision"] is None
+    assert regions_of("not a list") == []
+
+
+def test_webhook_store_is_idempotent_and_follows_updates_and_deletes(client: FlaskClient, tmp_path: Path) -> None:
+    result = [{"id": "m1", "type": "choices", "from_name": "decision", "value": {"start": 0, "end": 3,
+                                                                                 "choices": ["verify"]}}]
+    created = annotation_event("ANNOTATION_CREATED", annotation_id=5, task_id=9, task_key="tk1", text="Ann",
+                               result=result, updated_at="2026-11-30T03:10:00Z")
+    assert client.post("/webhook", json=created).json["recorded"] == 1
+    assert client.post("/webhook", json=created).json["recorded"] == 0  # a retried webhook is stored once
+    changed = [{**result[0], "value": {**result[0]["value"], "choices": ["remove"]}}]
+    updated = annotation_event("ANNOTATION_UPDATED", annotation_id=5, task_id=9, task_key="tk1", text="Ann",
+                               result=changed, updated_at="2026-11-30T03:11:00Z")
+    assert client.post("/webhook", json=updated).json["recorded"] == 1
+    other = annotation_event("ANNOTATION_CREATED", annotation_id=6, task_id=10, task_key="tk2", text="Bo",
+                             result=[], was_cancelled=True)
+    client.post("/webhook", json=other)
+    assert client.post("/webhook", json={"action": "TASKS_CREATED", "tasks": [{"id": 1}]}).json["recorded"] == 0
+
+    store = EventStore(tmp_path / "events.sqlite3")
+    events = store.events()
+    assert list(events["action"]) == ["ANNOTATION_CREATED", "ANNOTATION_UPDATED", "ANNOTATION_CREATED"]
+    assert list(events["task_key"]) == ["tk1", "tk1", "tk2"] and list(events["project_id"]) == [1, 1, 1]
+    now = current_annotations(events)
+    assert list(now["annotation_id"]) == [5, 6]
+    assert now.loc[0, "regions"][0]["decision"] == "remove"
+    assert list(now["was_cancelled"]) == [False, True]
+
+    deleted = {"action": "ANNOTATIONS_DELETED", "annotations": [{"id": 5}], "project": {"id": 1}}
+    assert client.post("/webhook", json=deleted).json["recorded"] == 1
+    assert list(current_annotations(store.events())["annotation_id"]) == [6]
+    raw = (tmp_path / "events.sqlite3").read_bytes()
+    assert b"not-a-real-password" not in raw  # only extracted fields are kept, never the payload
+
+
+@pytest.mark.parametrize("body", [
+    {"annotation": {"id": 1}},
+    {"action": "ANNOTATION_CREATED"},
+    {"action": "ANNOTATION_CREATED", "annotation": {"id": "7"}},
+    {"action": "ANNOTATIONS_DELETED", "annotations": "all"},
+    {"action": "ANNOTATIONS_DELETED", "annotations": [{"id": None}]},
+])
+def test_bad_webhooks_get_400_json(client: FlaskClient, body: dict[str, Any]) -> None:
+    reply = client.post("/webhook", json=body)
+    assert reply.status_code == 400 and reply.is_json and reply.json["error"]
+
+
+def test_progress_and_control_results(make_client: Callable[..., FlaskClient], manifest: Manifest, config: str,
+                                      tmp_path: Path) -> None:
+    client = make_client(events_db=tmp_path / "study.events.sqlite3")
+    workers = manifest.workers()
+    done_all = _annotate(client, manifest, config, workers[0], first_id=1)
+    done_some = _annotate(client, manifest, config, workers[1], n=3, first_id=1000)
+    _annotate(client, manifest, config, workers[2], wrong_controls=True, first_id=2000)
+    annotations = current_annotations(EventStore(tmp_path / "study.events.sqlite3").events())
+    controls = control_results(manifest, annotations)
+    progress = worker_progress(manifest, annotations, controls).set_index("worker")
+
+    totals = manifest.tasks().groupby("worker")["task_key"].nunique()
+    control_totals = manifest.tasks().groupby("worker")["is_control"].sum()
+    assert progress.loc[workers[0], "tasks_done"] == done_all == totals[workers[0]]
+    assert progress.loc[workers[0], "share_done"] == 1.0
+    assert progress.loc[workers[1], "tasks_done"] == done_some == 3
+    assert progress.loc[workers[3], "tasks_done"] == 0 and pd.isna(progress.loc[workers[3], "last_activity"])
+    assert progress.loc[workers[0], "controls_total"] == control_totals[workers[0]] >= 1
+    assert progress.loc[workers[0], "controls_passed"] == progress.loc[workers[0], "controls_done"] >= 1
+    assert progress.loc[workers[2], "controls_done"] >= 1 and progress.loc[workers[2], "controls_passed"] == 0
+    failed = controls[controls["worker"] == workers[2]]
+    assert (~failed["passed"]).all() and (failed["wrong"] == 1).all()
+    assert failed["detail"].str.contains("expected").all()
+
+    # the CLI reads the same store
+    from posthoc.cli.status import status_command
+
+    out = tmp_path / "status"
+    run = CliRunner().invoke(status_command, ["--manifest", str(manifest.path), "--events-db",
+                                              str(tmp_path / "study.events.sqlite3"), "--out", str(out)])
+    assert run.exit_code == 0, run.output
+    assert workers[0] in run.output and "control tasks" in run.output
+    assert (out / "workers.csv").read_text().count("\n") == len(workers) + 1
+
+
+def test_a_deleted_control_region_counts_as_remove(make_client: Callable[..., FlaskClient], manifest: Manifest,
+                                                    config: str, tmp_path: Path) -> None:
+    client = make_client(events_db=tmp_path / "e.sqlite3")
+    controls = manifest.tasks()
+    record = controls[controls["is_control"]].to_dict("records")[0]
+    expected = manifest.prefill(record["task_key"]).to_dict("records")
+    prediction = _predict(client, record, config)
+    removed = {m["mention_id"] for m in expected if m["expected_outcome"] == "remove"}
+    decisions = {m["mention_id"]: m["expected_outcome"] for m in expected if m["mention_id"] not in removed}
+    kept = [item for item in prediction if item["id"] not in removed]  # the annotator deleted those regions
+    event = annotation_event("ANNOTATION_CREATED", annotation_id=1, task_id=1, task_key=record["task_key"],
+                             text=record["text"], result=region_decisions(kept, decisions))
+    client.post("/webhook", json=event)
+    result = control_results(manifest, current_annotations(EventStore(tmp_path / "e.sqlite3").events()))
+    assert list(result["passed"]) == [True]

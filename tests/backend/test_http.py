@@ -1,0 +1,116 @@
+"""The backend served for real over loopback HTTP: werkzeug in a thread, and gunicorn via `posthoc backend serve`."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import requests
+from posthoc.study.manifest import Manifest
+from posthoc_backend.app import create_app
+from posthoc_backend.events import EventStore
+from posthoc_backend.protocol import MODEL_VERSION
+from werkzeug.serving import make_server
+
+from backend.payloads import annotation_event, ls_task, predict_payload
+
+
+@pytest.fixture
+def served(manifest: Manifest, tmp_path: Path) -> Iterator[str]:
+    """The app on a werkzeug server on a free loopback port, in a thread."""
+    server = make_server("127.0.0.1", 0, create_app(manifest, events_db=tmp_path / "events.sqlite3"), threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        thread.join(timeout=10)
+
+
+def test_protocol_over_http(served: str, manifest: Manifest, config: str) -> None:
+    with requests.Session() as session:
+        assert session.get(f"{served}/health", timeout=10).json()["status"] == "UP"
+        assert session.post(f"{served}/setup", json={"project": "1.1", "schema": config},
+                            timeout=10).json() == {"model_version": MODEL_VERSION}
+        records = manifest.tasks().to_dict("records")[:10]
+        reply = session.post(f"{served}/predict", json=predict_payload([ls_task(r) for r in records], config),
+                             timeout=30)
+        assert reply.status_code == 200 and reply.headers["Content-Type"].startswith("application/json")
+        results = reply.json()["results"]
+        assert len(results) == 10
+        for record, prediction in zip(records, results, strict=True):
+            for item in prediction["result"]:
+                if item["type"] == "labels":
+                    assert item["value"]["text"] == record["text"][item["value"]["start"]:item["value"]["end"]]
+        bad = session.post(f"{served}/predict", data=b"\xff\xfe not json", timeout=10,
+                           headers={"Content-Type": "application/json"})
+        assert bad.status_code == 400 and bad.json()["error"]
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _wait_up(url: str, process: subprocess.Popen[bytes], timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"backend exited with {process.returncode}")
+        try:
+            if requests.get(f"{url}/health", timeout=5).status_code == 200:
+                return
+        except requests.RequestException:
+            time.sleep(0.3)
+    raise AssertionError(f"backend did not answer on {url} within {timeout} s")
+
+
+@pytest.mark.slow
+def test_posthoc_backend_serve_runs_gunicorn_with_the_secret_from_the_environment(
+        manifest_path: Path, manifest: Manifest, config: str, tmp_path: Path) -> None:
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    events = tmp_path / "served.events.sqlite3"
+    env = {**os.environ, "POSTHOC_BACKEND_SECRET": "gunicorn-secret"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "posthoc.cli.main", "backend", "serve", "--manifest", str(manifest_path),
+         "--port", str(port), "--workers", "2", "--events-db", str(events)],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    try:
+        _wait_up(url, process)
+        record = manifest.tasks().to_dict("records")[0]
+        body = predict_payload([ls_task(record)], config)
+        assert requests.post(f"{url}/predict", json=body, timeout=10).status_code == 401
+        reply = requests.post(f"{url}/predict", json=body, auth=("label-studio", "gunicorn-secret"), timeout=10)
+        assert reply.status_code == 200
+        assert reply.json()["results"][0]["model_version"] == MODEL_VERSION
+        event = annotation_event("ANNOTATION_CREATED", annotation_id=1, task_id=1, task_key=record["task_key"],
+                                 text=record["text"], result=[])
+        hook = requests.post(f"{url}/webhook", json=event, headers={"Authorization": "Bearer gunicorn-secret"},
+                             timeout=10)
+        assert hook.status_code == 200 and hook.json()["recorded"] == 1
+        assert list(EventStore(events).events()["task_key"]) == [record["task_key"]]
+    finally:
+        process.terminate()
+        _, stderr = process.communicate(timeout=30)
+    assert b"gunicorn-secret" not in stderr  # the secret never reaches the log
+
+
+def test_serve_refuses_missing_inputs(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+    from posthoc.cli.main import cli
+
+    run = CliRunner().invoke(cli, ["backend", "serve", "--manifest", str(tmp_path / "none.sqlite")])
+    assert run.exit_code != 0 and "no such file" in str(run.exception or run.output)
+    run = CliRunner().invoke(cli, ["backend", "serve"])
+    assert run.exit_code != 0 and "--manifest" in str(run.exception or run.output)
