@@ -6,7 +6,9 @@ import json
 import re
 from pathlib import Path
 
+from posthoc.links import normalise_link
 from posthoc.readers import Corpus, read_mentions
+from posthoc.readers.corpus import documents_frame, mentions_frame
 
 #: Eaglet's error types (hasErrorType) -> our rule names.
 EAGLET_RULES = {
@@ -45,3 +47,32 @@ def expected_checks(path: Path) -> set[tuple[str, str, int, int]]:
             document = str(node["@id"]).split("#", 1)[0]
             found.add((document, EAGLET_RULES[name], int(node["beginIndex"]), int(node["endIndex"])))
     return found
+
+
+Spec = dict[str, tuple[str, list[tuple[str, str | None]]]]
+
+
+def build_corpus(docs: dict[str, tuple[str, list[tuple[object, ...]]]], *, dataset: str = "d",
+                 system: str = "GT") -> Corpus:
+    """``{doc_id: (text, [(surface, link) | (surface, link, occurrence) | (start, end, link)])}`` -> Corpus.
+
+    A surface is found in the text (its ``occurrence``-th appearance, default the first), so the
+    offsets are the text's own code point offsets.
+    """
+    rows = []
+    for doc_id, (text, marks) in docs.items():
+        for mark in marks:
+            if isinstance(mark[0], int):
+                start, end, link = mark  # type: ignore[misc]
+            else:
+                surface, link = str(mark[0]), mark[1]
+                occurrence = int(mark[2]) if len(mark) > 2 else 0  # type: ignore[arg-type]
+                start = -1
+                for _ in range(occurrence + 1):
+                    start = text.index(surface, start + 1)
+                end = start + len(surface)
+            norm = normalise_link(None if link is None else str(link))
+            rows.append((dataset, doc_id, system, int(start), int(end), text[int(start):int(end)], norm.link,
+                         norm.original, norm.is_nil))
+    documents = documents_frame([(dataset, doc_id, text) for doc_id, (text, _) in docs.items()])
+    return Corpus(documents, mentions_frame(rows))

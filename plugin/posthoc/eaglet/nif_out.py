@@ -1,7 +1,7 @@
 """NIF 2.0 Turtle carrying the flags, in Eaglet's vocabulary (paper 003, Sect. 4; Eaglet's output).
 
 The checked system's documents and annotations are written by :func:`posthoc.writers.write_nif`,
-then every flag is added to its phrase ``<base><dataset>/<doc_id>#char=s,e``:
+then every flag is added to its phrase (the writer's document URI + ``#char=s,e``):
 
 ``eaglet:hasErrorType``    :data:`ERROR_TYPES` (Eaglet's names: ``LongDesc``, ``WrongPos``,
                            ``Overlapping``, ``CombinedTagging``, ``OutdatedUriErr``, ...);
@@ -21,7 +21,6 @@ import tempfile
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Final
-from urllib.parse import quote
 
 import pandas as pd
 from rdflib import RDF, RDFS, XSD, Graph, Literal, Namespace, URIRef
@@ -29,6 +28,7 @@ from rdflib import RDF, RDFS, XSD, Graph, Literal, Namespace, URIRef
 from posthoc.atomic import write_bytes_atomic
 from posthoc.links import NIL_PREFIX
 from posthoc.readers.corpus import Corpus
+from posthoc.readers.nif import doc_id_of
 from posthoc.writers import DEFAULT_BASE_URI, ITSRDF, NIF, NOT_IN_WIKI, write_nif
 
 EAGLET: Final = Namespace("http://gerbil.aksw.org/eaglet/vocab#")
@@ -56,8 +56,8 @@ def check_result(rule: str, suggestion: str) -> str:
     return {"overlapping": "Overlaps", "combined_marking": "NeedToPair"}.get(rule, "NeedToCheck")
 
 
-def _phrase(base_uri: str, dataset: str, doc_id: str, start: int, end: int) -> URIRef:
-    return URIRef(f"{base_uri}{quote(dataset, safe='')}/{quote(doc_id, safe='')}#char={start},{end}")
+def _phrase(documents: dict[str, str], doc_id: str, start: int, end: int) -> URIRef:
+    return URIRef(f"{documents[doc_id]}#char={start},{end}")
 
 
 def write_flagged_nif(corpus: Corpus, flags: pd.DataFrame, path: str | os.PathLike[str], *, system: str = "GT",
@@ -69,17 +69,17 @@ def write_flagged_nif(corpus: Corpus, flags: pd.DataFrame, path: str | os.PathLi
         write_nif(checked, plain, system=system if not checked.mentions.empty else None, base_uri=base_uri)
         graph = Graph().parse(plain, format="turtle")
     graph.bind("eaglet", EAGLET)
-    texts = {(str(d), str(i)): str(t) for d, i, t in corpus.documents[["dataset", "doc_id", "text"]].itertuples(
-        index=False)}
+    # the document URIs exactly as the writer made them: doc_id -> context URI without its fragment
+    documents = {doc_id_of(str(c)): str(c).split("#", 1)[0] for c in graph.subjects(NIF.isString, None)}
+    texts = {str(i): str(t) for i, t in corpus.documents[["doc_id", "text"]].itertuples(index=False)}
     flagged: set[URIRef] = set()
     for record in flags.to_dict("records"):
         row = SimpleNamespace(**{str(k): v for k, v in record.items()})
-        dataset, doc_id, start, end = str(row.dataset), str(row.doc_id), int(row.start), int(row.end)
-        phrase = _phrase(base_uri, dataset, doc_id, start, end)
+        doc_id, start, end = str(row.doc_id), int(row.start), int(row.end)
+        phrase = _phrase(documents, doc_id, start, end)
         flagged.add(phrase)
         if row.suggestion == "insert":
-            context = URIRef(f"{base_uri}{quote(dataset, safe='')}/{quote(doc_id, safe='')}"
-                             f"#char=0,{len(texts[(dataset, doc_id)])}")
+            context = URIRef(f"{documents[doc_id]}#char=0,{len(texts[doc_id])}")
             graph.add((phrase, RDF.type, NIF.Phrase))
             graph.add((phrase, RDF.type, NIF.RFC5147String))
             graph.add((phrase, NIF.anchorOf, Literal(str(row.surface), datatype=XSD.string)))
@@ -98,7 +98,7 @@ def write_flagged_nif(corpus: Corpus, flags: pd.DataFrame, path: str | os.PathLi
             graph.add((phrase, RDFS.comment, Literal(str(row.detail))))
         if int(row.partner_start) >= 0:
             graph.add((phrase, EAGLET.hasPairPartner,
-                       _phrase(base_uri, dataset, doc_id, int(row.partner_start), int(row.partner_end))))
+                       _phrase(documents, doc_id, int(row.partner_start), int(row.partner_end))))
         if row.suggestion == "update-uri" and str(row.partner_link):
             graph.add((phrase, EAGLET.hasSuggestedUri, URIRef(str(row.partner_link))))
     for node in set(graph.subjects(RDF.type, NIF.Phrase)) - flagged:

@@ -198,7 +198,7 @@ def corrected_gold(corpus: Corpus, flags: pd.DataFrame, tasks: list[dict[str, An
     """The corrected annotations of ``system`` and the change log (see the module docstring)."""
     checked = corpus.mentions[corpus.mentions["system"] == system]
     records = checked.to_dict("records")
-    current: dict[tuple[str, str, int, int, str], dict[str, Any]] = {
+    current: dict[tuple[str, str, int, int, str], dict[Any, Any]] = {
         (str(m["dataset"]), str(m["doc_id"]), int(m["start"]), int(m["end"]), str(m["link"])): m for m in records}
     texts = {(str(d), str(i)): str(t) for d, i, t in corpus.documents[["dataset", "doc_id", "text"]].itertuples(
         index=False)}

@@ -1,0 +1,213 @@
+"""Each rule module on small, hand-checked cases (paper 003 Sect. 3.4), Unicode included."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from posthoc.eaglet.kb import KbSnapshot
+from posthoc.eaglet.pipeline import Pipeline, default_pipeline
+from posthoc.eaglet.rules import (
+    CombinedMarkingRule,
+    InconsistentMarkingRule,
+    LongDescriptionRule,
+    MissingEntitiesRule,
+    OverlappingRule,
+    PositioningRule,
+    UriRule,
+)
+from posthoc.errors import PosthocInputError
+from posthoc.readers.corpus import Corpus
+
+from tests.eaglet.helpers import build_corpus
+
+
+def run(rule: object, corpus: Corpus, system: str = "GT") -> pd.DataFrame:
+    return Pipeline((rule,)).run(corpus.documents, corpus.mentions, system=system)  # type: ignore[arg-type]
+
+
+def spans(flags: pd.DataFrame, suggestion: str | None = None) -> set[tuple[str, int, int]]:
+    chosen = flags if suggestion is None else flags[flags["suggestion"] == suggestion]
+    return {(str(r.rule), int(r.start), int(r.end)) for r in chosen.itertuples()}
+
+
+# ---- positioning -----------------------------------------------------------------------------------------------
+
+def test_positioning_flags_a_span_ending_inside_a_word() -> None:
+    corpus = build_corpus({"1": ("John played football for Seattle.", [("foot", "Foot"), ("Seattle", "Seattle")])})
+    flags = run(PositioningRule(), corpus)
+    assert spans(flags) == {("positioning", 12, 16)}
+    assert flags["suggestion"].tolist() == ["delete"]
+    assert "'football'" in flags["detail"].iloc[0]
+
+
+def test_positioning_is_unicode_aware() -> None:
+    text = "Cafe\u0301 in 東京タワー and 👩‍👩‍👧 fans of Zoë"
+    corpus = build_corpus({"1": (text, [
+        ("Cafe", "Cafe"),            # ends before a combining acute accent: inside the word
+        ("東京", "Tokyo"),            # ends before タ: inside the (unsegmented) CJK word
+        ("👩‍👩‍👧", None),               # emoji are not word characters: fine
+        ("Zoë", "Zoë"),              # whole word: fine
+    ])})
+    flags = run(PositioningRule(), corpus)
+    assert spans(flags) == {("positioning", 0, 4), ("positioning", 9, 11)}
+
+
+def test_positioning_accepts_spans_bounded_by_punctuation() -> None:
+    corpus = build_corpus({"1": ("(Seattle)-based, U.S.", [("Seattle", "Seattle"), ("U.S", "United_States")])})
+    assert run(PositioningRule(), corpus).empty
+
+
+# ---- overlapping ---------------------------------------------------------------------------------------------
+
+def test_overlapping_flags_both_partners_strictly() -> None:
+    text = "the MLS Cup Playoffs and New York"
+    corpus = build_corpus({"1": (text, [("MLS Cup", "MLS_Cup"), ("Cup Playoffs", "Playoffs"), ("New", "New"),
+                                        ("York", "York")])})
+    flags = run(OverlappingRule(), corpus)
+    assert spans(flags) == {("overlapping", 4, 11), ("overlapping", 8, 20)}
+    first = flags[flags["start"] == 4].iloc[0]
+    assert (first["partner_start"], first["partner_end"]) == (8, 20)
+
+
+def test_overlapping_touching_is_eaglets_variant_and_same_span_is_no_overlap() -> None:
+    text = "NewYork is big"
+    corpus = build_corpus({"1": (text, [(0, 3, "New"), (3, 7, "York"), (0, 3, "New_(x)")])})
+    assert run(OverlappingRule(), corpus).empty
+    touching = run(OverlappingRule(touching=True), corpus)
+    assert spans(touching) == {("overlapping", 0, 3), ("overlapping", 3, 7)}
+
+
+# ---- combined marking --------------------------------------------------------------------------------------------
+
+def test_combined_marking_flags_parts_and_proposes_the_union() -> None:
+    text = "In December 2012, Seattle won."
+    corpus = build_corpus({"1": (text, [("December", "December"), ("2012", "2012"), ("Seattle", "Seattle")])})
+    flags = run(CombinedMarkingRule(), corpus)
+    assert spans(flags, "check") == {("combined_marking", 3, 11), ("combined_marking", 12, 16)}
+    assert spans(flags, "insert") == {("combined_marking", 3, 16)}
+    assert flags[flags["suggestion"] == "insert"]["surface"].tolist() == ["December 2012"]
+
+
+def test_combined_marking_chains_three_and_stops_at_punctuation_and_line_breaks() -> None:
+    text = "New York City Police, Steve Pagani\nVIENNA"
+    corpus = build_corpus({"1": (text, [("New", "a"), ("York", "b"), ("City Police", "c"), ("Steve Pagani", "d"),
+                                        ("VIENNA", "Vienna")])})
+    flags = run(CombinedMarkingRule(), corpus)
+    assert spans(flags, "insert") == {("combined_marking", 0, 20)}
+    eaglet_like = run(CombinedMarkingRule(cross_line_breaks=True), corpus)
+    assert spans(eaglet_like, "insert") == {("combined_marking", 0, 20), ("combined_marking", 22, 41)}
+
+
+# ---- long description ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("tagger", ["rules", "pattern"])
+def test_long_description_flags_the_relative_clause_only(tagger: str) -> None:
+    if tagger == "pattern":
+        pytest.importorskip("textblob", reason="the pattern tagger needs the optional PyPI package textblob")
+    text = "Such a team that won Supporters' Shield in 2014 and The Man Who Knew Too Much."
+    corpus = build_corpus({"1": (text, [("team that won Supporters' Shield in 2014", "Seattle_Sounders_FC"),
+                                        ("The Man Who Knew Too Much", "The_Man_Who_Knew_Too_Much")])})
+    flags = run(LongDescriptionRule(tagger=tagger), corpus)
+    assert spans(flags) == {("long_description", 7, 47)}
+    assert f"tagger {tagger}" in flags["detail"].iloc[0]
+
+
+def test_unknown_tagger_is_an_input_error() -> None:
+    corpus = build_corpus({"1": ("a b c", [("a", "A")])})
+    with pytest.raises(PosthocInputError, match="tagger"):
+        run(LongDescriptionRule(tagger="stanford"), corpus)
+
+
+# ---- URI errors ---------------------------------------------------------------------------------------------------
+
+def test_uri_rule_invalid_outdated_and_disambiguation() -> None:
+    text = "China, Seattle, Paris, Foo, Bar and Motorola."
+    corpus = build_corpus({"1": (text, [
+        ("China", "http://dbpedia.org/resource/People's_Republic_of_China"),
+        ("Seattle", "http://dbpedia.org/resource/Seattle_(disambiguation)"),
+        ("Paris", "http://dbpedia.org/resource/Paris"),
+        ("Foo", "http://dbpedia.org/resource/"),
+        ("Bar", "http://example.org/a b"),
+        ("Motorola", "http://aksw.org/notInWiki/Motorola_Inc"),
+    ])})
+    kb = KbSnapshot(redirects={"https://en.wikipedia.org/wiki/People%27s_Republic_of_China":
+                               "https://en.wikipedia.org/wiki/China"},
+                    disambiguations={"https://en.wikipedia.org/wiki/Seattle_(disambiguation)":
+                                     ["https://en.wikipedia.org/wiki/Seattle"]})
+    flags = run(UriRule(kb=kb), corpus)
+    assert spans(flags) == {("outdated_uri", 0, 5), ("disambiguation_uri", 7, 14), ("invalid_uri", 23, 26),
+                            ("invalid_uri", 28, 31)}
+    outdated = flags[flags["rule"] == "outdated_uri"].iloc[0]
+    assert (outdated["suggestion"], outdated["partner_link"]) == ("update-uri", "https://en.wikipedia.org/wiki/China")
+
+
+def test_uri_rule_empty_link_is_invalid_and_kb_titles_find_missing_pages() -> None:
+    corpus = build_corpus({"1": ("Alpha Beta", [("Alpha", ""), ("Beta", "Beta_(letter)")])})
+    kb = KbSnapshot(titles={"https://en.wikipedia.org/wiki/Gamma"})
+    flags = run(UriRule(kb=kb), corpus)
+    assert flags[["start", "detail"]].values.tolist() == [[0, "empty URI"], [6, "title not in the KB"]]
+
+
+# ---- inconsistent marking -------------------------------------------------------------------------------
+
+def test_inconsistent_marking_proposes_unmarked_occurrences_in_the_dataset() -> None:
+    corpus = build_corpus({
+        "1": ("Seattle Sounders beat Portland Timbers.", [("Seattle Sounders", "Seattle_Sounders_FC"),
+                                                      ("Portland Timbers", "Portland_Timbers")]),
+        "2": ("The Seattle Sounders and the Portland Timbers met; Seattle won.", [("Portland", "Portland")]),
+    })
+    flags = run(InconsistentMarkingRule(), corpus)
+    assert spans(flags) == {("inconsistent_marking", 4, 20)}  # Portland Timbers intersects a marked "Portland"
+    row = flags.iloc[0]
+    assert (row["doc_id"], row["suggestion"], row["link"]) == ("2", "insert", "https://en.wikipedia.org/wiki/"
+                                                                             "Seattle_Sounders_FC")
+    assert "proposal" in row["detail"]
+
+
+def test_inconsistent_marking_skips_faulty_annotations_and_respects_datasets() -> None:
+    first = build_corpus({"1": ("foo football Foo", [("foot", "Foot"), ("Foo", "Foo")])}, dataset="a")
+    second = build_corpus({"2": ("Foo again", [])}, dataset="b")
+    corpus = first.merge(second)
+    flags = default_pipeline(only=["positioning", "inconsistent_marking"]).run(
+        corpus.documents, corpus.mentions)
+    # "foot" is faulty (positioning) so not indexed; "Foo" is proposed nowhere: case differs in doc 1, other dataset
+    assert spans(flags) == {("positioning", 4, 8)}
+    casefold = Pipeline((InconsistentMarkingRule(normalise="casefold"),)).run(corpus.documents, corpus.mentions)
+    # case-folded, "foo" matches "Foo"; "foot" never matches inside the one token "football"
+    assert spans(casefold) == {("inconsistent_marking", 0, 3)}
+
+
+def test_inconsistent_marking_with_cjk_emoji_and_combining_marks() -> None:
+    text_1 = "東京 タワー 👍 Cafe\u0301 Noir"
+    text_2 = "Cafe\u0301 Noir と 東京 タワー、Cafe Noir"
+    corpus = build_corpus({"1": (text_1, [("東京 タワー", "Tokyo_Tower"), ("Cafe\u0301 Noir", "Café_Noir")]),
+                           "2": (text_2, [])})
+    flags = run(InconsistentMarkingRule(), corpus)
+    got = {(int(r.start), int(r.end), r.surface) for r in flags.itertuples()}
+    assert got == {(0, 10, "Cafe\u0301 Noir"), (13, 19, "東京 タワー")}
+
+
+# ---- missing entities ------------------------------------------------------------------------------------------------
+
+def test_missing_entities_majority_of_systems() -> None:
+    text = "Angela Merkel met Macron in Berlin."
+    gt = build_corpus({"1": (text, [("Berlin", "Berlin")])})
+    a = build_corpus({"1": (text, [("Angela Merkel", "Angela_Merkel"), ("Macron", "Emmanuel_Macron")])}, system="A")
+    b = build_corpus({"1": (text, [("Angela Merkel", "Angela_Merkel"), ("Berlin", "Berlin_(band)")])}, system="B")
+    c = build_corpus({"1": (text, [("Angela Merkel", "Merkel"), ("Macron", "Macron_(surname)")])}, system="C")
+    corpus = gt.merge(a).merge(b).merge(c)
+    flags = run(MissingEntitiesRule(), corpus)
+    # span vote: Angela Merkel 3/3, Macron 2/3 (majority 2), Berlin: GT has it
+    assert spans(flags) == {("missing_entity", 0, 13), ("missing_entity", 18, 24)}
+    assert flags.iloc[0]["link"] == "https://en.wikipedia.org/wiki/Angela_Merkel"
+    strict = run(MissingEntitiesRule(match="span_link"), corpus)
+    assert spans(strict) == {("missing_entity", 0, 13)}
+    assert run(MissingEntitiesRule(min_votes=3), corpus)["start"].tolist() == [0]
+
+
+def test_pipeline_rejects_unknown_rules_and_systems() -> None:
+    corpus = build_corpus({"1": ("a b", [("a", "A")])})
+    with pytest.raises(PosthocInputError, match="unknown rule"):
+        default_pipeline(only=["spelling"])
+    with pytest.raises(PosthocInputError, match="no annotations"):
+        default_pipeline().run(corpus.documents, corpus.mentions, system="REL")
