@@ -1,0 +1,71 @@
+"""``posthoc study create``: set a planned study up in Label Studio (one project per worker, pre-filled)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from posthoc.errors import PosthocInputError
+
+
+@click.command("create")
+@click.option("--manifest", "manifest_path", required=True, type=click.Path(path_type=Path, dir_okay=False),
+              help="The study manifest written by `posthoc study plan`.")
+@click.option("--url", "ls_url", envvar="POSTHOC_LS_URL", default=None,
+              help="Label Studio's URL (or env POSTHOC_LS_URL). Default: the server of --data-dir.")
+@click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="A local Label Studio started by `posthoc ls start`: its URL and admin token are read from "
+                   "there (and accounts with a lost password are repaired on its database).")
+@click.option("--backend-url", required=True, envvar="POSTHOC_BACKEND_URL",
+              help="The ML backend (`posthoc backend serve`) as Label Studio reaches it, e.g. http://127.0.0.1:9090.")
+@click.option("--accounts-file", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Where annotators' generated passwords are kept (0600). Default: <manifest>.accounts.json.")
+@click.option("--email-domain", default="posthoc.local", show_default=True,
+              help="Annotator logins are <worker>@<domain>.")
+@click.option("--progress/--no-progress", default=True, show_default=True, help="Show a progress bar.")
+def create_command(manifest_path: Path, ls_url: str | None, data_dir: Path | None, backend_url: str,
+                   accounts_file: Path | None, email_domain: str, progress: bool) -> None:
+    """Create the study's projects in Label Studio and print each worker's link.
+
+    One project per worker (Sequential sampling, one annotation per task), the worker's tasks
+    imported in their planned order, an account per worker, the ML backend connected and every task
+    pre-filled; it checks that each task holds exactly one pre-filled prediction. Rerunning completes
+    an interrupted setup and never duplicates projects, tasks, users or predictions.
+
+    The admin token comes from env POSTHOC_LS_TOKEN, else from --data-dir's credentials file; the
+    backend's shared secret (if any) from env POSTHOC_BACKEND_SECRET.
+    """
+    from posthoc.labelstudio.server import read_credentials, read_state, run_label_studio_command
+    from posthoc.labelstudio.setup import create_study
+
+    token = os.environ.get("POSTHOC_LS_TOKEN")
+    reset = None
+    if data_dir is not None:
+        credentials = read_credentials(data_dir)
+        state = read_state(data_dir)
+        if credentials is None:
+            raise PosthocInputError(f"--data-dir {data_dir}: no credentials.json; start it with `posthoc ls start`")
+        token = token or credentials.token
+        if ls_url is None and state is not None:
+            ls_url = str(state["url"])
+
+        def reset(email: str, password: str) -> None:
+            run_label_studio_command(data_dir, credentials, ["reset_password", "--username", email,
+                                                             "--password", password])
+    if ls_url is None:
+        raise PosthocInputError("give --url (or env POSTHOC_LS_URL) or the --data-dir of a running `posthoc ls start`")
+    if not token:
+        raise PosthocInputError("no admin token: set env POSTHOC_LS_TOKEN (or give --data-dir of a local server)")
+    result = create_study(manifest_path, url=ls_url, token=token, backend_url=backend_url,
+                          accounts_file=accounts_file, email_domain=email_domain,
+                          backend_secret=os.environ.get("POSTHOC_BACKEND_SECRET") or None,
+                          reset_password=reset, progress=progress)
+    click.echo(f"study {result.study}: {len(result.projects)} worker projects on {result.url} "
+               f"({result.created_projects} created, {result.imported_tasks} tasks imported, "
+               f"{result.created_users} accounts created, {result.predicted_tasks} tasks pre-filled, "
+               f"{result.deleted_duplicates} duplicate predictions removed)")
+    for project in result.projects:
+        click.echo(f"  {project.worker}: {project.link}  login {project.email}  ({project.n_tasks} tasks)")
+    click.echo(f"passwords: {result.accounts_file} (permissions 0600)")

@@ -1,0 +1,105 @@
+"""A small HTTP client for the Label Studio 1.23 REST API (``Authorization: Token <key>``).
+
+The SDK (``label_studio_sdk``) covers most calls, but study setup needs a few it does not wrap
+the same way in every version (Data Manager actions, task lists with prediction counts, the
+invite link); one thin, typed client keeps every call and its error message in one place.
+Failures become :class:`~posthoc.errors.PosthocServiceError` naming the call and the answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import requests
+
+from posthoc.errors import PosthocServiceError
+
+TIMEOUT = 300  # retrieve_tasks_predictions runs the ML backend synchronously inside the request
+
+
+class LabelStudioClient:
+    """Calls to one Label Studio as one user (the token's owner)."""
+
+    def __init__(self, url: str, token: str, *, timeout: float = TIMEOUT) -> None:
+        self.url = url.rstrip("/")
+        self.timeout = timeout
+        self.session = requests.Session()
+        self.session.headers["Authorization"] = f"Token {token}"
+
+    def request(self, method: str, path: str, *, ok: tuple[int, ...] = (200, 201, 204), **kwargs: Any) -> Any:
+        """``method path`` -> parsed JSON (``None`` for an empty body); PosthocServiceError otherwise."""
+        kwargs.setdefault("timeout", self.timeout)
+        try:
+            response = self.session.request(method, f"{self.url}{path}", **kwargs)
+        except requests.RequestException as exc:
+            raise PosthocServiceError(f"Label Studio at {self.url} is unreachable ({method} {path}): {exc}") from exc
+        if response.status_code not in ok:
+            detail = response.text[:500].strip()
+            if response.status_code == 401:
+                detail = "the API token was refused (check the token; the server needs the legacy token scheme)"
+            raise PosthocServiceError(f"Label Studio {method} {path} answered {response.status_code}: {detail}")
+        if not response.content:
+            return None
+        try:
+            return response.json()
+        except ValueError:
+            return response.text
+
+    def get(self, path: str, **params: Any) -> Any:
+        return self.request("GET", path, params=params or None)
+
+    def post(self, path: str, payload: Any = None, **params: Any) -> Any:
+        return self.request("POST", path, json=payload, params=params or None)
+
+    def patch(self, path: str, payload: Any) -> Any:
+        return self.request("PATCH", path, json=payload)
+
+    def delete(self, path: str) -> Any:
+        return self.request("DELETE", path, ok=(200, 204, 404))
+
+    # -- collections ---------------------------------------------------------------------------
+    def whoami(self) -> dict[str, Any]:
+        return dict(self.get("/api/current-user/whoami"))
+
+    def projects(self) -> list[dict[str, Any]]:
+        """Every project visible to this user (all pages)."""
+        found: list[dict[str, Any]] = []
+        page = 1
+        while True:
+            answer = self.request("GET", "/api/projects/", params={"page": page, "page_size": 100},
+                                  ok=(200, 404))
+            if not isinstance(answer, dict) or not answer.get("results"):
+                return found
+            found.extend(answer["results"])
+            if not answer.get("next"):
+                return found
+            page += 1
+
+    def tasks(self, project_id: int, *, page_size: int = 500) -> Iterator[dict[str, Any]]:
+        """The tasks of a project in id order, with ``data``, ``predictions`` (ids) and annotation counts."""
+        page = 1
+        while True:
+            answer = self.request("GET", "/api/tasks/", params={"project": project_id, "page": page,
+                                                                "page_size": page_size, "fields": "all"},
+                                  ok=(200, 404))
+            batch = answer.get("tasks", []) if isinstance(answer, dict) else []
+            if not batch:
+                return
+            yield from sorted(batch, key=lambda task: int(task["id"]))
+            if len(batch) < page_size:
+                return
+            page += 1
+
+    def predictions(self, task_id: int) -> list[dict[str, Any]]:
+        """Full predictions of one task."""
+        answer = self.get("/api/predictions/", task=task_id)
+        return list(answer if isinstance(answer, list) else answer.get("results", []))
+
+    def ml_backends(self, project_id: int) -> list[dict[str, Any]]:
+        return list(self.get("/api/ml/", project=project_id) or [])
+
+    def dm_action(self, project_id: int, action: str, task_ids: list[int]) -> Any:
+        """Run a Data Manager action on the given tasks (e.g. ``retrieve_tasks_predictions``)."""
+        return self.request("POST", "/api/dm/actions", params={"id": action, "project": project_id},
+                            json={"selectedItems": {"all": False, "included": task_ids}})
