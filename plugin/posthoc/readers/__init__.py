@@ -114,7 +114,9 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     )
 
 
-def _default_dataset(path: Path, fmt: str) -> str:
+def _default_dataset(path: Path, fmt: str, documents: pd.DataFrame | None) -> str:
+    if fmt == "rel" and documents is not None and documents["dataset"].nunique() == 1:
+        return str(documents["dataset"].iloc[0])
     if fmt == "wned":
         return path.name if path.is_dir() else path.parent.name
     return path.stem
@@ -133,7 +135,8 @@ def read_mentions(
 
     ``fmt``: one of :data:`FORMATS`, default detected from the extension (``.ttl``/``.nt`` nif,
     ``.xml`` or a folder wned, ``.jsonl``, ``.tsv`` aida, ``.json`` rel) or the first bytes.
-    ``dataset``: default the file stem (the folder name for WNED). ``system``: the name of the
+    ``dataset``: default the file stem (the folder name for WNED; for REL the dataset of
+    ``documents`` when it holds one). ``system``: the name of the
     system whose output this is (``GT`` for the ground truth). ``documents``: a documents table
     giving the texts (required for REL, optional for JSONL lines without text). ``progress``: a
     tqdm bar over documents. Nothing is written; errors are :class:`PosthocInputError`.
@@ -146,7 +149,7 @@ def read_mentions(
     fmt = fmt or detect_format(path)
     if not system or not isinstance(system, str):
         raise PosthocInputError(f"{path}: the system name must be a non-empty string (GT for the ground truth)")
-    name = dataset or _default_dataset(path, fmt)
+    name = dataset or _default_dataset(path, fmt, documents)
     try:
         return FORMATS[fmt](path, dataset=name, system=system, documents=documents, progress=progress)
     except PosthocInputError:
