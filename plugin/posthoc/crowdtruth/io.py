@@ -15,6 +15,7 @@ annotation; see :mod:`posthoc.crowdtruth.vectors`).
 
 from __future__ import annotations
 
+import html
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -281,3 +282,49 @@ def judgements_from_label_studio(
                     continue
                 rows.extend((unit, worker, str(choice)) for choice in region.get("value", {}).get("choices", []))
     return pd.DataFrame(rows, columns=["unit", "worker", "annotation"])
+
+
+#: The relations of the RelEx task (seed 002 section 3.2 / the CrowdTruth medical relation set), then other and none.
+RELEX_RELATIONS = (
+    "causes", "manifestation", "treats", "prevents", "symptom", "diagnose_by_test_or_drug", "location",
+    "side_effect", "contraindicates", "associated_with", "is_a", "part_of", "other", "none",
+)
+
+
+def relation_extraction_task(
+    unit_id: str, sentence: str, term1: tuple[int, int], term2: tuple[int, int]
+) -> dict[str, Any]:
+    """A task for ``label_configs/relation_extraction.xml``: the sentence as escaped HTML, both terms marked.
+
+    ``term1`` / ``term2`` are ``(start, end)`` code-point offsets into ``sentence`` (``sentence[start:end]``);
+    they must be inside the sentence and must not overlap.
+    """
+    spans = sorted([(int(term1[0]), int(term1[1]), "TERM 1"), (int(term2[0]), int(term2[1]), "TERM 2")])
+    for start, end, name in spans:
+        if not 0 <= start < end <= len(sentence):
+            raise PosthocInputError(
+                f"unit {unit_id}: {name} offsets ({start}, {end}) are outside the sentence ({len(sentence)} characters)"
+            )
+    if spans[0][1] > spans[1][0]:
+        raise PosthocInputError(f"unit {unit_id}: the two terms overlap; give two separate spans")
+    parts, cursor = [], 0
+    for start, end, name in spans:
+        parts.append(html.escape(sentence[cursor:start]))
+        parts.append(f'<mark title="{name}"><b>{html.escape(sentence[start:end])}</b> <sup>{name}</sup></mark>')
+        cursor = end
+    parts.append(html.escape(sentence[cursor:]))
+    return {
+        "unit_id": str(unit_id),
+        "sentence": sentence,
+        "term1": sentence[term1[0]:term1[1]],
+        "term2": sentence[term2[0]:term2[1]],
+        "sentence_html": f"<p>{''.join(parts)}</p>",
+    }
+
+
+def multiple_choice_task(unit_id: str, text: str, question: str, options: Sequence[str]) -> dict[str, Any]:
+    """A task for ``label_configs/multiple_choice.xml`` (the options become the task's dynamic choices)."""
+    if len(set(options)) != len(options) or not options:
+        raise PosthocInputError(f"unit {unit_id}: give at least one option and no option twice")
+    return {"unit_id": str(unit_id), "text": text, "question": question,
+            "options": [{"value": str(option)} for option in options]}
