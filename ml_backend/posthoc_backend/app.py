@@ -30,7 +30,7 @@ from flask import Flask, Response, jsonify, request
 from posthoc.errors import PosthocInputError
 from werkzeug.exceptions import HTTPException
 
-from posthoc_backend.auth import OPEN_ENDPOINTS, authorised
+from posthoc_backend.auth import OPEN_ENDPOINTS, authorised, webhook_token
 from posthoc_backend.events import EventStore
 from posthoc_backend.linker import AliasTable, DictionaryLinker
 from posthoc_backend.predictor import ManifestIndex, ManifestLike, Predictor
@@ -99,7 +99,10 @@ def create_app(manifest: ManifestLike | str | Path | None = None, *, alias_table
     def check_secret() -> tuple[Response, int] | None:
         if not secret or request.endpoint in OPEN_ENDPOINTS:
             return None
-        if authorised(request.headers.get("Authorization"), secret):
+        header = request.headers.get("Authorization")
+        if authorised(header, secret):
+            return None
+        if request.endpoint == "webhook" and authorised(header, webhook_token(secret)):
             return None
         response, status = _error(401, "authentication required: basic auth with the backend secret as password, "
                                        "or Authorization: Bearer <secret>")
