@@ -281,7 +281,10 @@ def _judgements(
         }
     )
     controls = _controls(rng, frame, n_workers, n_control, failing, control_slot, study)
-    return pd.concat([frame, controls], ignore_index=True)[list(JUDGEMENT_COLUMNS)]
+    if controls.empty:
+        return frame[list(JUDGEMENT_COLUMNS)]
+    joined = pd.concat([frame, controls], ignore_index=True)[list(JUDGEMENT_COLUMNS)]
+    return joined.astype({"is_control": bool, "deleted_region": bool, "start": "int64", "end": "int64"})
 
 
 def _controls(

@@ -48,7 +48,7 @@ def fleiss_kappa_table(counts: np.ndarray) -> float:
     p_items = ((table * table).sum(axis=1) - n) / (n * (n - 1))
     p_categories = table.sum(axis=0) / table.sum()
     chance = float((p_categories**2).sum())
-    if np.isclose(chance, 1.0):
+    if chance >= 1.0:  # every rating in one category
         return float("nan")
     return float((p_items.mean() - chance) / (1 - chance))
 

@@ -1,0 +1,113 @@
+"""The vectorised bootstrap: equal to an explicit per-resample loop, seeded, and covering known rates."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from posthoc.errors import PosthocInputError
+from posthoc.metrics import bootstrap_intervals, rates_with_intervals, resampled_sums
+from posthoc.metrics.bootstrap import unit_codes
+from posthoc.synthetic import synthetic_study
+
+
+def test_resampled_sums_equal_an_explicit_loop_over_the_same_draws():
+    counts = np.random.default_rng(1).integers(0, 9, size=(7, 3)).astype(float)
+    sums = resampled_sums(counts, np.zeros(7, dtype=int), n_resamples=50, rng=np.random.default_rng(5))
+    draws = np.random.default_rng(5).integers(0, 7, size=(50, 7))
+    expected = np.stack([counts[draw].sum(axis=0) for draw in draws])
+    np.testing.assert_allclose(sums, expected)
+
+
+def test_strata_are_resampled_separately():
+    # stratum 0 = units 0..2, stratum 1 = units 3..4; columns touched only by their stratum
+    counts = np.array([[1, 0], [2, 0], [4, 0], [0, 10], [0, 20]], dtype=float)
+    strata = np.array([0, 0, 0, 1, 1])
+    sums = resampled_sums(counts, strata, n_resamples=40, rng=np.random.default_rng(2))
+    rng = np.random.default_rng(2)
+    first = rng.integers(0, 3, size=(40, 3))
+    second = rng.integers(0, 2, size=(40, 2))
+    np.testing.assert_allclose(sums[:, 0], counts[:3, 0][first].sum(axis=1))
+    np.testing.assert_allclose(sums[:, 1], counts[3:, 1][second].sum(axis=1))
+
+
+def test_blocks_of_resamples_give_the_same_sums_as_one_block(monkeypatch):
+    counts = np.random.default_rng(3).random((30, 4))
+    whole = resampled_sums(counts, np.zeros(30, dtype=int), n_resamples=20, rng=np.random.default_rng(9))
+    monkeypatch.setattr("posthoc.metrics.bootstrap.BLOCK_CELLS", 30 * 3)  # blocks of 3 resamples
+    blocked = resampled_sums(counts, np.zeros(30, dtype=int), n_resamples=20, rng=np.random.default_rng(9))
+    # the draws are consumed in the same order, row by row
+    np.testing.assert_allclose(blocked, whole)
+
+
+def test_bootstrap_intervals_of_a_constant_ratio_collapse():
+    numerators = np.array([1.0, 2.0, 3.0])
+    table = bootstrap_intervals(numerators, 2 * numerators, n_resamples=100, seed=0)
+    assert table[["estimate", "low", "high"]].iloc[0].tolist() == pytest.approx([0.5, 0.5, 0.5])
+
+
+def test_bootstrap_intervals_are_seeded():
+    rng = np.random.default_rng(0)
+    numerators, denominators = rng.integers(0, 5, (40, 2)), rng.integers(5, 9, (40, 2))
+    a = bootstrap_intervals(numerators, denominators, n_resamples=300, seed=11)
+    b = bootstrap_intervals(numerators, denominators, n_resamples=300, seed=11)
+    c = bootstrap_intervals(numerators, denominators, n_resamples=300, seed=12)
+    pd.testing.assert_frame_equal(a, b)
+    assert not np.allclose(a["low"], c["low"])
+    assert (a["low"] <= a["estimate"]).all() and (a["estimate"] <= a["high"]).all()
+
+
+@pytest.mark.parametrize("unit", ["doc_id", "task", "annotation", "worker"])
+def test_every_resampling_unit_gives_bounds_around_the_estimate(unit):
+    _, _, judgements = synthetic_study(12, seed=4, n_control=0)
+    rates = rates_with_intervals(judgements, resample_unit=unit, n_resamples=200, seed=1)
+    assert rates["low"].notna().all()
+    assert ((rates["low"] <= rates["value"] + 1e-12) & (rates["value"] <= rates["high"] + 1e-12)).all()
+    codes, strata = unit_codes(judgements.loc[~judgements["is_control"]], unit)
+    assert codes.max() + 1 == len(strata)
+    if unit == "worker":
+        assert set(strata) == {0}
+    else:
+        assert set(strata) == {0, 1}  # one stratum a dataset
+
+
+def test_unknown_unit_is_an_input_error():
+    _, _, judgements = synthetic_study(2, seed=0, n_control=0)
+    with pytest.raises(PosthocInputError, match="resample_unit"):
+        rates_with_intervals(judgements, resample_unit="sentence")
+
+
+TRUE_VERIFY = {"GT": 0.85, "E2E": 0.93, "REL": 0.75}
+TRUE_EDIT = {"GT": 0.10, "E2E": 0.04, "REL": 0.05}
+
+
+@pytest.mark.slow
+def test_95_percent_intervals_cover_the_true_rates():
+    """200 seeded synthetic studies with known per-system verify / edit probabilities (k = 1).
+
+    Each annotation is verified with probability p_m independently, so the verification rate
+    estimates p_m; the 95% document-bootstrap interval must contain it in at least 93% of repeats,
+    for every system (measured: GT 0.955, E2E 0.945, REL 0.975). The edit share of a rare outcome
+    (4-10%, ~15-35 edits a study) is where a percentile bootstrap undercovers a little: at least 90%
+    (measured: 0.945, 0.93, 0.935).
+    """
+    hits = {(system, metric): 0 for system in TRUE_VERIFY for metric in ("verification_rate", "edit_share")}
+    repeats = 200
+    for repeat in range(repeats):
+        _, _, judgements = synthetic_study(
+            60,
+            datasets=("SIM",),
+            verify_prob=TRUE_VERIFY,
+            edit_prob=TRUE_EDIT,
+            mentions_per_doc=6,
+            n_control=0,
+            seed=1000 + repeat,
+        )
+        rates = rates_with_intervals(judgements, n_resamples=1000, seed=repeat).set_index(["system", "metric"])
+        for system, metric in hits:
+            truth = TRUE_VERIFY[system] if metric == "verification_rate" else TRUE_EDIT[system]
+            row = rates.loc[(system, metric)]
+            hits[(system, metric)] += int(row["low"] <= truth <= row["high"])
+    coverage = {key: count / repeats for key, count in hits.items()}
+    assert min(v for (_, metric), v in coverage.items() if metric == "verification_rate") >= 0.93, coverage
+    assert min(v for (_, metric), v in coverage.items() if metric == "edit_share") >= 0.90, coverage
