@@ -229,3 +229,25 @@ def test_line_separators_inside_text_survive(tmp_path: Path) -> None:
     back = read_mentions(path)
     assert back.documents["text"].iloc[0] == text
     assert back.mentions["surface"].tolist() == ["two"]
+
+
+def test_validate_corpus_checks_in_memory_tables() -> None:
+    from posthoc.readers import validate_corpus
+
+    good = read_mentions(DATA / "small.jsonl")
+    validate_corpus(good)
+    shifted = good.mentions.assign(start=good.mentions["start"] + 1)
+    with pytest.raises(PosthocInputError, match=r"chunks, document 'd1', mention 0 .*the text at the offsets"):
+        validate_corpus(Corpus(good.documents, shifted), source="chunks")
+    beyond = good.mentions.assign(end=good.mentions["end"] + 100)
+    with pytest.raises(PosthocInputError, match="offsets must satisfy"):
+        validate_corpus(Corpus(good.documents, beyond))
+    orphan = good.mentions.assign(doc_id="zz")
+    with pytest.raises(PosthocInputError, match="not in the documents table"):
+        validate_corpus(Corpus(good.documents, orphan))
+    twice = pd.concat([good.documents, good.documents.iloc[:1]], ignore_index=True)
+    with pytest.raises(PosthocInputError, match="duplicate document id"):
+        validate_corpus(Corpus(twice, good.mentions))
+    wrong_nil = good.mentions.assign(is_nil=False)
+    with pytest.raises(PosthocInputError, match="is_nil is False"):
+        validate_corpus(Corpus(good.documents, wrong_nil))

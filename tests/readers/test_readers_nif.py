@@ -5,7 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from posthoc.errors import PosthocInputError
+from posthoc.links import normalise_link
 from posthoc.readers import Corpus, read_mentions
 from posthoc.readers.corpus import documents_frame, mentions_frame
 from posthoc.sample import sample_corpus
@@ -120,3 +123,31 @@ def test_write_nif_needs_one_system(tmp_path: Path) -> None:
     assert not (tmp_path / "all.ttl").exists()
     with pytest.raises(PosthocInputError, match="system 'NOPE' is not in the corpus"):
         write_nif(sample_corpus(), tmp_path / "all.ttl", system="NOPE")
+
+
+_texts = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=30)
+
+
+@st.composite
+def _one_document(draw: st.DrawFn) -> Corpus:
+    text = draw(_texts)
+    rows = []
+    for _ in range(draw(st.integers(0, 3))):
+        start = draw(st.integers(0, len(text) - 1))
+        end = draw(st.integers(start + 1, len(text)))
+        title = draw(st.sampled_from(["Paris", "Côte d'Ivoire", "東京", "AT&T", "nil:", "nil:Zoë X"]))
+        normal = normalise_link(title)
+        rows.append(("h", "doc", "GT", start, end, text[start:end], normal.link, title, normal.is_nil))
+    rows = sorted(set(rows), key=lambda r: (r[3], r[4], r[6]))
+    return Corpus(documents_frame([("h", "doc", text)]), mentions_frame(rows))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(corpus=_one_document())
+def test_nif_round_trip_property(tmp_path: Path, corpus: Corpus) -> None:
+    path = tmp_path / "rt.ttl"
+    write_nif(corpus, path)
+    back = read_mentions(path, dataset="h")
+    assert back.documents.equals(corpus.documents)
+    cols = ["start", "end", "surface", "link", "is_nil"]
+    assert back.mentions[cols].equals(corpus.mentions[cols])

@@ -29,8 +29,9 @@ import pandas as pd
 from posthoc.errors import PosthocInputError
 from posthoc.readers.corpus import Corpus
 from posthoc.readers.jsonl import read_jsonl
+from posthoc.readers.validate import validate_corpus
 
-__all__ = ["FORMATS", "Corpus", "detect_format", "read_mentions"]
+__all__ = ["FORMATS", "Corpus", "detect_format", "read_mentions", "validate_corpus"]
 
 Reader = Callable[..., Corpus]
 

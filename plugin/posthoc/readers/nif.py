@@ -7,9 +7,12 @@
 - a mention is a subject with ``nif:referenceContext``: ``nif:beginIndex`` / ``nif:endIndex`` (code
   point offsets; taken from the ``#char=s,e`` fragment when absent), ``nif:anchorOf`` (checked
   against the text when present) and ``itsrdf:taIdentRef``: none gives one NIL mention, several give
-  one row a link; GERBIL's ``http://aksw.org/notInWiki/X`` are emerging entities (NIL, kept).
+  one row a link; GERBIL's ``http://aksw.org/notInWiki/X`` are emerging entities (NIL, kept);
+  a mention covering the whole text shares the context's URI and is recognised by its
+  ``nif:anchorOf`` / ``itsrdf:taIdentRef``.
 
-Documents are in natural order of their ids (``.../2`` before ``.../10``), mentions by offsets.
+Documents are in natural order of their ids (``.../2`` before ``.../10``), mentions by offsets and
+canonical link.
 Real data: N3-Reuters-128 has 128 documents and 880 markings (230 of them notInWiki), N3-RSS-500
 500 and 1000 (476); a ``grep -c nif:referenceContext`` says one more because it also counts the
 property's own ``owl:DatatypeProperty`` declaration.
@@ -28,6 +31,7 @@ from rdflib import Graph, Namespace
 from rdflib.term import Literal, Node
 from tqdm import tqdm
 
+from posthoc.links import normalise_link
 from posthoc.readers.corpus import Corpus
 from posthoc.readers.validate import CorpusBuilder
 
@@ -95,7 +99,9 @@ def read_nif(
 
     by_context: dict[str, list[str]] = defaultdict(list)
     for mention, context in context_of.items():
-        if mention in texts:  # a context that points at itself (or a parent collection): not a mention
+        if mention in texts and (mention != context or (mention not in anchors and mention not in links)):
+            # a context pointing at itself or a parent: a mention only when it is one (a span covering the
+            # whole text has the context's URI and carries nif:anchorOf / itsrdf:taIdentRef)
             continue
         if context not in doc_of_context:
             raise builder.fail(
@@ -115,7 +121,7 @@ def read_nif(
             targets: list[str | None] = [*sorted(links.get(mention, []))] or [None]
             rows.extend((start, end, link, mention, surface) for link in targets)
         rows.sort(key=lambda r: (r[0] if isinstance(r[0], int) else -1, r[1] if isinstance(r[1], int) else -1,
-                                 r[2] or ""))
+                                 normalise_link(r[2]).link))
         for start, end, link, mention, surface in rows:
             builder.add_mention(doc_of_context[context], start, end, link, surface=surface,
                                 where=f"mention <{mention}>")

@@ -124,3 +124,34 @@ class CorpusBuilder:
     def build(self) -> Corpus:
         """The Corpus of everything added."""
         return Corpus(documents_frame(self._documents), mentions_frame(self._mentions))
+
+
+def validate_corpus(corpus: Corpus, *, source: str = "corpus") -> None:
+    """Check a Corpus built in memory (e.g. after remapping offsets) the way the readers check files.
+
+    Raises :class:`PosthocInputError` naming ``source``, the document and the mention for: a
+    duplicate ``(dataset, doc_id)``, a mention of an unknown document, offsets outside the text,
+    ``end <= start``, a ``surface`` that is not ``text[start:end]``, or ``is_nil`` disagreeing
+    with a ``nil:`` link.
+    """
+    documents = corpus.documents
+    duplicated = documents.duplicated(["dataset", "doc_id"])
+    if duplicated.any():
+        row = documents[duplicated].iloc[0]
+        raise PosthocInputError(f"{source}, document {row['doc_id']!r} (dataset {row['dataset']!r}): "
+                                "duplicate document id; every document id must be unique within a dataset")
+    texts = {(str(d), str(i)): str(t) for d, i, t in documents[["dataset", "doc_id", "text"]].itertuples(index=False)}
+    columns = ["dataset", "doc_id", "system", "start", "end", "surface", "link", "is_nil"]
+    for index, (dataset, doc_id, system, start, end, surface, link, is_nil) in enumerate(
+        corpus.mentions[columns].itertuples(index=False)
+    ):
+        where = f"{source}, document {doc_id!r}, mention {index} of system {system!r} ({start}-{end} {surface!r})"
+        text = texts.get((str(dataset), str(doc_id)))
+        if text is None:
+            raise PosthocInputError(f"{where}: the document is not in the documents table (dataset {dataset!r})")
+        if not 0 <= int(start) < int(end) <= len(text):
+            raise PosthocInputError(f"{where}: offsets must satisfy 0 <= start < end <= {len(text)}")
+        if text[int(start):int(end)] != surface:
+            raise PosthocInputError(f"{where}: the text at the offsets reads {_short(text[int(start):int(end)])}")
+        if bool(is_nil) != str(link).startswith("nil:"):
+            raise PosthocInputError(f"{where}: is_nil is {bool(is_nil)} but the link is {link!r}")
