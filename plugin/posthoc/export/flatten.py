@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +51,9 @@ _JUDGEMENT_DTYPES = {
     "deleted_region": "bool", "position": "int64", "created_at": "string", "lead_time": "float64",
     "is_control": "bool", "expected_outcome": "string",
 }
+#: bytes read at a time: ijson's C backend holds the events of one buffer, about ten times its size
+_BUFFER = 16 * 1024
+_OUTCOME = {outcome: outcome for outcome in OUTCOMES}
 _SORT = ["worker", "position", "task_key", "start", "end", "mention_id"]
 
 
@@ -137,25 +140,55 @@ class ManifestIndex:
         return sorted({info.worker for info in self.tasks.values()})
 
 
-@dataclass
 class _Columns:
-    """The judgement columns as growing lists (a row-of-dicts list would be several times larger)."""
+    """The judgements as a few parallel lists of references (task and pre-fill objects are the index's own).
 
-    data: dict[str, list[Any]] = field(default_factory=lambda: {name: [] for name in JUDGEMENT_COLUMNS})
+    A million judgements cost about 8 list slots each while reading; the 21 typed columns are built
+    one at a time at the end.
+    """
 
-    def append(self, study: str, key: str, task: TaskInfo, prefill: Prefill, *, outcome: str,
-               new_link: str | None, deleted: bool, created_at: str | None, lead_time: float | None) -> None:
-        values = (study, task.dataset, task.doc_id, task.chunk_id, task.item_id, key, prefill.mention_id,
-                  task.system, prefill.doc_start, prefill.doc_end, prefill.surface, prefill.link, task.worker,
-                  outcome, new_link, deleted, task.position, created_at, lead_time, task.is_control,
-                  prefill.expected_outcome)
-        for name, value in zip(JUDGEMENT_COLUMNS, values, strict=True):
-            self.data[name].append(value)
+    def __init__(self, study: str = "") -> None:
+        self.study = study
+        self.keys: list[str] = []
+        self.tasks: list[TaskInfo] = []
+        self.prefills: list[Prefill] = []
+        self.outcomes: list[str] = []
+        self.new_links: list[str | None] = []
+        self.deleted: list[bool] = []
+        self.created_at: list[str | None] = []
+        self.lead_time: list[float | None] = []
+
+    def append(self, key: str, task: TaskInfo, prefill: Prefill, *, outcome: str, new_link: str | None,
+               deleted: bool, created_at: str | None, lead_time: float | None) -> None:
+        self.keys.append(key)
+        self.tasks.append(task)
+        self.prefills.append(prefill)
+        self.outcomes.append(outcome)
+        self.new_links.append(new_link)
+        self.deleted.append(deleted)
+        self.created_at.append(created_at)
+        self.lead_time.append(lead_time)
+
+    def _column(self, name: str) -> Any:
+        task_fields = {"dataset", "doc_id", "chunk_id", "item_id", "system", "worker", "position", "is_control"}
+        if name == "study":
+            return [self.study] * len(self.keys)
+        if name in task_fields:
+            return [getattr(task, name) for task in self.tasks]
+        if name in ("start", "end"):
+            attribute = "doc_start" if name == "start" else "doc_end"
+            return [getattr(prefill, attribute) for prefill in self.prefills]
+        if name in ("mention_id", "surface", "link", "expected_outcome"):
+            return [getattr(prefill, name) for prefill in self.prefills]
+        own = {"task_key": self.keys, "outcome": self.outcomes, "new_link": self.new_links,
+               "deleted_region": self.deleted, "created_at": self.created_at}
+        if name == "lead_time":
+            return [float("nan") if v is None else v for v in self.lead_time]
+        return own[name]
 
     def frame(self) -> pd.DataFrame:
-        frame = pd.DataFrame(self.data, columns=list(JUDGEMENT_COLUMNS))
-        frame["lead_time"] = pd.to_numeric(frame["lead_time"], errors="coerce")
-        frame = frame.astype(_JUDGEMENT_DTYPES)
+        frame = pd.DataFrame({name: pd.Series(self._column(name), dtype=_JUDGEMENT_DTYPES[name])
+                              for name in JUDGEMENT_COLUMNS})
         return frame.sort_values(_SORT, kind="stable").reset_index(drop=True)
 
 
@@ -178,7 +211,7 @@ def iter_export_tasks(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
     source = Path(path)
     try:
         with source.open("rb") as handle:
-            yield from ijson.items(handle, "item", use_float=True)
+            yield from ijson.items(handle, "item", use_float=True, buf_size=_BUFFER)
     except FileNotFoundError as exc:
         raise PosthocInputError(f"{source}: export file not found") from exc
     except ijson.JSONError as exc:
@@ -239,7 +272,7 @@ class ExportFlattener:
         self.tags = tags
         self.user_workers = dict(user_workers) if user_workers is not None else default_user_workers(index.workers)
         self.log = ExclusionLog()
-        self._columns = _Columns()
+        self._columns = _Columns(index.study)
         self._seen: dict[str, str] = {}
         self._n_tasks = 0
 
@@ -321,7 +354,7 @@ class ExportFlattener:
                 continue
             items = regions.get(prefill.mention_id)
             if not items:
-                self._columns.append(self.index.study, key, info, prefill, outcome="remove", new_link=None,
+                self._columns.append(key, info, prefill, outcome="remove", new_link=None,
                                      deleted=True, created_at=created_at, lead_time=lead_time)
                 continue
             moved = [name for name, item in items.items()
@@ -335,8 +368,8 @@ class ExportFlattener:
                 continue
             decision_item = items.get(tags.decision)
             choices = (decision_item or {}).get("value", {}).get("choices") or []
-            outcome = str(choices[0]) if len(choices) == 1 else ""
-            if outcome not in OUTCOMES:
+            outcome = _OUTCOME.get(str(choices[0]), "") if len(choices) == 1 else ""  # shared constant objects
+            if not outcome:
                 self.log.add("undecided_region", worker=info.worker, task_key=key,
                              detail=f"mention {prefill.mention_id}: decision {choices!r}")
                 continue
@@ -344,7 +377,7 @@ class ExportFlattener:
             if outcome == "edit" and tags.new_link in items:
                 typed = _first_text(items[tags.new_link].get("value") or {})
                 new_link = normalise_link(typed).link if typed else None
-            self._columns.append(self.index.study, key, info, prefill, outcome=outcome, new_link=new_link,
+            self._columns.append(key, info, prefill, outcome=outcome, new_link=new_link,
                                  deleted=False, created_at=created_at, lead_time=lead_time)
 
     def result(self) -> Flattened:

@@ -1,0 +1,107 @@
+"""Label Studio-shaped JSON exports of a study with simulated decisions (for tests, benches and demos).
+
+:func:`write_synthetic_export` writes, task by task (never the whole array in memory), the export a
+snapshot of the study's projects would give if every worker had annotated every task with decisions
+drawn from a seeded generator: the prediction as the ML backend pre-fills it (a ``labels`` and a link
+``textarea`` item per mention, result id = ``mention_id``), and one submitted annotation whose regions
+carry a ``decision`` (verify / edit / remove) or are deleted. The counts of what was written come back,
+so a reader can be checked against known true values.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from posthoc.atomic import atomic_open
+from posthoc.export.flatten import ManifestIndex, Prefill
+from posthoc.export.tags import VerificationTags
+from posthoc.labelstudio.tasks import kb_pages_html
+
+DECISIONS = ("verify", "edit", "remove", "deleted")
+
+
+@dataclass(frozen=True)
+class SyntheticExport:
+    """What was written: number of tasks and judgements, and judgements per decision (``deleted`` apart)."""
+
+    path: Path
+    n_tasks: int
+    n_judgements: int
+    decisions: Mapping[str, int]
+
+
+def _region(prefill: Prefill, text: str, from_name: str, kind: str, value: dict[str, Any],
+            origin: str | None = None) -> dict[str, Any]:
+    item: dict[str, Any] = {"id": prefill.mention_id, "from_name": from_name, "to_name": "text", "type": kind,
+                            "value": {"start": prefill.start, "end": prefill.end,
+                                      "text": text[prefill.start:prefill.end], **value}}
+    if origin:
+        item["origin"] = origin
+    return item
+
+
+def write_synthetic_export(path: str | os.PathLike[str], index: ManifestIndex, tags: VerificationTags, *,
+                           texts: Mapping[str, str], seed: int = 0,
+                           probabilities: tuple[float, float, float, float] = (0.8, 0.1, 0.05, 0.05),
+                           emails: Mapping[str, str] | None = None) -> SyntheticExport:
+    """Write an export of every task of ``index`` (``texts``: task key -> chunk text) annotated at random.
+
+    ``probabilities`` of :data:`DECISIONS`; ``emails``: worker -> login e-mail (default
+    ``<worker>@posthoc.local``). Timestamps are fixed functions of the task, so the file is reproducible.
+    """
+    rng = np.random.default_rng(seed)
+    counts: Counter[str] = Counter()
+    target = Path(path)
+    n_tasks = 0
+    with atomic_open(target, "w") as handle:
+        handle.write("[")
+        for number, (key, info) in enumerate(sorted(index.tasks.items(), key=lambda kv: (kv[1].worker,
+                                                                                          kv[1].position))):
+            text = texts[key]
+            prefills = index.prefills.get(key, ())
+            prediction_result = []
+            for prefill in prefills:
+                prediction_result.append(_region(prefill, text, tags.labels, "labels", {"labels": ["Entity"]}))
+                prediction_result.append(_region(prefill, text, tags.link, "textarea", {"text": [prefill.link]}))
+            prediction = {"id": number + 1, "model_version": "posthoc", "score": None, "result": prediction_result,
+                          "task": number + 1}
+            result = []
+            for prefill, choice in zip(prefills, rng.choice(len(DECISIONS), size=len(prefills), p=probabilities),
+                                       strict=True):
+                decision = DECISIONS[int(choice)]
+                counts[decision] += 1
+                if decision == "deleted":
+                    continue
+                result.append(_region(prefill, text, tags.labels, "labels", {"labels": ["Entity"]}, "prediction"))
+                result.append(_region(prefill, text, tags.decision, "choices", {"choices": [decision]}, "manual"))
+                if decision == "edit":
+                    result.append(_region(prefill, text, tags.new_link, "textarea",
+                                          {"text": [f"Corrected {prefill.surface}"]}, "manual"))
+            email = (emails or {}).get(info.worker, f"{info.worker}@posthoc.local")
+            stamp = f"2026-01-01T00:{(number // 60) % 60:02d}:{number % 60:02d}.000000Z"
+            kb_pages = kb_pages_html([{"surface": p.surface, "link": p.link} for p in prefills])
+            task = {
+                "id": number + 1, "data": {"text": text, "task_key": key, "kb_pages": kb_pages},
+                "annotations": [{"id": number + 1, "completed_by": {"id": 2, "email": email, "first_name": "",
+                                                                   "last_name": ""},
+                                 "result": result, "was_cancelled": False, "ground_truth": False,
+                                 "created_at": stamp, "updated_at": stamp, "lead_time": 1.0 + (number % 7),
+                                 "prediction": prediction, "parent_prediction": None, "draft_created_at": None,
+                                 "unique_id": f"00000000-0000-4000-8000-{number:012d}", "import_id": None,
+                                 "last_action": None, "bulk_created": False, "task": number + 1, "project": 1,
+                                 "updated_by": 2, "parent_annotation": None, "last_created_by": None}],
+                "drafts": [], "predictions": [prediction], "meta": {}, "created_at": stamp, "project": 1,
+            }
+            handle.write(("," if number else "") + json.dumps(task, ensure_ascii=False))
+            n_tasks += 1
+        handle.write("]")
+    return SyntheticExport(path=target, n_tasks=n_tasks, n_judgements=sum(counts.values()),
+                           decisions=dict(counts))
