@@ -10,6 +10,7 @@ import pytest
 from flask.testing import FlaskClient
 from label_studio_sdk.label_interface import LabelInterface
 from posthoc.study.manifest import Manifest
+from posthoc_backend.auth import webhook_token
 from posthoc_backend.protocol import MODEL_VERSION
 
 from backend.payloads import ls_task, predict_payload
@@ -190,3 +191,9 @@ def test_secret_guards_every_endpoint_but_health(make_client: Callable[..., Flas
     assert client.post("/predict", json=body, headers=_basic("any-user", "s3cret-ü")).status_code == 200
     assert client.post("/predict", json=body, headers={"Authorization": "Bearer s3cret-ü"}).status_code == 200
     assert client.get("/versions", headers=_basic("u", "s3cret-ü")).status_code == 200
+    # the derived webhook token (stored on Label Studio's webhook) opens /webhook and nothing else
+    derived = {"Authorization": f"Bearer {webhook_token('s3cret-ü')}"}
+    assert client.post("/webhook", json={"action": "PROJECT_UPDATED"}, headers=derived).status_code == 200
+    assert client.post("/predict", json=body, headers=derived).status_code == 401
+    assert client.post("/setup", json={}, headers=derived).status_code == 401
+    assert webhook_token("s3cret-ü") != webhook_token("other") and "s3cret" not in webhook_token("s3cret-ü")

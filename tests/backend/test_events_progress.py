@@ -155,3 +155,30 @@ def test_a_deleted_control_region_counts_as_remove(make_client: Callable[..., Fl
     client.post("/webhook", json=event)
     result = control_results(manifest, current_annotations(EventStore(tmp_path / "e.sqlite3").events()))
     assert list(result["passed"]) == [True]
+
+
+def test_study_projects_are_found_by_marker_then_title() -> None:
+    from posthoc.cli.status import study_project_ids
+
+    projects = [
+        {"id": 1, "title": "sample · worker w001", "description": "posthoc-study sample worker w001\n"},
+        {"id": 2, "title": "sample copy", "description": ""},
+        {"id": 3, "title": "other", "description": "posthoc-study other worker w001"},
+    ]
+    assert study_project_ids(projects, "sample") == [1]
+    assert study_project_ids(projects[1:], "sample") == [2]
+    assert study_project_ids(projects[2:], "sample") == [3]
+
+
+def test_annotations_from_label_studio_tasks() -> None:
+    from posthoc_backend.progress import annotations_from_tasks
+
+    result = [{"id": "m1", "type": "choices", "from_name": "decision",
+               "value": {"start": 0, "end": 2, "choices": ["remove"]}}]
+    tasks = [{"id": 4, "project": 2, "data": {"text": "Al", "task_key": "k"},
+              "annotations": [{"id": 8, "completed_by": {"id": 3, "email": "w@x"}, "result": result,
+                               "updated_at": "2026-11-30T03:00:00Z", "was_cancelled": False}]},
+             {"id": 5, "project": 2, "data": {"text": "Bo", "task_key": "j"}, "annotations": []}]
+    frame = annotations_from_tasks(tasks)
+    assert list(frame["annotation_id"]) == [8] and list(frame["completed_by"]) == [3]
+    assert frame.loc[0, "regions"][0]["decision"] == "remove" and frame.loc[0, "task_key"] == "k"

@@ -15,43 +15,36 @@ from typing import Any
 import click
 import pandas as pd
 
-from posthoc.errors import PosthocInputError, PosthocServiceError
+from posthoc.errors import PosthocInputError
 
 
-def _plain(value: Any) -> Any:
-    if hasattr(value, "model_dump"):
-        return value.model_dump()
-    if hasattr(value, "dict"):
-        return value.dict()
-    return value
+def study_project_ids(projects: list[dict[str, Any]], study: str) -> list[int]:
+    """Ids of the Label Studio projects of ``study``.
 
-
-def study_project_ids(client: Any, study: str) -> list[int]:
-    """Ids of the Label Studio projects of ``study`` (title containing the study name; else every project)."""
-    projects = [_plain(p) for p in client.projects.list()]
-    mine = [p for p in projects if study and study in str(p.get("title") or "")]
-    return [int(p["id"]) for p in (mine or projects)]
+    The projects `posthoc study create` made carry ``posthoc-study <study> worker <w>`` in their
+    description; without any, projects whose title names the study; else every project (tasks are
+    filtered by the manifest's keys anyway).
+    """
+    marker = f"posthoc-study {study} worker "
+    marked = [p for p in projects if marker in str(p.get("description") or "")]
+    titled = [p for p in projects if study and study in str(p.get("title") or "")]
+    return [int(p["id"]) for p in (marked or titled or projects)]
 
 
 def annotations_from_label_studio(url: str, token: str, manifest: Any) -> pd.DataFrame:
     """The study's annotations as Label Studio holds them (one row an annotation, see progress)."""
-    from label_studio_sdk.client import LabelStudio
     from posthoc_backend.progress import annotations_from_tasks
 
+    from posthoc.labelstudio.client import LabelStudioClient
+
     keys = set(manifest.tasks()["task_key"])
-    try:
-        client = LabelStudio(base_url=url, api_key=token)
-        tasks: list[dict[str, Any]] = []
-        for project_id in study_project_ids(client, manifest.study):
-            listing: Any = client.tasks.list(project=project_id, fields="all", only_annotated=True)
-            for listed in listing:
-                plain: dict[str, Any] = _plain(listed)
-                data = plain.get("data") or {}
-                if data.get("task_key") in keys:
-                    plain.setdefault("project", project_id)
-                    tasks.append(plain)
-    except Exception as exc:  # connection refused, 401, ...: one line, no traceback
-        raise PosthocServiceError(f"Label Studio at {url}: {type(exc).__name__}: {str(exc)[:200]}") from None
+    client = LabelStudioClient(url, token)
+    tasks: list[dict[str, Any]] = []
+    for project_id in study_project_ids(client.projects(), manifest.study):
+        for task in client.tasks(project_id):
+            data = task.get("data") or {}
+            if isinstance(data, dict) and data.get("task_key") in keys and task.get("annotations"):
+                tasks.append({**task, "project": task.get("project", project_id)})
     return annotations_from_tasks(tasks)
 
 

@@ -1,0 +1,216 @@
+"""Benchmark of the ML backend's /predict under gunicorn (the production setup of `posthoc backend serve`).
+
+Builds a study manifest from the bundled sample corpus copied ``--copies`` times (distinct
+documents, so more tasks), starts gunicorn with ``--workers`` workers on a free loopback port,
+then measures:
+
+1. sequential /predict latency (p50, p95) for batches of 1 task and of 100 tasks;
+2. requests per second and errors with ``--clients`` concurrent clients (threads, one
+   ``requests.Session`` each) sending ``--requests`` single-task /predict requests in total.
+
+Targets (issue 3): p50 under 20 ms for one task, over 200 requests/s, 0 errors. The figures
+depend on the machine; they are printed next to the targets, never asserted.
+
+Usage: ``python bench/predict_bench.py [--copies 10] [--workers 2] [--clients 20] [--requests 2000]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import requests
+
+
+def build_manifest(folder: Path, copies: int) -> Path:
+    """The sample corpus copied ``copies`` times (doc ids suffixed), planned and written as a manifest."""
+    from posthoc.sample import sample_corpus
+    from posthoc.study.config import sample_study_config
+    from posthoc.study.design import plan_study
+    from posthoc.study.manifest import Manifest
+
+    corpus = sample_corpus()
+    documents = pd.concat([corpus.documents.assign(doc_id=corpus.documents["doc_id"] + f"-{i}")
+                           for i in range(copies)], ignore_index=True)
+    mentions = pd.concat([corpus.mentions.assign(doc_id=corpus.mentions["doc_id"] + f"-{i}")
+                          for i in range(copies)], ignore_index=True)
+    plan = plan_study(documents, mentions, sample_study_config(name="bench"))
+    path = folder / "bench.manifest.sqlite"
+    Manifest.create(path, plan, overwrite=True).close()
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def start_gunicorn(manifest: Path, events: Path, *, workers: int) -> tuple[subprocess.Popen[bytes], str]:
+    from posthoc.cli.backend import backend_environment, gunicorn_command
+
+    port = free_port()
+    env = backend_environment(manifest=manifest, alias_files=(), events_db=events)
+    env.pop("POSTHOC_BACKEND_SECRET", None)
+    command = [c for c in gunicorn_command(host="127.0.0.1", port=port, workers=workers)
+               if c not in {"--access-logfile", "-"}]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"gunicorn exited with {process.returncode}")
+        try:
+            if requests.get(f"{url}/health", timeout=5).status_code == 200:
+                # every worker builds its index on boot: give the other ones a moment too
+                for _ in range(workers * 3):
+                    requests.get(f"{url}/health", timeout=30)
+                return process, url
+        except requests.RequestException:
+            time.sleep(0.3)
+    process.terminate()
+    raise SystemExit("gunicorn did not come up within 120 s")
+
+
+def payload(records: list[dict[str, Any]], config: str) -> dict[str, Any]:
+    tasks = [{"id": i + 1, "data": {"text": r["text"], "task_key": r["task_key"]}, "project": 1}
+             for i, r in enumerate(records)]
+    return {"tasks": tasks, "project": "1.1796005017", "label_config": config, "params": {"context": None}}
+
+
+def sequential(url: str, bodies: list[dict[str, Any]]) -> tuple[list[float], int]:
+    """Latencies in ms of one request after another (one session), and the number of errors."""
+    latencies: list[float] = []
+    errors = 0
+    with requests.Session() as session:
+        for body in bodies:
+            start = time.perf_counter()
+            reply = session.post(f"{url}/predict", json=body, timeout=60)
+            latencies.append((time.perf_counter() - start) * 1000)
+            errors += reply.status_code != 200 or "errors" in reply.json()
+    return latencies, errors
+
+
+def concurrent(url: str, bodies: list[dict[str, Any]], *, clients: int,
+               path: str = "/predict") -> tuple[float, int, list[float]]:
+    """Wall time in s for all ``bodies`` sent by ``clients`` threads, the error count and the latencies.
+
+    ``path="/health"`` sends GETs instead: the floor of this client and server on this machine now.
+    """
+    lock = threading.Lock()
+    position = 0
+    errors = 0
+    latencies: list[float] = []
+
+    def client() -> None:
+        nonlocal position, errors
+        with requests.Session() as session:
+            while True:
+                with lock:
+                    if position >= len(bodies):
+                        return
+                    body = bodies[position]
+                    position += 1
+                start = time.perf_counter()
+                try:
+                    if path == "/health":
+                        reply = session.get(f"{url}/health", timeout=60)
+                    else:
+                        reply = session.post(f"{url}{path}", json=body, timeout=60)
+                    bad = reply.status_code != 200 or "errors" in reply.json()
+                except requests.RequestException:
+                    bad = True
+                elapsed = (time.perf_counter() - start) * 1000
+                with lock:
+                    errors += bad
+                    latencies.append(elapsed)
+
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    start = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return time.perf_counter() - start, errors, latencies
+
+
+def pct(values: list[float], q: float) -> float:
+    return float(np.percentile(values, q))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--copies", type=int, default=10, help="copies of the sample corpus in the manifest")
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn workers")
+    parser.add_argument("--clients", type=int, default=20, help="concurrent clients")
+    parser.add_argument("--requests", type=int, default=2000, help="requests sent by the concurrent clients")
+    parser.add_argument("--single", type=int, default=300, help="sequential single-task requests")
+    parser.add_argument("--batches", type=int, default=30, help="sequential 100-task requests")
+    parser.add_argument("--seed", type=int, default=20261130)
+    args = parser.parse_args()
+
+    from posthoc.paths import label_config
+    from posthoc.study.manifest import Manifest
+
+    config = label_config("entity_verification")
+    rng = np.random.default_rng(args.seed)
+    with tempfile.TemporaryDirectory(prefix="posthoc-bench-") as scratch:
+        folder = Path(scratch)
+        started = time.perf_counter()
+        manifest_path = build_manifest(folder, args.copies)
+        manifest = Manifest.open(manifest_path)
+        records = manifest.tasks().to_dict("records")
+        mentions = len(manifest.mentions())
+        manifest.close()
+        print(f"manifest: {len(records)} tasks, {mentions} pre-filled mentions "
+              f"(sample corpus x {args.copies}), built in {time.perf_counter() - started:.1f} s")
+        process, url = start_gunicorn(manifest_path, folder / "events.sqlite3", workers=args.workers)
+        try:
+            print(f"gunicorn: {args.workers} sync workers on {url}; python {sys.version.split()[0]}, "
+                  f"{os.cpu_count()} CPUs")
+
+            def pick(n: int) -> list[dict[str, Any]]:
+                return [records[i] for i in rng.integers(0, len(records), size=n)]
+
+            sequential(url, [payload(pick(1), config) for _ in range(20)])  # warm-up
+            single, single_errors = sequential(url, [payload(pick(1), config) for _ in range(args.single)])
+            batch, batch_errors = sequential(url, [payload(pick(100), config) for _ in range(args.batches)])
+            wall, conc_errors, conc_latencies = concurrent(
+                url, [payload(pick(1), config) for _ in range(args.requests)], clients=args.clients)
+            health_wall, health_errors, _ = concurrent(url, [{}] * args.requests, clients=args.clients,
+                                                       path="/health")
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+
+    rps = args.requests / wall
+    health_rps = args.requests / health_wall
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"machine load average (1 min) after the run: {load:.1f}")
+    print()
+    print(f"{'measure':<44}{'figure':>14}   target")
+    print(f"{'/predict 1 task, p50 (sequential)':<44}{statistics.median(single):>11.2f} ms   < 20 ms")
+    print(f"{'/predict 1 task, p95 (sequential)':<44}{pct(single, 95):>11.2f} ms")
+    print(f"{'/predict 100 tasks, p50 (sequential)':<44}{statistics.median(batch):>11.2f} ms")
+    print(f"{'/predict 100 tasks, p95 (sequential)':<44}{pct(batch, 95):>11.2f} ms")
+    print(f"{f'{args.clients} clients, {args.requests} requests: rate':<44}{rps:>9.1f} req/s   > 200 req/s")
+    print(f"{f'{args.clients} clients: latency p50 / p95':<44}"
+          f"{statistics.median(conc_latencies):>6.1f} / {pct(conc_latencies, 95):.1f} ms")
+    print(f"{f'{args.clients} clients, GET /health (floor): rate':<44}{health_rps:>9.1f} req/s")
+    print(f"{'/predict rate / /health rate':<44}{rps / health_rps:>14.2f}")
+    print(f"{'errors (all phases)':<44}{single_errors + batch_errors + conc_errors + health_errors:>14d}   0")
+
+
+if __name__ == "__main__":
+    main()
