@@ -24,11 +24,13 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from posthoc.errors import PosthocInputError
+from posthoc.study._columns import object_values
 from posthoc.tables import DOCUMENT_COLUMNS, MENTION_COLUMNS, require_columns
 
 #: columns of :attr:`Chunking.chunks`
@@ -169,6 +171,11 @@ def split_text(text: str, spans: Sequence[tuple[int, int]], *, max_chars: int) -
     return chunks
 
 
+def _objects(series: pd.Series) -> np.ndarray:
+    """A column as a numpy object array of Python values (fast to iterate; pandas' Arrow strings are not)."""
+    return object_values(series)
+
+
 def _validate(documents: pd.DataFrame, mentions: pd.DataFrame) -> None:
     require_columns(documents, DOCUMENT_COLUMNS, table="documents")
     require_columns(mentions, ("dataset", "doc_id", "system", "start", "end"), table="mentions")
@@ -191,89 +198,99 @@ def chunk_documents(documents: pd.DataFrame, mentions: pd.DataFrame, *, max_char
     text, is a :class:`PosthocInputError` naming it. See the module docstring for the rules.
     """
     _validate(documents, mentions)
-    docs = documents[list(DOCUMENT_COLUMNS)].copy()
-    docs["dataset"] = docs["dataset"].astype(str)
-    docs["doc_id"] = docs["doc_id"].astype(str)
-    docs = docs.sort_values(["dataset", "doc_id"], kind="stable").reset_index(drop=True)
+    order_docs = np.lexsort((_objects(documents["doc_id"]).astype(str), _objects(documents["dataset"]).astype(str)))
+    doc_dataset = _objects(documents["dataset"])[order_docs]
+    doc_ids = _objects(documents["doc_id"])[order_docs]
+    texts = [str(t) for t in _objects(documents["text"])[order_docs]]
 
-    ments = mentions.copy()
-    ments["dataset"] = ments["dataset"].astype(str)
-    ments["doc_id"] = ments["doc_id"].astype(str)
-    ments["start"] = ments["start"].astype("int64")
-    ments["end"] = ments["end"].astype("int64")
-    doc_index = {key: i for i, key in enumerate(zip(docs["dataset"], docs["doc_id"], strict=True))}
-    mention_doc = np.array(
-        [doc_index.get(key, -1) for key in zip(ments["dataset"], ments["doc_id"], strict=True)], dtype=np.int64
-    )
+    ments = mentions.reset_index(drop=True)
+    m_dataset = _objects(ments["dataset"])
+    m_doc = _objects(ments["doc_id"])
+    starts = ments["start"].to_numpy(dtype=np.int64)
+    ends = ments["end"].to_numpy(dtype=np.int64)
+    doc_keys = pd.Index([f"{a}\x1f{b}" for a, b in zip(doc_dataset, doc_ids, strict=True)])
+    mention_keys = pd.Index([f"{a}\x1f{b}" for a, b in zip(m_dataset, m_doc, strict=True)])
+    mention_doc = np.asarray(doc_keys.get_indexer(mention_keys), dtype=np.int64)
     if (mention_doc < 0).any():
         row = ments[mention_doc < 0].iloc[0]
         raise PosthocInputError(
             f"mention {row['start']}-{row['end']} of system {row['system']!r} is in document {row['doc_id']!r} "
             f"of dataset {row['dataset']!r}, which is not in the documents table; add the document or drop the mention"
         )
-    texts = [str(t) for t in docs["text"]]
     lengths = np.array([len(t) for t in texts], dtype=np.int64)
-    starts = ments["start"].to_numpy()
-    ends = ments["end"].to_numpy()
     bad = (starts < 0) | (ends <= starts) | (ends > lengths[mention_doc]) if len(ments) else np.zeros(0, bool)
     if bad.any():
-        row = ments[bad].iloc[0]
+        i = int(np.flatnonzero(bad)[0])
+        row = ments.iloc[i]
         raise PosthocInputError(
             f"mention {row['start']}-{row['end']} of system {row['system']!r} in document {row['doc_id']!r} of "
-            f"dataset {row['dataset']!r} lies outside its text "
-            f"(length {lengths[doc_index[(row['dataset'], row['doc_id'])]]}) "
+            f"dataset {row['dataset']!r} lies outside its text (length {lengths[mention_doc[i]]}) "
             "or is empty; offsets are code points with start < end <= len(text)"
         )
     if "surface" in ments.columns and len(ments):
-        actual = [texts[d][s:e] for d, s, e in zip(mention_doc, starts, ends, strict=True)]
-        surfaces = ments["surface"].astype(object).to_numpy()
-        mismatch = np.array([str(a) != str(b) for a, b in zip(actual, surfaces, strict=True)], dtype=bool)
+        surfaces = _objects(ments["surface"])
+        mismatch = np.fromiter(
+            (texts[d][s:e] != str(b) for d, s, e, b in zip(mention_doc.tolist(), starts.tolist(), ends.tolist(),
+                                                            surfaces, strict=True)),
+            dtype=bool, count=len(ments),
+        )
         if mismatch.any():
             i = int(np.flatnonzero(mismatch)[0])
             row = ments.iloc[i]
+            actual = texts[mention_doc[i]][starts[i]:ends[i]]
             raise PosthocInputError(
                 f"mention {row['start']}-{row['end']} of system {row['system']!r} in document {row['doc_id']!r} of "
-                f"dataset {row['dataset']!r} has surface {row['surface']!r} but the text there is {actual[i]!r}; "
+                f"dataset {row['dataset']!r} has surface {row['surface']!r} but the text there is {actual!r}; "
                 "offsets must be code points into the document text"
             )
 
     order = np.lexsort((ends, starts, mention_doc))
     spans_by_doc: list[list[tuple[int, int]]] = [[] for _ in texts]
-    for d, s, e in zip(mention_doc[order], starts[order], ends[order], strict=True):
-        spans_by_doc[int(d)].append((int(s), int(e)))
+    for d, s, e in zip(mention_doc[order].tolist(), starts[order].tolist(), ends[order].tolist(), strict=True):
+        spans_by_doc[d].append((s, e))
 
-    rows: list[tuple[object, ...]] = []
-    chunk_starts_by_doc: list[list[int]] = []
-    first_chunk_of_doc = np.zeros(len(texts), dtype=np.int64)
+    columns: dict[str, list[Any]] = {name: [] for name in CHUNK_COLUMNS}
+    chunk_doc: list[int] = []
     for d, text in enumerate(texts):
-        first_chunk_of_doc[d] = len(rows)
-        parts = split_text(text, spans_by_doc[d], max_chars=max_chars)
-        chunk_starts_by_doc.append([p[0] for p in parts])
-        for index, (start, end, kind) in enumerate(parts):
-            rows.append(
-                (docs.at[d, "dataset"], docs.at[d, "doc_id"], f"c{len(rows):06d}", index, start, end,
-                 text[start:end], kind, end - start > max_chars)
-            )
-    chunks = pd.DataFrame(rows, columns=list(CHUNK_COLUMNS))
-    chunks = chunks.astype({"chunk_index": "int64", "chunk_start": "int64", "chunk_end": "int64", "oversized": bool})
+        for index, (start, end, kind) in enumerate(split_text(text, spans_by_doc[d], max_chars=max_chars)):
+            chunk_doc.append(d)
+            columns["chunk_index"].append(index)
+            columns["chunk_start"].append(start)
+            columns["chunk_end"].append(end)
+            columns["text"].append(text[start:end])
+            columns["cut"].append(kind)
+    n_chunks = len(chunk_doc)
+    doc_of_chunk = np.array(chunk_doc, dtype=np.int64)
+    chunk_start_arr = np.array(columns["chunk_start"], dtype=np.int64)
+    chunk_end_arr = np.array(columns["chunk_end"], dtype=np.int64)
+    chunk_ids = np.array([f"c{i:06d}" for i in range(n_chunks)], dtype=object)
+    chunks = pd.DataFrame({
+        "dataset": doc_dataset[doc_of_chunk] if n_chunks else np.array([], dtype=object),
+        "doc_id": doc_ids[doc_of_chunk] if n_chunks else np.array([], dtype=object),
+        "chunk_id": chunk_ids,
+        "chunk_index": np.array(columns["chunk_index"], dtype=np.int64),
+        "chunk_start": chunk_start_arr,
+        "chunk_end": chunk_end_arr,
+        "text": np.array(columns["text"], dtype=object),
+        "cut": np.array(columns["cut"], dtype=object),
+        "oversized": (chunk_end_arr - chunk_start_arr) > max_chars,
+    })
 
-    # each mention lies in the last chunk that starts at or before it
-    local = np.array(
-        [bisect.bisect_right(chunk_starts_by_doc[int(d)], int(s)) - 1
-         for d, s in zip(mention_doc, starts, strict=True)],
-        dtype=np.int64,
-    )
-    global_index = first_chunk_of_doc[mention_doc] + local if len(ments) else np.zeros(0, np.int64)
-    chunk_start = chunks["chunk_start"].to_numpy()[global_index] if len(ments) else np.zeros(0, np.int64)
-    chunk_end = chunks["chunk_end"].to_numpy()[global_index] if len(ments) else np.zeros(0, np.int64)
-    assert (local >= 0).all() and (ends <= chunk_end).all(), "a mention was cut: chunking invariant broken"
+    # each mention lies in the last chunk of its document that starts at or before it
+    scale = int(lengths.max(initial=0)) + 1
+    chunk_keys = doc_of_chunk * scale + chunk_start_arr
+    global_index = np.searchsorted(chunk_keys, mention_doc * scale + starts, side="right") - 1
+    if len(ments):
+        assert (global_index >= 0).all() and (doc_of_chunk[global_index] == mention_doc).all()
+        assert (ends <= chunk_end_arr[global_index]).all(), "a mention was cut: chunking invariant broken"
+    chunk_start = chunk_start_arr[global_index]
     out = ments.copy()
-    out["chunk_id"] = chunks["chunk_id"].to_numpy()[global_index] if len(ments) else pd.Series(dtype=str)
+    out["chunk_id"] = chunk_ids[global_index]
     out["doc_start"] = starts
     out["doc_end"] = ends
     out["start"] = starts - chunk_start
     out["end"] = ends - chunk_start
-    columns = [c for c in MENTION_COLUMNS if c in out.columns]
-    extra = [c for c in out.columns if c not in columns and c not in ("chunk_id", "doc_start", "doc_end")]
-    out = out[["chunk_id", *columns, "doc_start", "doc_end", *extra]].reset_index(drop=True)
+    known = [c for c in MENTION_COLUMNS if c in out.columns]
+    extra = [c for c in out.columns if c not in known and c not in ("chunk_id", "doc_start", "doc_end")]
+    out = out[["chunk_id", *known, "doc_start", "doc_end", *extra]].reset_index(drop=True)
     return Chunking(chunks=chunks, mentions=out, max_chars=max_chars)

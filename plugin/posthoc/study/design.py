@@ -41,9 +41,10 @@ import numpy as np
 import pandas as pd
 
 from posthoc.errors import PosthocInputError
+from posthoc.study._columns import object_values
 from posthoc.study.chunking import Chunking, chunk_documents
 from posthoc.study.config import StudyConfig
-from posthoc.study.keys import mention_key, stream_rng, task_key, worker_rng
+from posthoc.study.keys import mention_keys, stream_rng, task_key, worker_rng
 from posthoc.tables import DOCUMENT_COLUMNS, GT_SYSTEM, MENTION_COLUMNS, require_columns
 
 CONTROL_SYSTEM = "CONTROL"
@@ -81,16 +82,25 @@ class StudyPlan:
     summary: dict[str, Any] = field(default_factory=dict)
 
     def digest(self) -> str:
-        """SHA-256 over the config and every table: equal digests mean equal plans."""
-        hasher = hashlib.sha256(self.config.to_json().encode("utf-8"))
-        for name in ("documents", "source_mentions", "chunks", "items", "tasks", "prefill"):
-            frame: pd.DataFrame = getattr(self, name)
-            hasher.update(f"{name}:{','.join(map(str, frame.columns))}:{len(frame)}".encode())
-            if len(frame):
-                hashed = pd.util.hash_pandas_object(frame.astype(object).where(frame.notna(), None), index=False)
-                hasher.update(hashed.to_numpy().tobytes())
-        hasher.update("|".join(self.workers).encode("utf-8"))
-        return hasher.hexdigest()
+        """SHA-256 over the config and every table: equal digests mean equal plans (computed once)."""
+        cached = self.__dict__.get("_digest")
+        if cached is None:
+            hasher = hashlib.sha256(self.config.to_json().encode("utf-8"))
+            for name in ("documents", "source_mentions", "chunks", "items", "tasks", "prefill"):
+                frame: pd.DataFrame = getattr(self, name)
+                hasher.update(f"{name}:{','.join(map(str, frame.columns))}:{len(frame)}".encode())
+                for column in frame.columns:
+                    series = frame[column]
+                    if series.dtype.kind in "biu":
+                        hasher.update(series.to_numpy(dtype=np.int64).tobytes())
+                    else:  # strings (None as U+0000), one U+001E between values
+                        values = object_values(series).tolist()
+                        joined = "\x1e".join("\x00" if v is None else str(v) for v in values)
+                        hasher.update(joined.encode("utf-8", "surrogatepass"))
+            hasher.update("|".join(self.workers).encode("utf-8"))
+            cached = hasher.hexdigest()
+            self.__dict__["_digest"] = cached
+        return str(cached)
 
 
 def worker_order(seed: int, worker: str, n_real: int, real_per_batch: int,
@@ -156,46 +166,88 @@ def _assign(chunk_of_slot: np.ndarray, n_workers: int, rng: np.random.Generator)
 
 @dataclass
 class _ControlPool:
-    """The chunks that can hold a control task, with their usable annotations and free words."""
+    """Chunks that can hold a control task: their usable annotations, and (lazily) their free words."""
 
-    chunk_rows: list[int]
+    chunk_rows: list[int]  # chunks with at least one usable ground-truth annotation, in order
     mentions: dict[int, list[tuple[int, int, str, str]]]  # chunk row -> [(start, end, surface, link)]
-    words: dict[int, list[tuple[int, int, str]]]  # chunk row -> [(start, end, word)]
+    spans: dict[int, list[tuple[int, int]]]  # chunk row -> every system's spans
+    texts: np.ndarray
     links: list[str]
+    _words: dict[int, list[tuple[int, int, str]]] = field(default_factory=dict)
+
+    def words(self, row: int) -> list[tuple[int, int, str]]:
+        """Words of the chunk that no system annotated (lowercase ones if there are any)."""
+        found = self._words.get(row)
+        if found is None:
+            text = str(self.texts[row])
+            mask = bytearray(len(text))
+            for s, e in self.spans.get(row, []):
+                mask[s:e] = b"\x01" * (e - s)
+            free = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(text)
+                    if mask.find(1, m.start(), m.end()) < 0]
+            found = [w for w in free if w[2].islower() and len(w[2]) >= 2] or free
+            self._words[row] = found
+        return found
+
+    def preferred(self, row: int) -> bool:
+        """Whether every control mix can be drawn from this chunk."""
+        return len(self.mentions[row]) >= 3 and len(self.links) >= 2 and len(self.words(row)) >= 2
 
 
 def _control_pool(chunking: Chunking) -> _ControlPool:
     ments = chunking.mentions
-    systems = sorted(set(ments["system"]))
+    system = ments["system"].to_numpy(dtype=object)
+    systems = sorted(set(system.tolist()))
     source = GT_SYSTEM if GT_SYSTEM in systems else (systems[0] if systems else None)
-    links = sorted({str(x) for x in ments.loc[~ments["is_nil"] & ments["link"].notna(), "link"] if str(x)})
-    chunk_row = {cid: i for i, cid in enumerate(chunking.chunks["chunk_id"])}
-    texts = chunking.chunks["text"].tolist()
-    taken: dict[int, list[tuple[int, int]]] = {}
-    for cid, s, e in zip(ments["chunk_id"], ments["start"], ments["end"], strict=True):
-        taken.setdefault(chunk_row[cid], []).append((int(s), int(e)))
+    link = object_values(ments["link"])
+    is_nil = ments["is_nil"].to_numpy(dtype=bool)
+    linked = ~is_nil & np.array([x is not None and str(x) != "" for x in link], dtype=bool)
+    links = sorted({str(x) for x in link[linked]})
+    chunk_codes = pd.Index(chunking.chunks["chunk_id"]).get_indexer(ments["chunk_id"])
+    starts = ments["start"].to_numpy(dtype=np.int64)
+    ends = ments["end"].to_numpy(dtype=np.int64)
+    surface = object_values(ments["surface"])
     usable: dict[int, list[tuple[int, int, str, str]]] = {}
-    source_rows = ments[(ments["system"] == source) & ~ments["is_nil"] & ments["link"].notna()]
-    source_rows = source_rows.sort_values(["chunk_id", "start", "end", "link"], kind="stable")
-    for cid, s, e, surface, link in zip(source_rows["chunk_id"], source_rows["start"], source_rows["end"],
-                                        source_rows["surface"], source_rows["link"], strict=True):
-        row = chunk_row[cid]
+    chosen = np.flatnonzero((system == source) & linked)
+    chosen = chosen[np.lexsort((link[chosen].astype(str), ends[chosen], starts[chosen], chunk_codes[chosen]))]
+    for i in chosen.tolist():
+        row = int(chunk_codes[i])
         kept = usable.setdefault(row, [])
-        if not str(link) or (kept and int(s) < kept[-1][1]):
+        if kept and starts[i] < kept[-1][1]:
             continue  # keep a non-overlapping subset, in text order
-        kept.append((int(s), int(e), str(surface), str(link)))
-    words: dict[int, list[tuple[int, int, str]]] = {}
-    for row in usable:
-        spans = taken.get(row, [])
-        free = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(texts[row])
-                if not any(s < m.end() and m.start() < e for s, e in spans)]
-        lower = [w for w in free if w[2].islower() and len(w[2]) >= 2]
-        words[row] = lower or free
-    return _ControlPool(chunk_rows=sorted(usable), mentions=usable, words=words, links=links)
+        kept.append((int(starts[i]), int(ends[i]), str(surface[i]), str(link[i])))
+    spans: dict[int, list[tuple[int, int]]] = {}
+    for row, s, e in zip(chunk_codes.tolist(), starts.tolist(), ends.tolist(), strict=True):
+        if row in usable:
+            spans.setdefault(row, []).append((s, e))
+    return _ControlPool(chunk_rows=sorted(usable), mentions=usable, spans=spans,
+                        texts=chunking.chunks["text"].to_numpy(dtype=object), links=links)
+
+
+def _pick_control_chunk(pool: _ControlPool, seen: set[int], used: set[int], rng: np.random.Generator,
+                        worker: str) -> int:
+    """A random control chunk the worker does not see otherwise: preferably one that allows every mix and
+    is not yet used for this worker; rejection sampling first (a worker sees few chunks of a large pool)."""
+    rows = pool.chunk_rows
+    for _ in range(64 if rows else 0):
+        row = rows[int(rng.integers(len(rows)))]
+        if row not in seen and row not in used and pool.preferred(row):
+            return row
+    preferred = [r for r in rows if r not in seen and pool.preferred(r)]
+    feasible = [r for r in rows if r not in seen and _feasible_mixes(pool, r)]
+    for candidates in ([r for r in preferred if r not in used], preferred, [r for r in feasible if r not in used],
+                       feasible):
+        if candidates:
+            return candidates[int(rng.integers(len(candidates)))]
+    raise PosthocInputError(
+        f"cannot build a control task for worker {worker}: no chunk it does not already see has a ground-truth "
+        "annotation with a link and a word that no system annotated (three of them together); add documents, "
+        "raise n_workers or set control_tasks = false"
+    )
 
 
 def _feasible_mixes(pool: _ControlPool, row: int) -> list[tuple[int, int, int]]:
-    n_mentions, n_words = len(pool.mentions.get(row, [])), len(pool.words.get(row, []))
+    n_mentions, n_words = len(pool.mentions.get(row, [])), len(pool.words(row))
     can_edit = len(pool.links) >= 2
     can_remove = len(pool.links) >= 1
     return [
@@ -221,7 +273,7 @@ def _control_annotations(pool: _ControlPool, row: int, rng: np.random.Generator)
             shown = others[int(rng.integers(len(others)))]
         annotations.append({"start": start, "end": end, "surface": surface, "link": shown, "is_nil": False,
                             "expected_outcome": kind, "expected_link": link})
-    words = pool.words[row]
+    words = pool.words(row)
     for index in sorted(rng.choice(len(words), size=n_remove, replace=False).tolist()) if n_remove else []:
         start, end, word = words[index]
         link = pool.links[int(rng.integers(len(pool.links)))]
@@ -271,14 +323,6 @@ def plan_study(documents: pd.DataFrame, mentions: pd.DataFrame, config: StudyCon
     slot_worker = _assign(slot_chunk, n_workers, stream_rng(config.seed, "assignment"))
 
     pool = _control_pool(chunking) if config.control_tasks else None
-    if pool is not None:
-        preferred = [r for r in pool.chunk_rows if len(_feasible_mixes(pool, r)) == len(CONTROL_MIXES)]
-        pool.chunk_rows = preferred or [r for r in pool.chunk_rows if _feasible_mixes(pool, r)]
-        if not pool.chunk_rows:
-            raise PosthocInputError(
-                "cannot build control tasks: no chunk has a ground-truth annotation with a link and a word that no "
-                "system annotated (and at least three of them together); set control_tasks = false"
-            )
     chunk_row_of_id = {cid: i for i, cid in enumerate(chunks["chunk_id"])}
     item_chunk_row = np.array([chunk_row_of_id[c] for c in item_keys["chunk_id"]], dtype=np.int64)
 
@@ -302,15 +346,7 @@ def plan_study(documents: pd.DataFrame, mentions: pd.DataFrame, config: StudyCon
             offset += size
             if pool is not None:
                 control_index = len(control_specs)
-                candidates = [r for r in pool.chunk_rows if r not in seen_rows and r not in used]
-                if not candidates:
-                    candidates = [r for r in pool.chunk_rows if r not in seen_rows]
-                if not candidates:
-                    raise PosthocInputError(
-                        f"cannot build a control task for worker {worker}: every chunk fit for a control task is "
-                        "already among its tasks; add documents, raise n_workers or set control_tasks = false"
-                    )
-                row = candidates[int(rng.integers(len(candidates)))]
+                row = _pick_control_chunk(pool, seen_rows, used, rng, worker)
                 used.add(row)
                 control_specs.append((f"q{control_index:06d}", row, w, _control_annotations(pool, row, rng)))
                 batch_slots.insert(places[b], -1 - control_index)
@@ -408,8 +444,8 @@ def _prefill_table(tasks: pd.DataFrame, cm: pd.DataFrame,
     prefill["link"] = prefill["link"].astype(object).where(prefill["link"].notna(), None)
     prefill = prefill.sort_values(["task_order", "start", "end", "link"], kind="stable", na_position="first")
     index_in_task = prefill.groupby("task_order").cumcount().to_numpy()
-    prefill["mention_id"] = [mention_key(config.name, config.seed, key, i)
-                             for key, i in zip(prefill["task_key"], index_in_task.tolist(), strict=True)]
+    prefill["mention_id"] = mention_keys(config.name, config.seed, prefill["task_key"].tolist(),
+                                         index_in_task.tolist())
     prefill = prefill[list(PREFILL_COLUMNS)].reset_index(drop=True)
     return prefill.astype({"start": "int64", "end": "int64", "doc_start": "int64", "doc_end": "int64",
                            "is_nil": bool})

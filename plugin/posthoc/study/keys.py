@@ -1,14 +1,13 @@
 """Opaque, deterministic identifiers and per-worker random streams.
 
-Task keys and mention ids are what Label Studio and the annotators see; they are SHA-256 digests
-of (study, seed, worker, item, replicate) in base32, so they reveal neither the system nor the
+Task keys and mention ids are what Label Studio and the annotators see; they are 80-bit BLAKE2b
+digests of (study, seed, worker, item, replicate) in hex, so they reveal neither the system nor the
 dataset, and the same plan always gets the same keys. :func:`stable_int` replaces Python's
 ``hash()`` (salted per process) wherever a seed is derived from a name.
 """
 
 from __future__ import annotations
 
-import base64
 import hashlib
 
 import numpy as np
@@ -16,20 +15,27 @@ import numpy as np
 _SEPARATOR = "\x1f"
 
 
-def digest(*parts: object, length: int = 16) -> str:
-    """A lowercase base32 SHA-256 digest of ``parts`` (joined by U+001F), ``length`` characters long."""
-    raw = hashlib.sha256(_SEPARATOR.join(map(str, parts)).encode("utf-8")).digest()
-    return base64.b32encode(raw).decode("ascii").lower()[:length]
+def digest(*parts: object) -> str:
+    """A 20-character lowercase hex BLAKE2b digest (80 bits) of ``parts`` joined by U+001F."""
+    return hashlib.blake2b(_SEPARATOR.join(map(str, parts)).encode("utf-8"), digest_size=10).hexdigest()
 
 
 def task_key(study: str, seed: int, worker: str, item_id: str, replicate: int) -> str:
-    """The opaque key of one task: ``t`` + 16 base32 characters (80 bits)."""
+    """The opaque key of one task: ``t`` + 20 hex characters (80 bits)."""
     return "t" + digest("task", study, seed, worker, item_id, replicate)
 
 
 def mention_key(study: str, seed: int, task: str, index: int) -> str:
-    """The opaque id of the ``index``-th pre-filled annotation of task ``task``: ``m`` + 16 characters."""
+    """The opaque id of the ``index``-th pre-filled annotation of task ``task``: ``m`` + 20 hex characters."""
     return "m" + digest("mention", study, seed, task, index)
+
+
+def mention_keys(study: str, seed: int, tasks: list[str], indexes: list[int]) -> list[str]:
+    """:func:`mention_key` of many annotations at once (the same values, faster)."""
+    prefix = f"mention{_SEPARATOR}{study}{_SEPARATOR}{seed}{_SEPARATOR}"
+    blake2b = hashlib.blake2b
+    return ["m" + blake2b(f"{prefix}{task}{_SEPARATOR}{index}".encode(), digest_size=10).hexdigest()
+            for task, index in zip(tasks, indexes, strict=True)]
 
 
 def stable_int(*parts: object) -> int:

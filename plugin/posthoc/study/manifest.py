@@ -59,7 +59,6 @@ def _meta(plan: StudyPlan) -> dict[str, str]:
         "study": config.name,
         "seed": str(config.seed),
         "k": str(config.k),
-        "plan_digest": plan.digest(),
         "config": config.to_json(),
         "summary": json.dumps(plan.summary, sort_keys=True, ensure_ascii=False),
     }
@@ -90,19 +89,20 @@ class Manifest:
         self.study: str = meta["study"]
         self.seed: int = int(meta["seed"])
         self.k: int = int(meta["k"])
+        self._digest: str | None = None
 
     # ----------------------------------------------------------------- writing / opening
     @classmethod
     def create(cls, path: str | Path, plan: StudyPlan, *, overwrite: bool = False) -> Manifest:
         """Write ``plan`` to ``path`` atomically and open it.
 
-        The same plan again is a no-op; a different plan (or another file) at ``path`` is a
-        :class:`PosthocInputError` unless ``overwrite=True``.
+        The file is built beside ``path`` first. When ``path`` already holds a file with the same bytes
+        (the same plan), nothing is replaced (a no-op); a different plan, or a file that is not a
+        manifest, is a :class:`PosthocInputError` unless ``overwrite=True``.
         """
         target = Path(path)
-        digest = plan.digest()
+        existing: Manifest | None = None
         if target.exists():
-            existing = None
             try:
                 existing = cls.open(target)
             except PosthocInputError:
@@ -110,16 +110,25 @@ class Manifest:
                     raise PosthocInputError(
                         f"{target} exists and is not a study manifest; choose another --out or pass --overwrite"
                     ) from None
-            if existing is not None:
-                if existing.digest == digest:
-                    return existing
-                existing.close()
-                if not overwrite:
-                    raise PosthocInputError(
-                        f"{target} holds a different study plan (study {existing.study!r}, seed {existing.seed}); "
-                        "choose another --out or pass --overwrite to replace it"
-                    )
-        storage.write_database(target, _meta(plan), _tables(plan))
+        refused: list[Manifest] = []
+
+        def replace(built: Path) -> bool:
+            if existing is None:
+                return True
+            existing.close()
+            if storage.file_sha256(built) == existing.digest:
+                return False
+            if not overwrite:
+                refused.append(existing)
+                return False
+            return True
+
+        storage.write_database(target, _meta(plan), _tables(plan), replace=replace)
+        if refused:
+            raise PosthocInputError(
+                f"{target} holds a different study plan (study {refused[0].study!r}, seed {refused[0].seed}); "
+                "choose another --out or pass --overwrite to replace it"
+            )
         return cls.open(target)
 
     @classmethod
@@ -157,8 +166,10 @@ class Manifest:
     # ----------------------------------------------------------------- metadata
     @property
     def digest(self) -> str:
-        """The plan's digest (:meth:`posthoc.study.design.StudyPlan.digest`)."""
-        return self._meta["plan_digest"]
+        """SHA-256 of the manifest file: equal for equal plans (the file is byte-identical)."""
+        if self._digest is None:
+            self._digest = storage.file_sha256(self.path)
+        return self._digest
 
     @property
     def config(self) -> dict[str, Any]:

@@ -1,25 +1,27 @@
 """The one module that knows how a study manifest is stored: a single SQLite file (stdlib ``sqlite3``).
 
-The file is written once, atomically and deterministically: tables are filled in a fixed row
-order in a temporary file, compacted with ``VACUUM INTO`` into a second temporary file beside the
-target, and that file is renamed over the target. No timestamps are stored, so the same plan gives a
-byte-identical file (with the same SQLite library). Readers open it read-only, one connection per
-thread.
+The file is written once, atomically and deterministically: a fresh file in a temporary folder
+beside the target gets the tables (rows in a fixed order, without a rollback journal), then the
+indexes (built after the rows: one sort instead of random inserts), and is renamed over the target.
+No timestamps are stored, so the same plan gives a byte-identical file (with the same SQLite
+library). Readers open it read-only, one connection per thread.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import sqlite3
 import tempfile
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
+
+from posthoc.study._columns import object_values
 
 FORMAT = "posthoc-study-manifest"
 VERSION = "1"
@@ -48,7 +50,7 @@ TABLES: dict[str, tuple[tuple[str, str], ...]] = {
         ("chunk_id", "TEXT NOT NULL"), ("system", "TEXT NOT NULL"), ("is_control", "INTEGER NOT NULL"),
     ),
     "prefill": (
-        ("task_key", "TEXT NOT NULL"), ("ord", "INTEGER NOT NULL"), ("mention_id", "TEXT NOT NULL UNIQUE"),
+        ("task_key", "TEXT NOT NULL"), ("ord", "INTEGER NOT NULL"), ("mention_id", "TEXT NOT NULL"),
         ("start", "INTEGER NOT NULL"), ("end", "INTEGER NOT NULL"), ("doc_start", "INTEGER NOT NULL"),
         ("doc_end", "INTEGER NOT NULL"), ("surface", "TEXT"), ("link", "TEXT"), ("is_nil", "INTEGER NOT NULL"),
         ("expected_outcome", "TEXT"), ("expected_link", "TEXT"),
@@ -57,7 +59,6 @@ TABLES: dict[str, tuple[tuple[str, str], ...]] = {
 
 INDEXES = (
     "CREATE UNIQUE INDEX documents_key ON documents(dataset, doc_id)",
-    "CREATE INDEX source_mentions_doc ON source_mentions(dataset, doc_id, system)",
     "CREATE UNIQUE INDEX tasks_order ON tasks(worker, position)",
     "CREATE INDEX tasks_item ON tasks(item_id)",
     "CREATE UNIQUE INDEX prefill_task ON prefill(task_key, ord)",
@@ -66,60 +67,80 @@ INDEXES = (
 BOOLEAN_COLUMNS = frozenset({"is_nil", "oversized", "is_control"})
 
 
-def _schema() -> list[str]:
+def _schema() -> tuple[list[str], list[str]]:
+    """``(CREATE TABLE statements, CREATE INDEX statements)``; keys become unique indexes made after the rows."""
     statements = ["CREATE TABLE meta (key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL)"]
+    indexes: list[str] = []
     for name, columns in TABLES.items():
-        body = ", ".join(f'"{column}" {kind}' for column, kind in columns)
+        body = ", ".join(f'"{column}" {kind.replace(" PRIMARY KEY", "").replace(" UNIQUE", "")}'
+                         for column, kind in columns)
         statements.append(f"CREATE TABLE {name} ({body})")
-    return [*statements, *INDEXES]
+        for column, kind in columns:
+            if "PRIMARY KEY" in kind or "UNIQUE" in kind:
+                indexes.append(f'CREATE UNIQUE INDEX {name}_{column} ON {name}("{column}")')
+    return statements, [*indexes, *INDEXES]
 
 
-def _python(value: Any) -> Any:
-    """A value sqlite3 can bind: numpy scalars to Python, NA to None."""
-    if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)):
-        return None
-    if isinstance(value, np.bool_ | bool):
-        return int(value)
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.floating):
-        return float(value)
-    return value
+def _column(frame: pd.DataFrame, name: str, kind: str) -> list[Any]:
+    """One column as a list of Python values sqlite3 binds directly (NA -> None, booleans -> 0/1)."""
+    series = frame[name]
+    if kind.startswith("INTEGER"):
+        if series.dtype == bool or name in BOOLEAN_COLUMNS:
+            return series.astype(bool).astype("int64").tolist()
+        return series.astype("int64").tolist()
+    return [None if v is None else str(v) for v in object_values(series)]
 
 
-def _rows(frame: pd.DataFrame, columns: Sequence[str]) -> Iterator[tuple[Any, ...]]:
-    arrays = [frame[c].to_numpy(dtype=object) for c in columns]
-    for values in zip(*arrays, strict=True):
-        yield tuple(_python(v) for v in values)
+def _rows(frame: pd.DataFrame, columns: Sequence[tuple[str, str]]) -> Iterator[tuple[Any, ...]]:
+    return zip(*(_column(frame, name, kind) for name, kind in columns), strict=True)
 
 
-def write_database(path: str | os.PathLike[str], meta: Mapping[str, str], tables: Mapping[str, pd.DataFrame]) -> None:
-    """Write ``meta`` and every table of :data:`TABLES` (rows in the frames' order) to ``path`` atomically."""
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file's bytes (hex)."""
+    hasher = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            hasher.update(block)
+    return hasher.hexdigest()
+
+
+def write_database(path: str | os.PathLike[str], meta: Mapping[str, str], tables: Mapping[str, pd.DataFrame],
+                   *, replace: Callable[[Path], bool] | None = None) -> bool:
+    """Write ``meta`` and every table of :data:`TABLES` (rows in the frames' order) to ``path`` atomically.
+
+    The file is built beside ``path``; ``replace(built_file)`` (if given) decides whether it is renamed
+    over ``path`` (``True``) or discarded (``False``, e.g. an existing file has the same bytes). Returns
+    whether ``path`` was written.
+    """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f".{target.name}.", dir=target.parent) as scratch:
         build = Path(scratch) / "build.sqlite"
-        final = Path(scratch) / "final.sqlite"
         connection = sqlite3.connect(build)
         try:
             connection.execute("PRAGMA journal_mode = OFF")
             connection.execute("PRAGMA synchronous = OFF")
-            for statement in _schema():
+            connection.execute("PRAGMA cache_size = -262144")  # up to 256 MB of page cache while building
+            tables_ddl, indexes_ddl = _schema()
+            for statement in tables_ddl:
                 connection.execute(statement)
             connection.executemany("INSERT INTO meta VALUES (?, ?)", sorted(meta.items()))
             for name, columns in TABLES.items():
-                names = [c for c, _ in columns]
-                marks = ", ".join("?" * len(names))
-                quoted = ", ".join(f'"{c}"' for c in names)
+                marks = ", ".join("?" * len(columns))
+                quoted = ", ".join(f'"{c}"' for c, _ in columns)
                 connection.executemany(f"INSERT INTO {name} ({quoted}) VALUES ({marks})",  # noqa: S608
-                                       _rows(tables[name], names))
+                                       _rows(tables[name], columns))
+            for statement in indexes_ddl:  # indexes after the rows: one sort instead of random inserts
+                connection.execute(statement)
             connection.commit()
-            connection.execute("VACUUM INTO ?", (str(final),))
         finally:
             connection.close()
-        with open(final, "rb+") as handle:
+        if replace is not None and not replace(build):
+            return False
+        with open(build, "rb+") as handle:
             os.fsync(handle.fileno())
-        os.replace(final, target)
+        os.replace(build, target)
+        return True
 
 
 class Reader:

@@ -1,0 +1,181 @@
+"""Plan a study of the paper's size (paper 000, Table 1) and print time and peak memory.
+
+Synthesises a corpus shaped like Table 1 -- per dataset its documents, each system's annotations
+(GT, E2E, REL) and the number of tasks (chunks with at least one annotation of that system) -- then
+times :func:`posthoc.study.plan_study` and :meth:`posthoc.study.manifest.Manifest.create`.
+Targets on the 2-core CI machine: under 10 s and under 1 GB.
+
+    python bench/plan_bench.py [--k 1] [--seed 1] [--out /tmp/plan_bench.sqlite]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from posthoc.study import StudyConfig, plan_study
+from posthoc.study.manifest import Manifest
+
+#: dataset -> (documents, annotations GT/E2E/REL, tasks GT/E2E/REL), from Table 1 of paper 000
+TABLE_1: dict[str, tuple[int, tuple[int, int, int], tuple[int, int, int]]] = {
+    "AIDA-train": (946, (18541, 18301, 21204), (2801, 2802, 2913)),
+    "AIDA-A": (216, (4791, 4758, 5443), (713, 715, 725)),
+    "AIDA-B": (231, (4485, 4375, 5086), (636, 646, 654)),
+    "ACE2004": (57, (257, 1355, 1675), (114, 318, 334)),
+    "AQUAINT": (50, (727, 810, 925), (175, 170, 179)),
+    "CLUEWEB": (320, (11154, 12273, 23114), (3526, 3678, 4944)),
+    "MSNBC": (20, (656, 629, 756), (164, 163, 171)),
+    "WIKIPEDIA": (345, (6793, 8141, 11184), (1348, 1578, 1638)),
+}
+SYSTEMS = ("GT", "E2E", "REL")
+NAMES = ("Paris", "Angela Merkel", "Deutsche Bank", "São Paulo", "Nguyễn Văn An", "東京", "Zoë Kravitz", "FC Porto",
+         "Ålesund", "Kraków", "Reuters", "Manchester United", "Ngozi Okonjo-Iweala", "Seoul", "Québec")
+FILLER = ("the", "said", "on", "a", "report", "in", "with", "after", "and", "of", "market", "team", "week", "its")
+
+
+def _split(total: int, parts: int, rng: np.random.Generator) -> np.ndarray:
+    """``total`` as ``parts`` positive integers, at random."""
+    counts = np.ones(parts, dtype=np.int64)
+    counts += np.bincount(rng.integers(0, parts, size=max(total - parts, 0)), minlength=parts)
+    return counts
+
+
+def _filler(min_chars: int, rng: np.random.Generator) -> str:
+    words: list[str] = []
+    while len(" ".join(words)) < min_chars:
+        words.append(FILLER[int(rng.integers(len(FILLER)))])
+    return " ".join(words)
+
+
+def _sentence_text(n_entities: int, rng: np.random.Generator) -> tuple[str, list[tuple[int, int]]]:
+    """One chunk's text holding ``n_entities`` entity names, and their spans.
+
+    A long entity-free first sentence (>= 100 characters) and a length of at least 200 make the
+    chunker cut exactly between two synthetic chunks (its window of 300 cannot reach the next
+    chunk's first sentence end), so tasks per system come out as in Table 1.
+    """
+    text = _filler(100, rng).capitalize() + "."
+    spans: list[tuple[int, int]] = []
+    remaining = n_entities
+    while remaining:
+        group = min(remaining, 3)
+        text += " " + _filler(5, rng).capitalize() + " "
+        for g in range(group):
+            if g:
+                text += ", " if g < group - 1 else " and "
+            name = NAMES[int(rng.integers(len(NAMES)))]
+            spans.append((len(text), len(text) + len(name)))
+            text += name
+        text += " " + _filler(3, rng) + "."
+        remaining -= group
+    while len(text) < 200:
+        text += " " + _filler(20, rng).capitalize() + "."
+    return text, spans
+
+
+def synthesise(seed: int = 1) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Documents and mentions shaped like Table 1 (documents, annotations and tasks per system)."""
+    rng = np.random.default_rng(seed)
+    doc_rows: list[tuple[str, str, str]] = []
+    dataset_col: list[str] = []
+    doc_col: list[str] = []
+    system_col: list[str] = []
+    start_col: list[int] = []
+    end_col: list[int] = []
+    surface_col: list[str] = []
+    link_col: list[str] = []
+    for dataset, (n_docs, annotations, tasks) in TABLE_1.items():
+        n_chunks = max(tasks)
+        counts = np.zeros((len(SYSTEMS), n_chunks), dtype=np.int64)
+        for s, (n_annotations, n_tasks) in enumerate(zip(annotations, tasks, strict=True)):
+            chosen = rng.choice(n_chunks, size=n_tasks, replace=False)
+            counts[s, chosen] = _split(n_annotations, n_tasks, rng)
+        chunk_doc = np.sort(np.concatenate([np.arange(n_docs), rng.integers(0, n_docs, size=max(n_chunks - n_docs, 0))]))
+        chunk_doc = chunk_doc[:n_chunks] if n_chunks >= n_docs else np.arange(n_docs)
+        for d in range(n_docs):
+            doc_id = f"{dataset}-{d:04d}"
+            text = ""
+            for c in np.flatnonzero(chunk_doc == d):
+                n_slots = int(counts[:, c].max()) if c < n_chunks else 0
+                part, spans = _sentence_text(n_slots, rng)
+                offset = len(text) + (1 if text else 0)
+                text += (" " if text else "") + part
+                for s, system in enumerate(SYSTEMS):
+                    keep = rng.choice(n_slots, size=int(counts[s, c]), replace=False) if n_slots else []
+                    for slot in sorted(keep):
+                        start, end = spans[slot]
+                        surface = part[start:end]
+                        link = surface.replace(" ", "_") if system == "GT" or rng.random() < 0.8 else "Other_entity"
+                        dataset_col.append(dataset)
+                        doc_col.append(doc_id)
+                        system_col.append(system)
+                        start_col.append(offset + start)
+                        end_col.append(offset + end)
+                        surface_col.append(surface)
+                        link_col.append(f"https://en.wikipedia.org/wiki/{link}")
+            doc_rows.append((dataset, doc_id, text or "Empty document."))
+    documents = pd.DataFrame(doc_rows, columns=["dataset", "doc_id", "text"])
+    mentions = pd.DataFrame({"dataset": dataset_col, "doc_id": doc_col, "system": system_col, "start": start_col,
+                             "end": end_col, "surface": surface_col, "link": link_col, "link_original": link_col,
+                             "is_nil": False})
+    return documents, mentions
+
+
+def _rss_mb() -> float:
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--k", type=int, default=1, help="judgements per item (1 as in the paper)")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the synthetic corpus and of the study")
+    parser.add_argument("--out", type=Path, default=None, help="manifest path (default: a temporary file)")
+    args = parser.parse_args()
+
+    t0 = time.perf_counter()
+    documents, mentions = synthesise(args.seed)
+    t_synth = time.perf_counter() - t0
+    rss_before = _rss_mb()
+    config = StudyConfig(name="paper-size", seed=args.seed, k=args.k)
+
+    t0, c0 = time.perf_counter(), time.process_time()
+    plan = plan_study(documents, mentions, config)
+    t_plan, c_plan = time.perf_counter() - t0, time.process_time() - c0
+    with tempfile.TemporaryDirectory() as scratch:
+        out = args.out or Path(scratch) / "plan_bench.sqlite"
+        if out.exists():
+            out.unlink()
+        t0, c0 = time.perf_counter(), time.process_time()
+        Manifest.create(out, plan)
+        t_write, c_write = time.perf_counter() - t0, time.process_time() - c0
+        size_mb = os.path.getsize(out) / 1e6
+    rss_peak = _rss_mb()
+    tasks_by_system = plan.tasks[~plan.tasks["is_control"]].groupby("system").size().to_dict()
+    total = t_plan + t_write
+    s = plan.summary
+    print(f"synthetic corpus ({t_synth:.1f} s to build): {len(documents)} documents, {len(mentions)} annotations "
+          f"(Table 1: 2,185 documents, 167,433 annotations)")
+    print(f"plan: {s['chunks']} chunks ({s['oversized_chunks']} grown), {s['items']} items, {s['tasks']} tasks "
+          f"({s['tasks'] - s['control_tasks']} real: {tasks_by_system}; Table 1: 31,105), "
+          f"{s['control_tasks']} control tasks, {s['workers']} workers, "
+          f"{s['tasks_per_worker_min']}-{s['tasks_per_worker_max']} tasks per worker, k = {args.k}")
+    cpu = c_plan + c_write
+    load = os.getloadavg()[0]
+    print(f"time: plan_study {t_plan:.2f} s + Manifest.create {t_write:.2f} s = {total:.2f} s wall (target < 10 s): "
+          f"{'OK' if total < 10 else 'OVER'}; CPU time of this process {c_plan:.2f} + {c_write:.2f} = {cpu:.2f} s "
+          f"(1-min load average {load:.1f} on {os.cpu_count()} cores: wall time grows when other jobs share them)")
+    print(f"peak RSS: {rss_peak:.0f} MB (after building the corpus: {rss_before:.0f} MB; target < 1024 MB): "
+          f"{'OK' if rss_peak < 1024 else 'OVER'}; manifest {size_mb:.1f} MB")
+
+
+if __name__ == "__main__":
+    main()

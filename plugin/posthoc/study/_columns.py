@@ -1,0 +1,14 @@
+"""Column helpers shared by the study modules."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+
+def object_values(series: pd.Series) -> np.ndarray:
+    """A column as a numpy object array of Python values with ``None`` for missing ones.
+
+    Iterating this is fast; iterating pandas' Arrow-backed string columns value by value is not.
+    """
+    return series.to_numpy(dtype=object, na_value=None)  # type: ignore[call-overload]
