@@ -20,7 +20,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
 from posthoc.study import StudyConfig, plan_study
 from posthoc.study.manifest import Manifest
 
@@ -92,13 +91,14 @@ def synthesise(seed: int = 1) -> tuple[pd.DataFrame, pd.DataFrame]:
     end_col: list[int] = []
     surface_col: list[str] = []
     link_col: list[str] = []
-    for dataset, (n_docs, annotations, tasks) in TABLE_1.items():
+    for dataset, (n_docs, n_annotations_by_system, tasks) in TABLE_1.items():
         n_chunks = max(tasks)
         counts = np.zeros((len(SYSTEMS), n_chunks), dtype=np.int64)
-        for s, (n_annotations, n_tasks) in enumerate(zip(annotations, tasks, strict=True)):
+        for s, (n_annotations, n_tasks) in enumerate(zip(n_annotations_by_system, tasks, strict=True)):
             chosen = rng.choice(n_chunks, size=n_tasks, replace=False)
             counts[s, chosen] = _split(n_annotations, n_tasks, rng)
-        chunk_doc = np.sort(np.concatenate([np.arange(n_docs), rng.integers(0, n_docs, size=max(n_chunks - n_docs, 0))]))
+        extra = rng.integers(0, n_docs, size=max(n_chunks - n_docs, 0))
+        chunk_doc = np.sort(np.concatenate([np.arange(n_docs), extra]))
         chunk_doc = chunk_doc[:n_chunks] if n_chunks >= n_docs else np.arange(n_docs)
         for d in range(n_docs):
             doc_id = f"{dataset}-{d:04d}"
