@@ -81,8 +81,11 @@ def corrected_gold(
     verdicts, codes = verdicts_of(rows, ties_verified=ties_verified)
     source = mention_rows(mentions)
     original_gt = source.loc[source["system"] == gt_system]
-    union = union_from_verdicts(verdicts) if add_missing else None
-    return gold_from(rows, verdicts, codes, original_gt, union, gt_system=gt_system)
+    missing = None
+    if add_missing:
+        union = union_from_verdicts(verdicts)
+        missing = union.loc[classify_against_gt(union, original_gt) == "E"]
+    return gold_from(rows, verdicts, codes, original_gt, missing, gt_system=gt_system)
 
 
 def gold_from(
@@ -90,11 +93,11 @@ def gold_from(
     verdicts: pd.DataFrame,
     codes: np.ndarray,
     original_gt: pd.DataFrame,
-    union: pd.DataFrame | None,
+    missing: pd.DataFrame | None,
     *,
     gt_system: str = GT_SYSTEM,
 ) -> pd.DataFrame:
-    """:func:`corrected_gold` from validated rows, their verdicts, the GT rows and (to add outcome E) the union."""
+    """:func:`corrected_gold` from validated rows, their verdicts, the GT rows and the union's E rows to add."""
     gt = original_gt.copy()
     for column, default in (("surface", ""), ("link_original", None), ("is_nil", None)):
         if column not in gt.columns:
@@ -121,17 +124,16 @@ def gold_from(
         gt.loc[fix, "is_nil"] = [p[1] for p in pairs]
     parts = [gt[GOLD_COLUMNS]]
 
-    if union is not None:
-        missing = union.loc[classify_against_gt(union, original_gt) == "E"].copy()
-        if len(missing):
-            surfaces = _surfaces(rows)
-            missing = missing.join(surfaces, on=["dataset", "doc_id", "start", "end"])
-            missing["surface"] = missing["surface"].fillna("")
-            missing["system"] = gt_system
-            missing["link_original"] = missing["link"]
-            missing["is_nil"] = missing["link"].str.startswith("nil:")
-            missing["source"] = "added_verified"
-            parts.append(missing[GOLD_COLUMNS])
+    if missing is not None and len(missing):
+        missing = missing.copy()
+        surfaces = _surfaces(rows)
+        missing = missing.join(surfaces, on=["dataset", "doc_id", "start", "end"])
+        missing["surface"] = missing["surface"].fillna("")
+        missing["system"] = gt_system
+        missing["link_original"] = missing["link"]
+        missing["is_nil"] = missing["link"].str.startswith("nil:")
+        missing["source"] = "added_verified"
+        parts.append(missing[GOLD_COLUMNS])
     gold = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
     gold = gold.astype({"start": "int64", "end": "int64", "is_nil": "bool"})
     return gold.sort_values(["dataset", "doc_id", "start", "end", "link"], kind="stable").reset_index(drop=True)

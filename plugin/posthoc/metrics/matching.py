@@ -25,19 +25,37 @@ def spans_overlap(start_a: np.ndarray, end_a: np.ndarray, start_b: np.ndarray, e
     return ((start_a < end_b) & (start_b < end_a)) | ((start_a == start_b) & (end_a == end_b))
 
 
-def _rows_matched(left: pd.DataFrame, right: pd.DataFrame, on: list[str], *, overlapping: bool) -> np.ndarray:
-    """Mask over ``left``'s rows: is there a row of ``right`` equal on ``on`` (and overlapping, if asked)?"""
-    columns = on + (["start", "end"] if overlapping and "start" not in on else [])
-    probe = left[columns].assign(_row=np.arange(len(left)))
-    target = right[columns].drop_duplicates()
-    pairs = probe.merge(target, on=on, how="inner", suffixes=("", "_r"))
-    if overlapping and "start" not in on:
-        keep = spans_overlap(
-            pairs["start"].to_numpy(), pairs["end"].to_numpy(), pairs["start_r"].to_numpy(), pairs["end_r"].to_numpy()
-        )
-        pairs = pairs.loc[keep]
-    mask = np.zeros(len(left), dtype=bool)
-    mask[pairs["_row"].to_numpy()] = True
+def _codes(values: pd.Series) -> np.ndarray:
+    return pd.factorize(values, sort=False)[0].astype(np.int64)
+
+
+def _combine(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """Dense int64 codes of the pairs ``(first, second)`` (both non-negative int arrays)."""
+    if len(first) == 0:
+        return first.astype(np.int64)
+    return pd.factorize(first * (int(second.max()) + 1) + second, sort=False)[0].astype(np.int64)
+
+
+def _any_overlap(
+    group_left: np.ndarray, start_left: np.ndarray, end_left: np.ndarray,
+    group_right: np.ndarray, start_right: np.ndarray, end_right: np.ndarray,
+) -> np.ndarray:  # fmt: skip
+    """For each left span: does a right span of the same group share a code point?
+
+    Sort the right spans by (group, start); a left span ``[s, e)`` overlaps one when, among the
+    right spans of its group starting before ``e``, the largest end is greater than ``s``: one
+    ``searchsorted`` and a running maximum, no pairwise join.
+    """
+    mask = np.zeros(len(group_left), dtype=bool)
+    if len(group_right) == 0 or len(group_left) == 0:
+        return mask
+    big = int(max(end_right.max(), end_left.max(), start_left.max(), start_right.max())) + 2
+    order = np.lexsort((start_right, group_right))
+    keys = group_right[order] * big + start_right[order]
+    running_end = np.maximum.accumulate(group_right[order] * big + end_right[order])
+    before = np.searchsorted(keys, group_left * big + end_left, side="left") - 1
+    found = before >= 0
+    mask[found] = running_end[before[found]] > group_left[found] * big + start_left[found]
     return mask
 
 
@@ -56,12 +74,29 @@ def match_flags(left: pd.DataFrame, right: pd.DataFrame, *, flags: Iterable[str]
     unknown = sorted(set(wanted) - set(FLAGS))
     if unknown:
         raise ValueError(f"unknown match flag(s) {unknown}; use {FLAGS}")
-    left = left.reset_index(drop=True)
-    plans = {
-        "same_span_same_link": ([*DOCUMENT, "start", "end", "link"], False),
-        "same_span": ([*DOCUMENT, "start", "end"], False),
-        "overlap_same_link": ([*DOCUMENT, "link"], True),
-        "overlap": (list(DOCUMENT), True),
-    }
-    result = {name: _rows_matched(left, right, plans[name][0], overlapping=plans[name][1]) for name in wanted}
-    return pd.DataFrame(result, index=range(len(left)))
+    both = pd.concat([left[[*DOCUMENT, "link"]], right[[*DOCUMENT, "link"]]], ignore_index=True)
+    n = len(left)
+    doc = _combine(_codes(both["dataset"]), _codes(both["doc_id"]))
+    link = _codes(both["link"])
+    start = np.concatenate([left["start"].to_numpy(np.int64), right["start"].to_numpy(np.int64)])
+    end = np.concatenate([left["end"].to_numpy(np.int64), right["end"].to_numpy(np.int64)])
+    span = _combine(_combine(doc, start), end)
+    result: dict[str, np.ndarray] = {}
+    if "same_span" in wanted or "overlap" in wanted:
+        same_span = np.isin(span[:n], span[n:])
+    if "same_span_same_link" in wanted or "overlap_same_link" in wanted:
+        span_link = _combine(span, link)
+        same_span_same_link = np.isin(span_link[:n], span_link[n:])
+    for name in wanted:
+        if name == "same_span_same_link":
+            result[name] = same_span_same_link
+        elif name == "same_span":
+            result[name] = same_span
+        elif name == "overlap_same_link":
+            group = _combine(doc, link)
+            crossing = _any_overlap(group[:n], start[:n], end[:n], group[n:], start[n:], end[n:])
+            result[name] = crossing | same_span_same_link
+        else:
+            crossing = _any_overlap(doc[:n], start[:n], end[:n], doc[n:], start[n:], end[n:])
+            result[name] = crossing | same_span
+    return pd.DataFrame(result, index=range(n))

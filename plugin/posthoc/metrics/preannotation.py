@@ -65,10 +65,14 @@ def document_counts(
     Plus the per-document ``precision, recall, f1`` and ``in_scope`` used by macro averaging.
     Rows exist for every document of a dataset and every non-GT system present in that dataset.
     """
+    return counts_of_rows(mention_rows(mentions), gt_system=gt_system, matching=matching)
+
+
+def counts_of_rows(rows: pd.DataFrame, *, gt_system: str, matching: Sequence[str] = MATCHINGS) -> pd.DataFrame:
+    """:func:`document_counts` of an already validated mentions table."""
     unknown = sorted(set(matching) - set(MATCHINGS))
     if unknown:
         raise PosthocInputError(f"preannotation: unknown matching {unknown}; use one of {', '.join(MATCHINGS)}")
-    rows = mention_rows(mentions)
     gt = rows.loc[rows["system"] == gt_system]
     documents = rows[["dataset", "doc_id"]].drop_duplicates().sort_values(["dataset", "doc_id"]).reset_index(drop=True)
     doc_code = pd.MultiIndex.from_frame(documents)

@@ -21,9 +21,9 @@ from posthoc.metrics.bootstrap import UNITS, percentile_interval, ratio, resampl
 from posthoc.metrics.controls import control_results
 from posthoc.metrics.gold import gold_from
 from posthoc.metrics.inputs import ANNOTATION, is_control, judged_rows, mention_rows
-from posthoc.metrics.preannotation import document_counts, scores_from_counts
+from posthoc.metrics.preannotation import counts_of_rows, scores_from_counts
 from posthoc.metrics.reliability import aggregated_from, reliability_from_verdicts
-from posthoc.metrics.union import outcomes_from_union
+from posthoc.metrics.union import classify_against_gt, outcomes_from_letters
 from posthoc.metrics.verification import (
     precision_recall_from,
     rates_from_verdicts,
@@ -199,10 +199,10 @@ def _check_options(n_resamples: int, resample_unit: str, confidence: float) -> N
 
 
 def _preannotation(
-    mentions: pd.DataFrame, *, gt_system: str, n_resamples: int, rng: np.random.Generator, confidence: float
+    source: pd.DataFrame, *, gt_system: str, n_resamples: int, rng: np.random.Generator, confidence: float
 ) -> pd.DataFrame:
     """The preannotation table: micro / macro, strict / overlap scores with intervals from resampling documents."""
-    counts = document_counts(mentions, gt_system=gt_system)
+    counts = counts_of_rows(source, gt_system=gt_system)
     point = scores_from_counts(counts)
     if counts.empty:
         return pd.DataFrame(
@@ -328,7 +328,8 @@ def score_judgements(
     """
     _check_options(n_resamples, resample_unit, confidence)
     all_rows = judged_rows(judgements, keep_controls=True)
-    mention_rows(mentions)
+    source = mention_rows(mentions)
+    gt = source.loc[source["system"] == gt_system]
     controls = control_results(all_rows, pass_threshold=control_pass_threshold, exclude=exclude_failing_workers)
     excluded = set(controls.loc[controls["excluded"], "worker"])
     control = is_control(all_rows)
@@ -341,15 +342,15 @@ def score_judgements(
         resample_unit=resample_unit, n_resamples=n_resamples, rng=judgement_rng, confidence=confidence,
     )  # fmt: skip
     preannotation = _preannotation(
-        mentions, gt_system=gt_system, n_resamples=n_resamples, rng=preannotation_rng, confidence=confidence
+        source, gt_system=gt_system, n_resamples=n_resamples, rng=preannotation_rng, confidence=confidence
     )
-    source = mention_rows(mentions)
-    gt = source.loc[source["system"] == gt_system]
     outcome_counts = shares_from_rows(rows)[["dataset", "system", "outcome", "count", "share"]]
-    union_outcomes = outcomes_from_union(union, gt)
+    letters = classify_against_gt(union, gt)
+    union_outcomes = outcomes_from_letters(union, letters)
     reliability = reliability_from_verdicts(verdicts)
     aggregated = aggregated_from(rows, verdicts, codes)
-    gold = gold_from(rows, verdicts, codes, gt, union if add_missing_to_gold else None, gt_system=gt_system)
+    missing = union.loc[letters == "E"] if add_missing_to_gold else None
+    gold = gold_from(rows, verdicts, codes, gt, missing, gt_system=gt_system)
     studies = sorted(all_rows["study"].dropna().astype(str).unique()) if "study" in all_rows.columns else []
     k = int(verdicts["n_judges"].max()) if len(verdicts) else 0
     base: dict[str, Any] = {

@@ -43,7 +43,11 @@ def classify_against_gt(annotations: pd.DataFrame, gt: pd.DataFrame) -> np.ndarr
 
 def outcomes_from_union(union: pd.DataFrame, gt: pd.DataFrame) -> pd.DataFrame:
     """``dataset, outcome, count, share`` of a union table against GT (see :func:`union_outcomes_against_gt`)."""
-    letters = classify_against_gt(union, gt)
+    return outcomes_from_letters(union, classify_against_gt(union, gt))
+
+
+def outcomes_from_letters(union: pd.DataFrame, letters: np.ndarray) -> pd.DataFrame:
+    """``dataset, outcome, count, share`` from the union and the letter of each of its rows."""
     datasets = sorted(union["dataset"].unique())
     grid = pd.DataFrame(
         {"dataset": np.repeat(datasets, len(UNION_OUTCOMES)), "outcome": list(UNION_OUTCOMES) * len(datasets)}
