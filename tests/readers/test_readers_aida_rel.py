@@ -131,6 +131,8 @@ def test_rel_needs_documents(tmp_path: Path) -> None:
         ("a.data", "-DOCSTART- (1)\nx\n", "aida"),
         ("a.data", "@prefix nif: <http://x#> .\n", "nif"),
         ("a.data", '{"id": "a", "text": "x", "mentions": []}\n', "jsonl"),
+        ("a.data", '{"id": "a", "text": "x"}\n', "jsonl"),
+        ("a.data", '{ "id" : "a"}\n', "jsonl"),
         ("a.data", '{"a": [[0, 1, "x", "X"]]}', "rel"),
         ("a.data", "<?xml version='1.0'?><a/>", "wned"),
     ],

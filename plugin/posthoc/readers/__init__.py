@@ -20,6 +20,7 @@ more systems": each file read here is one of those, the ground truth under the s
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Final
@@ -105,7 +106,8 @@ def detect_format(path: str | os.PathLike[str]) -> str:
         return "nif"
     if head.startswith("<?xml") or head.startswith("<"):
         return "wned"
-    if head.startswith("{") and '"mentions"' in head.split("\n", 1)[0] + "":
+    first_line = head.split("\n", 1)[0]
+    if re.match(r'^\{\s*"id"\s*:', first_line) or '"mentions"' in first_line or '"text"' in first_line:
         return "jsonl"
     if head.startswith(("{", "[")):
         return "rel"

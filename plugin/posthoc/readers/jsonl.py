@@ -84,7 +84,8 @@ def read_jsonl(
                                    doc_id=doc_id, where=where)
         else:
             builder.add_document(doc_id, text, dataset=doc_dataset, where=where)
-        mentions = record.get("mentions", [])
+        mentions = record.get("mentions")
+        mentions = [] if mentions is None else mentions
         if not isinstance(mentions, list):
             raise builder.fail('"mentions" must be a list of objects', doc_id=doc_id, where=where)
         for index, mention in enumerate(mentions):
