@@ -91,7 +91,7 @@ def peer_config(config: CrowdTruthConfig) -> Any:
 
     lowercase, remove = config.lowercase, config.remove_chars
 
-    class PeerConfig(DefaultConfig):  # type: ignore[misc]
+    class PeerConfig(DefaultConfig):
         inputColumns = list(config.input_columns)  # noqa: RUF012
         outputColumns = list(config.output_columns)  # noqa: RUF012
         customPlatformColumns = list(config.custom_platform_columns)  # noqa: RUF012

@@ -64,7 +64,7 @@ def test_mcnemar_exact_matches_the_binomial_test() -> None:
 
 
 @pytest.fixture(scope="module")
-def rte_run(crowdtruth_data: Path):  # type: ignore[no-untyped-def]
+def rte_run(crowdtruth_data: Path):
     data = read_crowdtruth_csv(crowdtruth_data / "input" / "rte.standardized.csv", RTE_CONFIG)
     gold = data.unit_inputs.set_index("unit")["input.gold"] == "1"
     run = run_crowdtruth(data.judgements, annotation_vector=("0", "1"), open_ended=False,
@@ -73,7 +73,7 @@ def rte_run(crowdtruth_data: Path):  # type: ignore[no-untyped-def]
     return run, raw
 
 
-def test_rte_best_f1_is_the_tutorials_and_beats_every_other_threshold(rte_run) -> None:  # type: ignore[no-untyped-def]
+def test_rte_best_f1_is_the_tutorials_and_beats_every_other_threshold(rte_run) -> None:
     run, _ = rte_run
     sweep = run.tables["threshold_sweep"]
     best = run.summary["best_f1"]
@@ -84,7 +84,7 @@ def test_rte_best_f1_is_the_tutorials_and_beats_every_other_threshold(rte_run) -
     assert best > run.summary["majority_vote_f1"]
 
 
-def test_rte_majority_vote_f1_by_hand(rte_run) -> None:  # type: ignore[no-untyped-def]
+def test_rte_majority_vote_f1_by_hand(rte_run) -> None:
     run, raw = rte_run
     per_unit = raw.groupby("orig_id").agg(yes=("response", "sum"), n=("response", "size"), gold=("gold", "first"))
     predicted = per_unit["yes"] * 2 >= per_unit["n"]
@@ -96,7 +96,7 @@ def test_rte_majority_vote_f1_by_hand(rte_run) -> None:  # type: ignore[no-untyp
     assert run.summary["majority_vote_f1"] == pytest.approx(0.8853211009174312)  # the notebook's value
 
 
-def test_rte_weighted_labels_cover_every_unit_annotation(rte_run) -> None:  # type: ignore[no-untyped-def]
+def test_rte_weighted_labels_cover_every_unit_annotation(rte_run) -> None:
     run, _ = rte_run
     labels = run.tables["weighted_labels"]
     assert len(labels) == 1600

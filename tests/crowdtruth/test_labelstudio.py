@@ -81,13 +81,13 @@ def test_relation_extraction_round_trip_scores_like_the_peer(ls_server: Any, ls_
     table = judgements_from_label_studio(export, from_name="relation", unit_field="unit_id")
     assert table.groupby("unit")["worker"].nunique().to_dict() == {"s1": 3, "s2": 3, "s3": 3}
     vectors = build_vectors(table, annotation_vector=RELEX_RELATIONS, open_ended=False)
-    result = crowdtruth_metrics(vectors)
-    uas = result.unit_annotations.set_index(["unit", "annotation"])["uas_initial"]
+    scores = crowdtruth_metrics(vectors)
+    uas = scores.unit_annotations.set_index(["unit", "annotation"])["uas_initial"]
     assert uas[("s1", "treats")] == pytest.approx(1.0)
     assert uas[("s2", "causes")] == pytest.approx(2 / 3)
     peer = peer_on_table(table, open_ended=False, vector=list(RELEX_RELATIONS))
-    assert max_abs_diff(result.workers.set_index("worker")["wqs"], peer["workers"]["wqs"]) < 1e-9
-    assert max_abs_diff(result.units.set_index("unit")["uqs"], peer["units"]["uqs"]) < 1e-9
+    assert max_abs_diff(scores.workers.set_index("worker")["wqs"], peer["workers"]["wqs"]) < 1e-9
+    assert max_abs_diff(scores.units.set_index("unit")["uqs"], peer["units"]["uqs"]) < 1e-9
 
 
 def test_multiple_choice_project_accepts_dynamic_options(ls_server: Any, ls_project: Any) -> None:

@@ -61,11 +61,11 @@ def test_relex_annotations_match_published(crowdtruth_data: Path, case: str) -> 
 
 
 @pytest.fixture(scope="module")
-def rte(crowdtruth_data: Path):  # type: ignore[no-untyped-def]
+def rte(crowdtruth_data: Path):
     return ours(crowdtruth_data / "input" / "rte.standardized.csv", RTE_CONFIG)
 
 
-def test_rte_units_match_published(crowdtruth_data: Path, rte) -> None:  # type: ignore[no-untyped-def]
+def test_rte_units_match_published(crowdtruth_data: Path, rte) -> None:
     published = pd.read_csv(crowdtruth_data / "reference_outputs" / "crowdtruth_units_rte.csv", dtype={"orig_id": str})
     published = published.set_index("orig_id")
     units = rte.units.set_index("unit")
@@ -79,14 +79,14 @@ def test_rte_units_match_published(crowdtruth_data: Path, rte) -> None:  # type:
     assert max_abs_diff(wide_initial["0"], published["false_initial"]) < TOLERANCE
 
 
-def test_rte_workers_match_published(crowdtruth_data: Path, rte) -> None:  # type: ignore[no-untyped-def]
+def test_rte_workers_match_published(crowdtruth_data: Path, rte) -> None:
     published = pd.read_csv(crowdtruth_data / "reference_outputs" / "crowdtruth_workers_rte.csv").set_index("worker")
     workers = rte.workers.set_index("worker")
     for column, ref_column in WORKER_SCORES:
         assert max_abs_diff(workers[column], published[ref_column]) < TOLERANCE, column
 
 
-def test_rte_annotations_match_the_notebook(rte) -> None:  # type: ignore[no-untyped-def]
+def test_rte_annotations_match_the_notebook(rte) -> None:
     # the tutorial notebook prints aqs 0.706485 / 0.793250 and aqs_initial 0.616694 / 0.715569 (6 decimals)
     annotations = rte.annotations.set_index("annotation")
     assert annotations.loc["0", "aqs"] == pytest.approx(0.706485, abs=5e-7)

@@ -18,7 +18,7 @@ ANNOTATIONS = ["a", "b", "c", "d"]
 def judgement_tables(draw: st.DrawFn) -> pd.DataFrame:
     n_units = draw(st.integers(1, 5))
     n_workers = draw(st.integers(2, 6))
-    rows = []
+    rows: list[tuple[str, str, str]] = []
     for unit in range(n_units):
         workers = draw(st.lists(st.integers(0, n_workers - 1), min_size=2, max_size=n_workers, unique=True))
         for worker in workers:
