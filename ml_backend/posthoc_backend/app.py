@@ -62,7 +62,8 @@ def _error(status: int, message: str, field: str | None = None) -> tuple[Respons
 
 def create_app(manifest: ManifestLike | str | Path | None = None, *, alias_table: AliasTable | None = None,
                secret: str | None = None, events_db: str | Path | None = None,
-               default_config: str | None = None, model_version: str = MODEL_VERSION) -> Flask:
+               default_config: str | None = None, model_version: str = MODEL_VERSION,
+               max_body_bytes: int = MAX_BODY_BYTES) -> Flask:
     """The backend app.
 
     ``manifest``: a :class:`posthoc.study.manifest.Manifest` or its path (``None``: live mode only).
@@ -70,7 +71,7 @@ def create_app(manifest: ManifestLike | str | Path | None = None, *, alias_table
     ``secret``: when set, every endpoint but ``/health`` needs it (basic auth password or bearer).
     ``events_db``: the SQLite event store of ``/webhook`` (``None``: webhooks are acknowledged, not kept).
     ``default_config``: the label config used when a request carries none (default
-    ``label_configs/entity_verification.xml``).
+    ``label_configs/entity_verification.xml``). ``max_body_bytes``: larger requests get a 413.
     """
     index: ManifestIndex | None = None
     if isinstance(manifest, str | Path):
@@ -89,7 +90,7 @@ def create_app(manifest: ManifestLike | str | Path | None = None, *, alias_table
     fallback_config = default_config or _default_config()
 
     app = Flask("posthoc_backend")
-    app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
+    app.config["MAX_CONTENT_LENGTH"] = max_body_bytes
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.json.ensure_ascii = False  # type: ignore[attr-defined]
     app.extensions["posthoc_predictor"] = predictor

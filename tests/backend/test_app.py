@@ -168,6 +168,12 @@ def test_non_json_and_unknown_routes_are_json_errors(client: FlaskClient) -> Non
         assert reply.is_json and "error" in reply.json
 
 
+def test_oversized_requests_get_413_json(make_client: Callable[..., FlaskClient]) -> None:
+    client = make_client(max_body_bytes=2000)
+    reply = client.post("/predict", json={"tasks": [{"id": 1, "data": {"text": "x" * 5000}}]})
+    assert reply.status_code == 413 and reply.is_json and reply.json["error"]
+
+
 def test_setup_refuses_a_config_without_text_regions(client: FlaskClient) -> None:
     reply = client.post("/setup", json={"project": "1.1", "schema": "<View><Image name='i' value='$i'/></View>"})
     assert reply.status_code == 422 and reply.json["field"] == "schema"
