@@ -130,3 +130,42 @@ def ls_annotator(ls_server: Any) -> Callable[..., Any]:
         return make_annotator(ls_server, email, password=password)
 
     return create
+
+
+@contextlib.contextmanager
+def run_backend(manifest_path: Path) -> Iterator[str]:
+    """The ML backend (``posthoc_backend.app.create_app``) for ``manifest_path`` on a free loopback port, in a
+    thread; yields its URL."""
+    import logging
+    import threading
+
+    from posthoc_backend.app import create_app
+    from werkzeug.serving import make_server
+
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one access line per request is noise here
+    app = create_app(manifest_path)
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, name="posthoc-backend", daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        thread.join(timeout=10)
+
+
+def small_sample_manifest(path: Path, *, name: str, n_documents: int = 5, n_workers: int = 4,
+                          tasks_per_batch: int = 5, seed: int = 20260101) -> Any:
+    """A manifest over the first ``n_documents`` documents of the bundled sample corpus (real planner)."""
+    import dataclasses
+
+    from posthoc.study import plan_study, read_study_inputs, sample_study_config
+    from posthoc.study.manifest import Manifest
+
+    config = dataclasses.replace(sample_study_config(name=name, seed=seed, n_workers=n_workers),
+                                 tasks_per_batch=tasks_per_batch)
+    documents, mentions = read_study_inputs(config)
+    keep = documents.head(n_documents)[["dataset", "doc_id"]]
+    documents = documents.merge(keep, on=["dataset", "doc_id"])
+    mentions = mentions.merge(keep, on=["dataset", "doc_id"])
+    return Manifest.create(path, plan_study(documents, mentions, config))

@@ -99,6 +99,42 @@ class LabelStudioClient:
     def ml_backends(self, project_id: int) -> list[dict[str, Any]]:
         return list(self.get("/api/ml/", project=project_id) or [])
 
+    def next_task(self, project_id: int) -> dict[str, Any] | None:
+        """The task ``/next`` serves this user in a project's labeling stream, or ``None`` when it is done."""
+        try:
+            response = self.session.get(f"{self.url}/api/projects/{project_id}/next", timeout=self.timeout)
+        except requests.RequestException as exc:
+            raise PosthocServiceError(f"Label Studio at {self.url} is unreachable (next task): {exc}") from exc
+        if response.status_code == 404:
+            return None
+        if response.status_code != 200:
+            raise PosthocServiceError(f"Label Studio GET /api/projects/{project_id}/next answered "
+                                      f"{response.status_code}: {response.text[:300]}")
+        return dict(response.json())
+
+    def export_snapshot(self, project_id: int, *, poll_seconds: float = 0.5, timeout: float = 600) -> list[Any]:
+        """A snapshot export (JSON) with full predictions, expanded ``completed_by`` users and drafts."""
+        import time
+
+        created = self.post(f"/api/projects/{project_id}/exports/", {
+            "title": "posthoc snapshot",
+            "serialization_options": {"predictions": {"only_id": False},
+                                      "annotations__completed_by": {"only_id": False},
+                                      "drafts": {"only_id": False}}})
+        export_id = int(created["id"])
+        deadline = time.monotonic() + timeout
+        while True:
+            status = self.get(f"/api/projects/{project_id}/exports/{export_id}").get("status")
+            if status == "completed":
+                break
+            if status == "failed" or time.monotonic() > deadline:
+                raise PosthocServiceError(f"project {project_id}: snapshot export {export_id} ended as {status}")
+            time.sleep(poll_seconds)
+        data = self.get(f"/api/projects/{project_id}/exports/{export_id}/download", exportType="JSON")
+        if not isinstance(data, list):
+            raise PosthocServiceError(f"project {project_id}: the snapshot export is not a JSON list")
+        return data
+
     def dm_action(self, project_id: int, action: str, task_ids: list[int]) -> Any:
         """Run a Data Manager action on the given tasks (e.g. ``retrieve_tasks_predictions``)."""
         return self.request("POST", "/api/dm/actions", params={"id": action, "project": project_id},

@@ -148,7 +148,13 @@ def _ensure_project(client: LabelStudioClient, existing: Sequence[dict[str, Any]
         created = client.post("/api/projects/", {"title": project_title(study, worker), "description": description,
                                                  **wanted})
         return dict(created), True
-    if any(found.get(key) != value for key, value in wanted.items()):
+    def differs(key: str, value: Any) -> bool:
+        have = found.get(key) if found is not None else None
+        if isinstance(value, str) and isinstance(have, str):
+            return have.strip() != value.strip()  # Label Studio strips the config's trailing newline
+        return bool(have != value)
+
+    if any(differs(key, value) for key, value in wanted.items()):
         found = dict(client.patch(f"/api/projects/{found['id']}/", wanted))
     return found, False
 
