@@ -116,7 +116,8 @@ def plan_decisions(mentions: pd.DataFrame, config: SimulationConfig) -> pd.DataF
                 expected = getattr(row, "expected_link", None)
                 new_link = expected if isinstance(expected, str) and expected and row.is_control else \
                     corrected_link(str(row.link), str(row.surface))
-            rows.append((worker, key, int(row.position), str(row.system), bool(row.is_control), str(row.mention_id),
+            position = int(str(row.position))
+            rows.append((worker, key, position, str(row.system), bool(row.is_control), str(row.mention_id),
                          order, outcome, new_link, lead[key]))
             previous = outcome
     return pd.DataFrame(rows, columns=list(DECISION_COLUMNS))
