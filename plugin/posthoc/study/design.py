@@ -34,6 +34,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -151,16 +152,25 @@ def _assign(chunk_of_slot: np.ndarray, n_workers: int, rng: np.random.Generator)
     sorted_chunks = chunk_of_slot[order]
     boundaries = np.flatnonzero(np.diff(sorted_chunks)) + 1
     groups = np.split(order, boundaries)
-    loads = np.zeros(n_workers, dtype=np.float64)
     worker_of_slot = np.empty(len(chunk_of_slot), dtype=np.int64)
-    for g in rng.permutation(len(groups)):
+    # Workers are dealt out in rounds: each round is a fresh random permutation of all workers, so the
+    # next worker in line is always one of the least loaded (loads differ by at most one). A worker
+    # that already has a slot of the current chunk is skipped and stays first in line for the next.
+    queue: deque[int] = deque()
+    for g in rng.permutation(len(groups)).tolist():
         slots = groups[g]
-        m = len(slots)
-        key = loads + rng.random(n_workers)
-        chosen = np.argpartition(key, m - 1)[:m] if m < n_workers else np.arange(n_workers)
-        chosen = rng.permutation(chosen)
+        chosen: list[int] = []
+        skipped: list[int] = []
+        while len(chosen) < len(slots):
+            if not queue:
+                queue.extend(rng.permutation(n_workers).tolist())
+            worker = queue.popleft()
+            if worker in chosen:
+                skipped.append(worker)
+            else:
+                chosen.append(worker)
+        queue.extendleft(reversed(skipped))
         worker_of_slot[slots] = chosen
-        loads[chosen] += 1
     return worker_of_slot
 
 
