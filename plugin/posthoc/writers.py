@@ -42,6 +42,17 @@ def _systems_to_write(corpus: Corpus, system: str | None) -> list[str]:
     return [system]
 
 
+def _check_documents(corpus: Corpus, path: str | os.PathLike[str]) -> None:
+    """Every mention's document must be in the documents table (else it would be silently lost)."""
+    known = set(zip(corpus.documents["dataset"].astype(str), corpus.documents["doc_id"].astype(str), strict=True))
+    used = set(zip(corpus.mentions["dataset"].astype(str), corpus.mentions["doc_id"].astype(str), strict=True))
+    missing = sorted(used - known)
+    if missing:
+        dataset, doc_id = missing[0]
+        raise PosthocInputError(f"{Path(path)}: not written: {len(missing)} document(s) with mentions are not in the "
+                                f"documents table, e.g. {doc_id!r} of dataset {dataset!r}; add their texts")
+
+
 def _sorted_mentions(corpus: Corpus) -> dict[tuple[str, str, str], pd.DataFrame]:
     ordered = corpus.mentions.sort_values(["dataset", "doc_id", "system", "start", "end", "link"], kind="stable")
     return {
@@ -70,6 +81,7 @@ def write_jsonl(corpus: Corpus, path: str | os.PathLike[str], *, system: str | N
     without any mentions is written one line a document, without ``system``.
     """
     systems = _systems_to_write(corpus, system)
+    _check_documents(corpus, path)
     groups = _sorted_mentions(corpus)
     with atomic_open(path, "w") as handle:
         for dataset, doc_id, text in corpus.documents[["dataset", "doc_id", "text"]].itertuples(index=False):
@@ -115,6 +127,15 @@ def write_nif(corpus: Corpus, path: str | os.PathLike[str], *, system: str | Non
     if len(systems) > 1:
         raise PosthocInputError(f"{Path(path)}: NIF holds one system's annotations; the corpus has "
                                 f"{', '.join(systems)}; choose one with system=")
+    _check_documents(corpus, path)
+    uris: dict[str, tuple[str, str]] = {}
+    for dataset, doc_id in corpus.documents[["dataset", "doc_id"]].itertuples(index=False):
+        uri = _document_uri(str(doc_id), base_uri)
+        if uri in uris:
+            raise PosthocInputError(f"{Path(path)}: not written: document {doc_id!r} of dataset {dataset!r} and "
+                                    f"{uris[uri][1]!r} of dataset {uris[uri][0]!r} would share the NIF URI <{uri}>; "
+                                    "write one dataset a NIF file")
+        uris[uri] = (str(dataset), str(doc_id))
     graph = Graph()
     graph.bind("nif", NIF)
     graph.bind("itsrdf", ITSRDF)

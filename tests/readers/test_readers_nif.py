@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -151,3 +152,18 @@ def test_nif_round_trip_property(tmp_path: Path, corpus: Corpus) -> None:
     assert back.documents.equals(corpus.documents)
     cols = ["start", "end", "surface", "link", "is_nil"]
     assert back.mentions[cols].equals(corpus.mentions[cols])
+
+
+def test_writers_refuse_what_they_cannot_write_faithfully(tmp_path: Path) -> None:
+    two_datasets = Corpus(documents_frame([("a", "1", "x"), ("b", "1", "y")]), mentions_frame())
+    with pytest.raises(PosthocInputError, match="would share the NIF URI"):
+        write_nif(two_datasets, tmp_path / "two.ttl")
+    assert not (tmp_path / "two.ttl").exists()
+    write_jsonl(two_datasets, tmp_path / "two.jsonl")  # JSONL keeps the dataset: fine
+    assert read_mentions(tmp_path / "two.jsonl").documents["dataset"].tolist() == ["a", "b"]
+    orphan = Corpus(documents_frame([("a", "1", "x")]),
+                    mentions_frame([("a", "2", "GT", 0, 1, "y", "nil:", pd.NA, True)]))
+    for writer, name in ((write_jsonl, "o.jsonl"), (write_nif, "o.ttl")):
+        with pytest.raises(PosthocInputError, match=r"not in the documents table, e\.g\. '2'"):
+            writer(orphan, tmp_path / name)
+        assert not (tmp_path / name).exists()
