@@ -105,11 +105,11 @@ def gold_from(
     gt["link_original"] = gt["link_original"].where(gt["link_original"].notna(), gt["link"])
     gt["is_nil"] = gt["is_nil"].where(gt["is_nil"].notna(), gt["link"].str.startswith("nil:")).astype(bool)
 
-    counts = verdicts[["n_verify", "n_edit", "n_remove"]].to_numpy()
+    of_gt = np.flatnonzero((verdicts["system"] == gt_system).to_numpy())
+    counts = verdicts[["n_verify", "n_edit", "n_remove"]].to_numpy()[of_gt]
     plurality = np.array(["verify", "edit", "remove"])[np.argmax(counts, axis=1)]  # argmax: first wins a tie
-    decided = verdicts[list(SYSTEM_ANNOTATION)].assign(decision=plurality)
-    new_link = _new_links(rows, codes)
-    decided["new_link"] = new_link.reindex(range(len(verdicts))).to_numpy()
+    decided = verdicts.iloc[of_gt][list(SYSTEM_ANNOTATION)].assign(decision=plurality)
+    decided["new_link"] = _new_links(rows, codes).reindex(of_gt).to_numpy()
     gt = gt.merge(decided, on=list(SYSTEM_ANNOTATION), how="left")
     gt = gt.loc[gt["decision"] != "remove"].copy()
     gt["source"] = gt["decision"].map({"verify": "verified", "edit": "edited"}).fillna("unjudged")
@@ -118,10 +118,11 @@ def gold_from(
     gt.loc[edited & ~has_link, "source"] = "edited_no_link"
     fix = edited & has_link
     if fix.any():
-        pairs = [_normalise(str(v)) for v in gt.loc[fix, "new_link"]]
-        gt.loc[fix, "link_original"] = gt.loc[fix, "new_link"].astype(str)
-        gt.loc[fix, "link"] = [p[0] for p in pairs]
-        gt.loc[fix, "is_nil"] = [p[1] for p in pairs]
+        given = gt.loc[fix, "new_link"].astype(str)
+        normalised = {link: _normalise(link) for link in given.unique()}
+        gt.loc[fix, "link_original"] = given
+        gt.loc[fix, "link"] = given.map(lambda link: normalised[link][0])
+        gt.loc[fix, "is_nil"] = given.map(lambda link: normalised[link][1])
     parts = [gt[GOLD_COLUMNS]]
 
     if missing is not None and len(missing):

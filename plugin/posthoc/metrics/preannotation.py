@@ -73,21 +73,24 @@ def counts_of_rows(rows: pd.DataFrame, *, gt_system: str, matching: Sequence[str
     unknown = sorted(set(matching) - set(MATCHINGS))
     if unknown:
         raise PosthocInputError(f"preannotation: unknown matching {unknown}; use one of {', '.join(MATCHINGS)}")
-    gt = rows.loc[rows["system"] == gt_system]
-    documents = rows[["dataset", "doc_id"]].drop_duplicates().sort_values(["dataset", "doc_id"]).reset_index(drop=True)
-    doc_code = pd.MultiIndex.from_frame(documents)
+    by_document = rows.groupby(["dataset", "doc_id"], sort=True)
+    doc_of_row = by_document.ngroup().to_numpy()
+    documents = by_document.size().index.to_frame(index=False)
+    is_gt = (rows["system"] == gt_system).to_numpy()
     flags = [_FLAG[m] for m in matching]
     parts = []
     systems = rows.loc[rows["system"] != gt_system, ["dataset", "system"]].drop_duplicates()
     for system in sorted(systems["system"].unique()):
         datasets = systems.loc[systems["system"] == system, "dataset"]
-        predicted = rows.loc[rows["system"] == system]
+        of_system = (rows["system"] == system).to_numpy()
+        predicted = rows.loc[of_system]
         in_datasets = documents["dataset"].isin(datasets).to_numpy()
-        gt_here = gt.loc[gt["dataset"].isin(datasets)]
+        of_gt_here = is_gt & rows["dataset"].isin(datasets).to_numpy()
+        gt_here = rows.loc[of_gt_here]
         system_flags = match_flags(predicted, gt_here, flags=flags)
         gt_flags = match_flags(gt_here, predicted, flags=flags)
-        system_doc = doc_code.get_indexer(pd.MultiIndex.from_frame(predicted[["dataset", "doc_id"]]))
-        gt_doc = doc_code.get_indexer(pd.MultiIndex.from_frame(gt_here[["dataset", "doc_id"]]))
+        system_doc = doc_of_row[of_system]
+        gt_doc = doc_of_row[of_gt_here]
         n_docs = len(documents)
         n_system = np.bincount(system_doc, minlength=n_docs)
         n_gt = np.bincount(gt_doc, minlength=n_docs)
