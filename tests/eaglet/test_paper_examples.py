@@ -95,3 +95,18 @@ def test_flagged_nif_carries_eaglets_error_types(shared_data: Path, flags: pd.Da
     partner = graph.value(URIRef(str(next(p for p in graph.subjects(EAGLET.hasErrorType, EAGLET.Overlapping)
                                           if str(p).endswith("char=44,51")))), EAGLET.hasPairPartner)
     assert str(partner).endswith("char=48,60")
+
+
+def test_flagged_nif_reads_back_as_annotations_plus_proposals(shared_data: Path, flags: pd.DataFrame,
+                                                              tmp_path: Path) -> None:
+    from posthoc.readers import read_mentions
+
+    corpus = read_examples(shared_data)
+    path = tmp_path / "flags.nif.ttl"
+    write_flagged_nif(corpus, flags, path)
+    back = read_mentions(path, fmt="nif", dataset="paper_examples")
+    assert back.documents["text"].tolist() == corpus.documents["text"].tolist()
+    original = {(r.doc_id, r.start, r.end, r.link) for r in corpus.mentions.itertuples()}
+    proposals = {(r.doc_id, r.start, r.end, r.link if r.link else "nil:") for r in flags.itertuples()
+                 if r.suggestion == "insert"}
+    assert {(r.doc_id, r.start, r.end, r.link) for r in back.mentions.itertuples()} == original | proposals

@@ -1,7 +1,8 @@
 """NIF 2.0 Turtle carrying the flags, in Eaglet's vocabulary (paper 003, Sect. 4; Eaglet's output).
 
-The checked system's documents and annotations are written by :func:`posthoc.writers.write_nif`,
-then every flag is added to its phrase (the writer's document URI + ``#char=s,e``):
+The checked system's documents and annotations are written as :func:`posthoc.writers.write_nif`
+writes them (same document URIs, so :mod:`posthoc.readers.nif` reads them back), and every flag is
+added to its phrase (``<document URI>#char=s,e``):
 
 ``eaglet:hasErrorType``    :data:`ERROR_TYPES` (Eaglet's names: ``LongDesc``, ``WrongPos``,
                            ``Overlapping``, ``CombinedTagging``, ``OutdatedUriErr``, ...);
@@ -17,10 +18,10 @@ Proposed annotations (``insert``) are new phrases with ``itsrdf:taIdentRef`` whe
 from __future__ import annotations
 
 import os
-import tempfile
-from pathlib import Path
+import re
 from types import SimpleNamespace
 from typing import Final
+from urllib.parse import quote
 
 import pandas as pd
 from rdflib import RDF, RDFS, XSD, Graph, Literal, Namespace, URIRef
@@ -28,9 +29,9 @@ from rdflib import RDF, RDFS, XSD, Graph, Literal, Namespace, URIRef
 from posthoc.atomic import write_bytes_atomic
 from posthoc.links import NIL_PREFIX
 from posthoc.readers.corpus import Corpus
-from posthoc.readers.nif import doc_id_of
-from posthoc.writers import DEFAULT_BASE_URI, ITSRDF, NIF, NOT_IN_WIKI, write_nif
+from posthoc.writers import DEFAULT_BASE_URI, ITSRDF, NIF, NOT_IN_WIKI
 
+_URL: Final = re.compile(r"^https?://[^\s#<>\"{}|\\^`]+$")
 EAGLET: Final = Namespace("http://gerbil.aksw.org/eaglet/vocab#")
 ERROR_TYPES: Final = {
     "long_description": "LongDesc",
@@ -60,18 +61,50 @@ def _phrase(documents: dict[str, str], doc_id: str, start: int, end: int) -> URI
     return URIRef(f"{documents[doc_id]}#char={start},{end}")
 
 
+def _document_uri(doc_id: str, base_uri: str) -> str:
+    """The document URI :func:`posthoc.writers.write_nif` uses (a URL id as it is, else base + quoted id)."""
+    if _URL.match(doc_id):
+        return doc_id
+    return base_uri + quote(doc_id, safe="")
+
+
+def _add_phrase(graph: Graph, phrase: URIRef, context: URIRef, start: int, end: int, surface: str,
+                link: str) -> None:
+    graph.add((phrase, RDF.type, NIF.Phrase))
+    graph.add((phrase, RDF.type, NIF.RFC5147String))
+    graph.add((phrase, NIF.anchorOf, Literal(surface, datatype=XSD.string)))
+    graph.add((phrase, NIF.beginIndex, Literal(start, datatype=XSD.nonNegativeInteger)))
+    graph.add((phrase, NIF.endIndex, Literal(end, datatype=XSD.nonNegativeInteger)))
+    graph.add((phrase, NIF.referenceContext, context))
+    if link and link != NIL_PREFIX:
+        target = NOT_IN_WIKI + link[len(NIL_PREFIX):] if link.startswith(NIL_PREFIX) else link
+        graph.add((phrase, ITSRDF.taIdentRef, URIRef(target)))
+
+
 def write_flagged_nif(corpus: Corpus, flags: pd.DataFrame, path: str | os.PathLike[str], *, system: str = "GT",
                       base_uri: str = DEFAULT_BASE_URI) -> None:
-    """Write ``system``'s annotations of ``corpus`` with ``flags`` as NIF Turtle (atomically)."""
-    checked = Corpus(corpus.documents, corpus.mentions[corpus.mentions["system"] == system])
-    with tempfile.TemporaryDirectory() as tmp:
-        plain = Path(tmp) / "plain.ttl"
-        write_nif(checked, plain, system=system if not checked.mentions.empty else None, base_uri=base_uri)
-        graph = Graph().parse(plain, format="turtle")
-    graph.bind("eaglet", EAGLET)
-    # the document URIs exactly as the writer made them: doc_id -> context URI without its fragment
-    documents = {doc_id_of(str(c)): str(c).split("#", 1)[0] for c in graph.subjects(NIF.isString, None)}
-    texts = {str(i): str(t) for i, t in corpus.documents[["doc_id", "text"]].itertuples(index=False)}
+    """Write ``system``'s annotations of ``corpus`` with ``flags`` as NIF (atomically).
+
+    The file is N-Triples, which is also Turtle: rdflib's pretty Turtle serialiser grows a prefix
+    trie per document URI and took minutes on the shared corpora; N-Triples takes seconds.
+    """
+    graph = Graph()
+    documents: dict[str, str] = {}
+    contexts: dict[str, URIRef] = {}
+    for doc_id, text in corpus.documents[["doc_id", "text"]].itertuples(index=False):
+        doc_id, text = str(doc_id), str(text)
+        documents[doc_id] = _document_uri(doc_id, base_uri)
+        context = contexts[doc_id] = URIRef(f"{documents[doc_id]}#char=0,{len(text)}")
+        graph.add((context, RDF.type, NIF.Context))
+        graph.add((context, RDF.type, NIF.RFC5147String))
+        graph.add((context, NIF.isString, Literal(text, datatype=XSD.string)))
+        graph.add((context, NIF.beginIndex, Literal(0, datatype=XSD.nonNegativeInteger)))
+        graph.add((context, NIF.endIndex, Literal(len(text), datatype=XSD.nonNegativeInteger)))
+    checked = corpus.mentions[corpus.mentions["system"] == system]
+    for doc_id, start, end, surface, link in checked[["doc_id", "start", "end", "surface", "link"]].itertuples(
+            index=False):
+        _add_phrase(graph, _phrase(documents, str(doc_id), int(start), int(end)), contexts[str(doc_id)],
+                    int(start), int(end), str(surface), str(link))
     flagged: set[URIRef] = set()
     for record in flags.to_dict("records"):
         row = SimpleNamespace(**{str(k): v for k, v in record.items()})
@@ -79,17 +112,7 @@ def write_flagged_nif(corpus: Corpus, flags: pd.DataFrame, path: str | os.PathLi
         phrase = _phrase(documents, doc_id, start, end)
         flagged.add(phrase)
         if row.suggestion == "insert":
-            context = URIRef(f"{documents[doc_id]}#char=0,{len(texts[doc_id])}")
-            graph.add((phrase, RDF.type, NIF.Phrase))
-            graph.add((phrase, RDF.type, NIF.RFC5147String))
-            graph.add((phrase, NIF.anchorOf, Literal(str(row.surface), datatype=XSD.string)))
-            graph.add((phrase, NIF.beginIndex, Literal(start, datatype=XSD.nonNegativeInteger)))
-            graph.add((phrase, NIF.endIndex, Literal(end, datatype=XSD.nonNegativeInteger)))
-            graph.add((phrase, NIF.referenceContext, context))
-            link = str(row.link)
-            if link and link != NIL_PREFIX:
-                target = NOT_IN_WIKI + link[len(NIL_PREFIX):] if link.startswith(NIL_PREFIX) else link
-                graph.add((phrase, ITSRDF.taIdentRef, URIRef(target)))
+            _add_phrase(graph, phrase, contexts[doc_id], start, end, str(row.surface), str(row.link))
         graph.add((phrase, EAGLET.hasErrorType, EAGLET[ERROR_TYPES[str(row.rule)]]))
         graph.add((phrase, EAGLET.hasCheckResult, EAGLET[check_result(str(row.rule), str(row.suggestion))]))
         graph.add((phrase, EAGLET.hasSuggestion, Literal(str(row.suggestion))))
@@ -103,4 +126,4 @@ def write_flagged_nif(corpus: Corpus, flags: pd.DataFrame, path: str | os.PathLi
             graph.add((phrase, EAGLET.hasSuggestedUri, URIRef(str(row.partner_link))))
     for node in set(graph.subjects(RDF.type, NIF.Phrase)) - flagged:
         graph.add((node, EAGLET.hasCheckResult, EAGLET.Good))
-    write_bytes_atomic(path, graph.serialize(format="turtle", encoding="utf-8"))
+    write_bytes_atomic(path, graph.serialize(format="nt", encoding="utf-8"))
