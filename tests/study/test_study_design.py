@@ -3,12 +3,15 @@ control tasks, determinism and per-worker seeded orders."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from posthoc.errors import PosthocInputError
 from posthoc.study import StudyConfig, plan_study
 from posthoc.study.design import CONTROL_SYSTEM, StudyPlan, worker_order
@@ -211,3 +214,39 @@ def test_without_control_tasks_batches_hold_only_items(corpus: tuple[pd.DataFram
     assert not plan.tasks["is_control"].any()
     assert plan.prefill["expected_outcome"].isna().all()
     assert plan.tasks.groupby("worker").size().max() <= 10
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n_docs=st.integers(3, 25), corpus_seed=st.integers(0, 10_000), seed=st.integers(0, 2**32),
+       k=st.integers(1, 3), extra_workers=st.integers(0, 6), batch=st.integers(3, 25),
+       max_chars=st.sampled_from([40, 120, 300]), controls=st.booleans())
+def test_design_invariants_hold_for_any_corpus_and_settings(n_docs: int, corpus_seed: int, seed: int, k: int,
+                                                            extra_workers: int, batch: int, max_chars: int,
+                                                            controls: bool) -> None:
+    documents, mentions = make_corpus(n_docs, seed=corpus_seed, words=(5, 80))
+    probe = plan_study(documents, mentions, StudyConfig(name="h", seed=seed, k=k, max_chars=max_chars,
+                                                        tasks_per_batch=batch, control_tasks=False))
+    # enough workers that each has a chunk it does not see left for its control tasks
+    n_workers = min(int(probe.items.groupby("chunk_id").size().max()) * k + 1 + extra_workers,
+                    int((~probe.tasks["is_control"]).sum()))
+    config = StudyConfig(name="h", seed=seed, k=k, max_chars=max_chars, tasks_per_batch=batch,
+                         n_workers=n_workers, control_tasks=controls)
+    try:
+        plan = plan_study(documents, mentions, config)
+    except PosthocInputError as error:  # tiny corpora may lack a chunk fit for a control task
+        assert controls and "control task" in str(error)
+        return
+    real = _real(plan)
+    per_item = real.groupby("item_id")["worker"].agg(["size", "nunique"])
+    assert (per_item["size"] == k).all() and (per_item["nunique"] == k).all()
+    assert len(per_item) == (~plan.items["is_control"]).sum()
+    assert not real.duplicated(["worker", "chunk_id"]).any()
+    loads = real.groupby("worker").size()
+    assert loads.max() - loads.min() <= 1 and len(loads) == n_workers
+    per_batch = plan.tasks.groupby(["worker", "batch"]).agg(size=("task_key", "size"), controls=("is_control", "sum"))
+    assert (per_batch["size"] <= batch).all()
+    assert (per_batch["controls"] == (1 if controls else 0)).all()
+    # the same inputs give the same plan; another seed another one
+    assert plan_study(documents, mentions, config).digest() == plan.digest()
+    other = plan_study(documents, mentions, dataclasses.replace(config, seed=seed + 1))
+    assert other.digest() != plan.digest()
