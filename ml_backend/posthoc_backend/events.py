@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import pandas as pd
+from posthoc.errors import PosthocInputError
 from posthoc.tables import OUTCOMES
 
 from posthoc_backend.protocol import TASK_KEY_FIELD, RequestError
@@ -117,9 +118,15 @@ class EventStore:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self._connect() as connection:
-            connection.executescript(_SCHEMA)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self._connect() as connection:
+                connection.executescript(_SCHEMA)
+        except (OSError, sqlite3.DatabaseError) as exc:
+            raise PosthocInputError(
+                f"event store {self.path}: cannot use it ({exc}); give a writable path for a new or existing "
+                "posthoc events database"
+            ) from None
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:

@@ -182,3 +182,12 @@ def test_annotations_from_label_studio_tasks() -> None:
     frame = annotations_from_tasks(tasks)
     assert list(frame["annotation_id"]) == [8] and list(frame["completed_by"]) == [3]
     assert frame.loc[0, "regions"][0]["decision"] == "remove" and frame.loc[0, "task_key"] == "k"
+
+
+def test_a_file_that_is_not_an_event_store_is_an_input_error(tmp_path: Path) -> None:
+    from posthoc.errors import PosthocInputError
+
+    bogus = tmp_path / "events.sqlite3"
+    bogus.write_text("not a database, just text " * 20, encoding="utf-8")
+    with pytest.raises(PosthocInputError, match="event store"):
+        EventStore(bogus)

@@ -60,9 +60,9 @@ def backend_environment(*, manifest: Path | None, alias_files: tuple[Path, ...],
 @click.option("--workers", type=click.IntRange(1, 64), default=2, show_default=True,
               help="gunicorn worker processes.")
 @click.option("--alias-file", "alias_files", type=click.Path(path_type=Path), multiple=True,
-              help="A mentions file (CSV/TSV/Parquet with surface and link columns, or any format the readers "
-                   "know) for the live-mode dictionary linker; repeat for several. Without it, live mode is off and "
-                   "tasks without a known key are refused.")
+              help="A mentions file for the live-mode dictionary linker: CSV or Parquet with surface and link "
+                   "columns, or any format the readers know (JSONL, NIF, WNED, AIDA TSV, REL); repeat for several. "
+                   "Without it, live mode is off and tasks without a known key are refused.")
 @click.option("--case-insensitive", is_flag=True, help="Match aliases ignoring case in live mode.")
 @click.option("--events-db", type=click.Path(path_type=Path), default=None,
               help="SQLite file recording annotation webhooks for `posthoc study status` "
