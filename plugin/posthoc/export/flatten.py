@@ -215,7 +215,8 @@ def iter_export_tasks(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
     except FileNotFoundError as exc:
         raise PosthocInputError(f"{source}: export file not found") from exc
     except ijson.JSONError as exc:
-        raise PosthocInputError(f"{source}: not a Label Studio JSON export (a JSON array of tasks): {exc}") from exc
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise PosthocInputError(f"{source}: not a Label Studio JSON export (a JSON array of tasks): {reason}") from exc
 
 
 def user_key(completed_by: Any) -> str:

@@ -51,7 +51,8 @@ def _region(prefill: Prefill, text: str, from_name: str, kind: str, value: dict[
 def write_synthetic_export(path: str | os.PathLike[str], index: ManifestIndex, tags: VerificationTags, *,
                            texts: Mapping[str, str], seed: int = 0,
                            probabilities: tuple[float, float, float, float] = (0.8, 0.1, 0.05, 0.05),
-                           emails: Mapping[str, str] | None = None) -> SyntheticExport:
+                           emails: Mapping[str, str] | None = None,
+                           control_accuracy: float = 1.0) -> SyntheticExport:
     """Write an export of every task of ``index`` (``texts``: task key -> chunk text) annotated at random.
 
     ``probabilities`` of :data:`DECISIONS`; ``emails``: worker -> login e-mail (default
@@ -77,6 +78,8 @@ def write_synthetic_export(path: str | os.PathLike[str], index: ManifestIndex, t
             for prefill, choice in zip(prefills, rng.choice(len(DECISIONS), size=len(prefills), p=probabilities),
                                        strict=True):
                 decision = DECISIONS[int(choice)]
+                if prefill.expected_outcome in DECISIONS and rng.random() < control_accuracy:
+                    decision = prefill.expected_outcome
                 counts[decision] += 1
                 if decision == "deleted":
                     continue

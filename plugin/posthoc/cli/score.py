@@ -1,0 +1,82 @@
+"""``posthoc score``: export a study from Label Studio (or read export files), score it, write the report."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from posthoc.score import EXIT_LOCKED, EXIT_NOTHING_NEW, ScoreJobLocked, run_score_job
+
+_EPILOG = """\b
+Exit codes:
+  0   updated: outputs written (also when nothing changed, without --periodic)
+  10  nothing new since the last run (only with --periodic; outputs untouched)
+  2   bad input (manifest, export file, option): one line on stderr
+  3   Label Studio unreachable or refusing the token: one line, previous outputs intact
+  4   another `posthoc score` run holds the lock on --out
+\b
+Example (cron, every 15 minutes):
+  */15 * * * * LABEL_STUDIO_TOKEN=... posthoc score --manifest study.manifest \\
+      --url http://127.0.0.1:8080 --out /srv/study-report --periodic --quiet
+"""
+
+
+@click.command("score", epilog=_EPILOG)
+@click.option("--manifest", "manifest_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="The study manifest written by `posthoc study plan`.")
+@click.option("--url", "ls_url", default=None, help="Label Studio base URL; every project of the study is exported "
+              "(found by the marker `posthoc study create` writes in each project's description).")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Output folder: report.html, tables/, judgements, summary.json, corrected_gold.jsonl/.ttl.")
+@click.option("--export-file", "export_files", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Read this Label Studio JSON export instead of fetching (repeat for several projects).")
+@click.option("--project", "project_ids", multiple=True, type=int,
+              help="Export only these Label Studio project ids (repeatable) instead of finding the study's projects.")
+@click.option("--label-config", "label_config_path", default=None, type=click.Path(dir_okay=False, path_type=Path),
+              help="Label config (XML) of --export-file exports, if not label_configs/entity_verification.xml.")
+@click.option("--token-env", default="LABEL_STUDIO_TOKEN", show_default=True,
+              help="Name of the environment variable holding the Label Studio API token (never pass a token itself).")
+@click.option("--resamples", "n_resamples", default=1000, show_default=True, type=click.IntRange(min=0),
+              help="Bootstrap resamples for the 95% intervals (seed 000, Figure 3).")
+@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the bootstrap resampling.")
+@click.option("--resample-unit", default="doc_id", show_default=True,
+              type=click.Choice(["doc_id", "task", "annotation", "worker"]),
+              help="What the bootstrap resamples: documents (as the paper), tasks, annotations or workers.")
+@click.option("--format", "fmt", default="csv", show_default=True, type=click.Choice(["csv", "parquet"]),
+              help="Format of the tables and the judgements file.")
+@click.option("--periodic", is_flag=True, help="Cron mode: exit 10 and write nothing when the judgements, exclusions "
+              "and options are the same as in the last run.")
+@click.option("--quiet", is_flag=True, help="No progress bars; only the final line (and errors).")
+def score_command(manifest_path: Path, ls_url: str | None, out_dir: Path, export_files: tuple[Path, ...],
+                  project_ids: tuple[int, ...], label_config_path: Path | None, token_env: str, n_resamples: int,
+                  seed: int, resample_unit: str, fmt: str, periodic: bool, quiet: bool) -> None:
+    """Export every project of a study, score it (seed 000 sections 3-4) and write an HTML report with tables.
+
+    Reruns on the same data give byte-identical files. Everything left out (skipped tasks, drafts,
+    annotations by other users, tasks annotated twice, regions drawn by hand or moved) is listed in
+    the report and in tables/exclusions.
+    """
+    token = os.environ.get(token_env) or None
+    label_config = None
+    if label_config_path is not None:
+        try:
+            label_config = label_config_path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise click.BadParameter(f"cannot read {label_config_path}: {exc.strerror}",
+                                     param_hint="--label-config") from None
+    try:
+        result = run_score_job(manifest_path=manifest_path, out_dir=out_dir, ls_url=ls_url, token=token,
+                               export_files=list(export_files) or None, project_ids=list(project_ids) or None,
+                               label_config=label_config, n_resamples=n_resamples, seed=seed,
+                               resample_unit=resample_unit, fmt=fmt,  # type: ignore[arg-type]
+                               periodic=periodic, progress=not quiet)
+    except ScoreJobLocked as exc:
+        click.echo(f"posthoc: locked: {exc}", err=True)
+        sys.exit(EXIT_LOCKED)
+    if result.status == "nothing-new":
+        click.echo(f"nothing new: {result.n_judgements} judgements unchanged; {result.report_path} kept")
+        sys.exit(EXIT_NOTHING_NEW if periodic else 0)
+    click.echo(f"updated: {result.n_judgements} judgements, {result.n_exclusions} excluded -> {result.report_path}")

@@ -1,0 +1,174 @@
+"""The score job and `posthoc score`: outputs, byte-identical reruns, nothing-new, unreachable LS, lock, bad input."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import filelock
+import pandas as pd
+import pytest
+from posthoc.export.flatten import ManifestIndex
+from posthoc.export.synthetic import write_synthetic_export
+from posthoc.export.tags import verification_tags
+from posthoc.paths import label_config
+from posthoc.score import LOCK_NAME, ScoreJobLocked, run_score_job
+from posthoc.scores import TABLE_NAMES
+
+RESAMPLES = 30
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The bundled sample corpus planned as a study (k = 3) and two synthetic exports of it (seeds 1 and 2)."""
+    from posthoc.study.config import read_study_inputs, sample_study_config
+    from posthoc.study.design import plan_study
+    from posthoc.study.manifest import Manifest
+
+    folder = tmp_path_factory.mktemp("study")
+    config = sample_study_config(name="sample", seed=5, k=3)
+    documents, mentions = read_study_inputs(config)
+    manifest = Manifest.create(folder / "sample.manifest", plan_study(documents, mentions, config))
+    index = ManifestIndex.from_manifest(manifest)
+    texts = dict(zip(manifest.tasks()["task_key"], manifest.tasks()["text"], strict=True))
+    tags = verification_tags(label_config("entity_verification"))
+    exports = {seed: write_synthetic_export(folder / f"export-{seed}.json", index, tags, texts=texts, seed=seed)
+               for seed in (1, 2)}
+    return {"manifest": folder / "sample.manifest", "exports": exports, "folder": folder}
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and p.name != LOCK_NAME}
+
+
+def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, **(env or {})}
+    return subprocess.run([sys.executable, "-m", "posthoc.cli.main", "score", *args], capture_output=True,
+                          text=True, env=environment, timeout=600)
+
+
+def _run(study: dict[str, Any], out: Path, seed: int = 1, **options: Any) -> Any:
+    return run_score_job(manifest_path=study["manifest"], out_dir=out, export_files=[study["exports"][seed].path],
+                         n_resamples=RESAMPLES, **options)
+
+
+@pytest.fixture(scope="module")
+def scored(study: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("scored")
+    result = _run(study, out)
+    assert result.status == "updated"
+    return out
+
+
+def test_the_job_writes_report_tables_judgements_summary_and_gold(study: dict[str, Any], scored: Path) -> None:
+    for name in TABLE_NAMES:
+        assert (scored / "tables" / f"{name}.csv").is_file(), name
+    for name in ("report.html", "judgements.csv", "summary.json", "corrected_gold.jsonl", "corrected_gold.ttl"):
+        assert (scored / name).stat().st_size > 0, name
+    judgements = pd.read_csv(scored / "judgements.csv")
+    written = study["exports"][1]
+    assert len(judgements) == written.n_judgements
+    summary = json.loads((scored / "summary.json").read_text(encoding="utf-8"))
+    assert summary["n_judgements_exported"] == written.n_judgements
+    assert summary["n_resamples"] == RESAMPLES and summary["resample_unit"] == "doc_id"
+    assert "fingerprint" in summary and not re.search(r"\d{4}-\d\d-\d\dT", json.dumps(summary))
+    html = (scored / "report.html").read_text(encoding="utf-8")
+    images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', html)
+    assert len(images) == 4 and all(base64.b64decode(i).startswith(b"\x89PNG") for i in images)
+    rates = pd.read_csv(scored / "tables" / "rates.csv")
+    assert set(rates["system"]) == {"GT", "E2E", "REL"}
+    assert f"{RESAMPLES} resamples of doc_id" in html
+
+
+def test_the_same_data_gives_byte_identical_outputs(study: dict[str, Any], scored: Path, tmp_path: Path) -> None:
+    _run(study, tmp_path / "again")
+    assert _files(tmp_path / "again") == _files(scored)
+
+
+def test_parquet_outputs_are_byte_identical_too(study: dict[str, Any], tmp_path: Path) -> None:
+    _run(study, tmp_path / "a", fmt="parquet")
+    _run(study, tmp_path / "b", fmt="parquet")
+    assert _files(tmp_path / "a") == _files(tmp_path / "b")
+    assert len(pd.read_parquet(tmp_path / "a" / "judgements.parquet")) == study["exports"][1].n_judgements
+
+
+def test_periodic_run_on_the_same_data_is_nothing_new_and_rewrites_nothing(study: dict[str, Any],
+                                                                          tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    _run(study, out)
+    before = {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file() and p.name != LOCK_NAME}
+    result = _run(study, out, periodic=True)
+    assert result.status == "nothing-new" and result.exit_code == 10
+    assert {p: p.stat().st_mtime_ns for p in before} == before
+    changed = _run(study, out, seed=2, periodic=True)
+    assert changed.status == "updated" and changed.fingerprint != result.fingerprint
+    assert len(pd.read_csv(out / "judgements.csv")) == study["exports"][2].n_judgements
+
+
+def test_cli_exit_codes_updated_then_nothing_new(study: dict[str, Any], tmp_path: Path) -> None:
+    args = ["--manifest", str(study["manifest"]), "--out", str(tmp_path / "o"), "--export-file",
+            str(study["exports"][1].path), "--resamples", str(RESAMPLES), "--quiet"]
+    first = _cli(*args, "--periodic")
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.startswith("updated:")
+    second = _cli(*args, "--periodic")
+    assert second.returncode == 10, second.stderr
+    assert second.stdout.startswith("nothing new")
+    third = _cli(*args)  # without --periodic an unchanged study still exits 0
+    assert third.returncode == 0, third.stderr
+
+
+def _dead_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_unreachable_label_studio_is_one_line_exit_3_and_outputs_untouched(scored: Path, study: dict[str, Any],
+                                                                         tmp_path: Path) -> None:
+    out = tmp_path / "kept"
+    _run(study, out)
+    before = _files(out)
+    secret = "s3cret-token-never-printed"
+    done = _cli("--manifest", str(study["manifest"]), "--out", str(out), "--url",
+                f"http://127.0.0.1:{_dead_port()}", "--quiet", env={"LABEL_STUDIO_TOKEN": secret})
+    assert done.returncode == 3
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "unreachable" in lines[0] and "Traceback" not in done.stderr
+    assert secret not in done.stderr + done.stdout
+    assert _files(out) == before
+    assert not [p for p in out.iterdir() if p.name.startswith(".posthoc-score-")], "temporary files left behind"
+
+
+def test_a_held_lock_refuses_a_second_run(study: dict[str, Any], tmp_path: Path) -> None:
+    out = tmp_path / "locked"
+    out.mkdir()
+    with filelock.FileLock(str(out / LOCK_NAME), timeout=0):
+        with pytest.raises(ScoreJobLocked):
+            _run(study, out)
+        done = _cli("--manifest", str(study["manifest"]), "--out", str(out), "--export-file",
+                    str(study["exports"][1].path), "--quiet")
+    assert done.returncode == 4
+    assert "lock" in done.stderr and "Traceback" not in done.stderr
+    assert not (out / "report.html").exists()
+
+
+@pytest.mark.parametrize("problem", ["no-manifest", "not-json", "no-source"])
+def test_bad_input_is_one_line_exit_2_and_no_output(study: dict[str, Any], tmp_path: Path, problem: str) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json", encoding="utf-8")
+    args = {"no-manifest": ["--manifest", str(tmp_path / "missing.manifest"), "--export-file", str(bad)],
+            "not-json": ["--manifest", str(study["manifest"]), "--export-file", str(bad)],
+            "no-source": ["--manifest", str(study["manifest"])]}[problem]
+    done = _cli(*args, "--out", str(tmp_path / "o"), "--quiet", env={"LABEL_STUDIO_TOKEN": ""})
+    assert done.returncode == 2, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    assert not (tmp_path / "o" / "report.html").exists()
