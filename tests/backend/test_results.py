@@ -68,3 +68,31 @@ def test_validation_reports_labels_the_config_lacks(config: str) -> None:
                           region_tags(config))
     errors = validation_errors({"result": result}, config)
     assert errors and "Person" in errors[0]
+
+
+def _region_configs() -> list[str]:
+    from posthoc.paths import label_configs_dir
+
+    names = []
+    for path in sorted(label_configs_dir().glob("*.xml")):
+        try:
+            region_tags(path.read_text(encoding="utf-8"))
+        except PosthocInputError:
+            continue
+        names.append(path.stem)
+    return names
+
+
+@pytest.mark.parametrize("name", _region_configs())
+def test_every_region_config_of_the_project_gets_valid_predictions(name: str) -> None:
+    from posthoc.paths import label_config
+
+    config = label_config(name)
+    tags = region_tags(config)
+    text = "Ça va? 🇧🇪 Brussels and 北京."
+    rows = [{"mention_id": f"m{i}", "start": text.index(s), "end": text.index(s) + len(s), "surface": s,
+             "link": f"https://en.wikipedia.org/wiki/{s}", "label": tags.label_values[-1]}
+            for i, s in enumerate(["Brussels", "北京"])]
+    result = build_result(rows, text, tags)
+    assert validation_errors({"result": result}, config) == []
+    assert {r["value"]["labels"][0] for r in result if r["type"] == "labels"} == {tags.label_values[-1]}
