@@ -37,9 +37,12 @@ def _row_keys(frame: pd.DataFrame) -> list[tuple[object, ...]]:
     return list(zip(*columns, strict=True))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Corpus:
-    """Documents and the mentions of one or more systems over them (see the module docstring)."""
+    """Documents and the mentions of one or more systems over them (see the module docstring).
+
+    Compared by identity (``eq=False``): DataFrames have no single truth value; compare the tables.
+    """
 
     documents: pd.DataFrame
     mentions: pd.DataFrame
