@@ -19,7 +19,7 @@ import pandas as pd
 from posthoc_backend.events import regions_of
 
 WORKER_COLUMNS = ("worker", "tasks_total", "tasks_done", "share_done", "cancelled", "controls_total",
-                  "controls_done", "controls_passed", "last_activity")
+                  "controls_done", "controls_passed", "annotators", "last_activity")
 CONTROL_COLUMNS = ("worker", "task_key", "position", "annotation_id", "regions", "wrong", "passed", "detail")
 
 
@@ -98,12 +98,15 @@ def worker_progress(manifest: StudyManifest, annotations: pd.DataFrame,
     """One row a worker (columns: :data:`WORKER_COLUMNS`), in worker order.
 
     ``tasks_done``: the worker's tasks with a submitted (not cancelled) annotation; ``cancelled``:
-    tasks only skipped; ``last_activity``: the latest ``updated_at`` of the worker's annotations.
+    tasks only skipped; ``annotators``: distinct Label Studio users (``completed_by``) who annotated the
+    worker's tasks (more than 1 means someone else, e.g. an admin testing, worked in that project);
+    ``last_activity``: the latest ``updated_at`` of the worker's annotations.
     """
     tasks = manifest.tasks()[["task_key", "worker", "is_control"]]
     if controls is None:
         controls = control_results(manifest, annotations)
-    joined = tasks.merge(annotations[["task_key", "was_cancelled", "updated_at"]], on="task_key", how="left")
+    joined = tasks.merge(annotations[["task_key", "was_cancelled", "updated_at", "completed_by"]], on="task_key",
+                         how="left")
     rows: list[dict[str, Any]] = []
     for worker in manifest.workers():
         own = joined[joined["worker"] == worker]
@@ -122,6 +125,7 @@ def worker_progress(manifest: StudyManifest, annotations: pd.DataFrame,
             "controls_total": int(own.loc[own["is_control"].astype(bool), "task_key"].nunique()),
             "controls_done": int(own_controls["task_key"].nunique()),
             "controls_passed": int(own_controls.groupby("task_key")["passed"].all().sum()) if len(own_controls) else 0,
+            "annotators": int(own["completed_by"].dropna().nunique()),
             "last_activity": str(stamps.max()) if len(stamps) else None,
         })
     return pd.DataFrame(rows, columns=list(WORKER_COLUMNS))

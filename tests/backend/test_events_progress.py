@@ -121,6 +121,7 @@ def test_progress_and_control_results(make_client: Callable[..., FlaskClient], m
     assert progress.loc[workers[0], "tasks_done"] == done_all == totals[workers[0]]
     assert progress.loc[workers[0], "share_done"] == 1.0
     assert progress.loc[workers[1], "tasks_done"] == done_some == 3
+    assert progress.loc[workers[0], "annotators"] == 1 and progress.loc[workers[3], "annotators"] == 0
     assert progress.loc[workers[3], "tasks_done"] == 0 and pd.isna(progress.loc[workers[3], "last_activity"])
     assert progress.loc[workers[0], "controls_total"] == control_totals[workers[0]] >= 1
     assert progress.loc[workers[0], "controls_passed"] == progress.loc[workers[0], "controls_done"] >= 1
