@@ -136,13 +136,20 @@ def create_review_project(flags_dir: str | os.PathLike[str], *, url: str, token:
 
 
 def export_tasks(url: str, token: str, project_id: int) -> list[dict[str, Any]]:
-    """Every task of the project with its annotations (Label Studio's JSON export)."""
+    """Every task of the project with its annotations (Label Studio's JSON export); reviewers by e-mail."""
     from posthoc.labelstudio.client import LabelStudioClient
 
     client = LabelStudioClient(url, token)
     answer = client.get(f"/api/projects/{project_id}/export", exportType="JSON", download_all_tasks="true")
     if not isinstance(answer, list):
         raise PosthocInputError(f"project {project_id}: the export is not a list of tasks; is it a review project?")
+    users = client.get("/api/users/")
+    emails = {int(u["id"]): str(u.get("email") or u["id"]) for u in (users if isinstance(users, list) else [])}
+    for task in answer:
+        for annotation in task.get("annotations", []):
+            who = annotation.get("completed_by")
+            if isinstance(who, int) and who in emails:
+                annotation["completed_by"] = {"id": who, "email": emails[who]}
     return answer
 
 
