@@ -154,3 +154,13 @@ def test_other_units_are_stated_and_change_only_the_bounds(study, scored, unit):
     assert other.summary["resample_unit"] == unit
     np.testing.assert_allclose(other.rates["value"], scored.rates["value"])
     pd.testing.assert_frame_equal(other.preannotation, scored.preannotation)  # always documents
+
+
+def test_a_study_with_nothing_judged_yet_gives_empty_tables_with_the_contract_columns(study):
+    mentions, judgements = study
+    scores = score_judgements(judgements.loc[judgements["is_control"]], mentions, n_resamples=10)
+    for name, columns in CONTRACT.items():
+        assert list(getattr(scores, name).columns) == columns, name
+    assert scores.rates.empty and scores.union_outcomes.empty and scores.agreement.empty
+    assert scores.summary["n_judgements"] == 0 and scores.summary["datasets"] == {}
+    assert not scores.preannotation.empty  # pre-annotation needs only the mentions

@@ -48,6 +48,15 @@ def outcomes_from_union(union: pd.DataFrame, gt: pd.DataFrame) -> pd.DataFrame:
 
 def outcomes_from_letters(union: pd.DataFrame, letters: np.ndarray) -> pd.DataFrame:
     """``dataset, outcome, count, share`` from the union and the letter of each of its rows."""
+    if len(union) == 0:
+        return pd.DataFrame(
+            {
+                "dataset": pd.Series(dtype="str"),
+                "outcome": pd.Series(dtype="str"),
+                "count": pd.Series(dtype="int64"),
+                "share": pd.Series(dtype="float64"),
+            }
+        )
     datasets = sorted(union["dataset"].unique())
     grid = pd.DataFrame(
         {"dataset": np.repeat(datasets, len(UNION_OUTCOMES)), "outcome": list(UNION_OUTCOMES) * len(datasets)}

@@ -137,6 +137,16 @@ def outcome_shares(judgements: pd.DataFrame) -> pd.DataFrame:
 
 def shares_from_rows(rows: pd.DataFrame) -> pd.DataFrame:
     """:func:`outcome_shares` of already validated, control-free judgement rows."""
+    if len(rows) == 0:
+        return pd.DataFrame(
+            {
+                "dataset": pd.Series(dtype="str"),
+                "system": pd.Series(dtype="str"),
+                "outcome": pd.Series(dtype="str"),
+                "count": pd.Series(dtype="int64"),
+                "share": pd.Series(dtype="float64"),
+            }
+        )
     counts = rows.groupby(["dataset", "system", "outcome"]).size()
     pairs = rows[["dataset", "system"]].drop_duplicates().sort_values(["dataset", "system"])
     grid = pairs.loc[pairs.index.repeat(len(OUTCOMES))].reset_index(drop=True)
