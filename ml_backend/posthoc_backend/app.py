@@ -39,8 +39,9 @@ from posthoc_backend.results import region_tags
 
 logger = logging.getLogger("posthoc_backend")
 
-#: Largest request body accepted (Label Studio sends whole tasks; 100 chunks of 300 characters is ~100 kB).
-MAX_BODY_BYTES = 32 * 1024 * 1024
+#: Largest request body accepted. Label Studio sends every selected task, whole (text, key, the KB page
+#: list), in one /predict request: about 1-2 kB a task, so 256 MB is well over 100,000 tasks.
+MAX_BODY_BYTES = 256 * 1024 * 1024
 
 
 def _default_config() -> str:

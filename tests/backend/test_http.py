@@ -114,3 +114,30 @@ def test_serve_refuses_missing_inputs(tmp_path: Path) -> None:
     assert run.exit_code != 0 and "no such file" in str(run.exception or run.output)
     run = CliRunner().invoke(cli, ["backend", "serve"])
     assert run.exit_code != 0 and "--manifest" in str(run.exception or run.output)
+
+
+def test_wsgi_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatch, manifest_path: Path,
+                                                 config: str, tmp_path: Path) -> None:
+    from posthoc.errors import PosthocInputError
+    from posthoc_backend.app import app_from_environment
+
+    for key in ("POSTHOC_MANIFEST", "POSTHOC_ALIAS_FILES", "POSTHOC_EVENTS_DB", "POSTHOC_BACKEND_SECRET"):
+        monkeypatch.delenv(key, raising=False)
+    with pytest.raises(PosthocInputError, match="POSTHOC_MANIFEST"):
+        app_from_environment()
+    aliases = tmp_path / "aliases.csv"
+    aliases.write_text("surface,link\nghent,https://en.wikipedia.org/wiki/Ghent\n", encoding="utf-8")
+    monkeypatch.setenv("POSTHOC_MANIFEST", str(manifest_path))
+    monkeypatch.setenv("POSTHOC_ALIAS_FILES", str(aliases))
+    monkeypatch.setenv("POSTHOC_ALIAS_CASE_INSENSITIVE", "1")
+    monkeypatch.setenv("POSTHOC_EVENTS_DB", str(tmp_path / "env.events.sqlite3"))
+    monkeypatch.setenv("POSTHOC_BACKEND_SECRET", "from-env")
+    client = app_from_environment().test_client()
+    health = client.get("/health").json
+    assert health["live_mode"] and health["manifest"]
+    body = predict_payload([{"id": 1, "data": {"text": "Off to Ghent."}}], config)
+    assert client.post("/predict", json=body).status_code == 401
+    reply = client.post("/predict", json=body, headers={"Authorization": "Bearer from-env"})
+    (item, _) = reply.json["results"][0]["result"]
+    assert item["value"]["text"] == "Ghent"
+    assert (tmp_path / "env.events.sqlite3").is_file()
