@@ -207,6 +207,10 @@ def test_bad_designs_are_input_errors(corpus: tuple[pd.DataFrame, pd.DataFrame])
         plan_study(documents, mentions.iloc[:0], StudyConfig(name="t", seed=1))
     with pytest.raises(PosthocInputError, match="seed"):
         StudyConfig(name="t", seed=-1)
+    holes = mentions.astype({"start": "float64"})
+    holes.loc[3, "start"] = float("nan")
+    with pytest.raises(PosthocInputError, match="lack start"):
+        plan_study(documents, holes, StudyConfig(name="t", seed=1))
 
 
 def test_without_control_tasks_batches_hold_only_items(corpus: tuple[pd.DataFrame, pd.DataFrame]) -> None:

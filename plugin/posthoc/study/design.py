@@ -125,6 +125,14 @@ def worker_order(seed: int, worker: str, n_real: int, real_per_batch: int,
 def _normalise(documents: pd.DataFrame, mentions: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     require_columns(documents, DOCUMENT_COLUMNS, table="documents")
     require_columns(mentions, MENTION_COLUMNS, table="mentions")
+    for column in ("dataset", "doc_id", "system", "start", "end"):
+        missing = mentions[column].isna()
+        if missing.any():
+            row = mentions[missing].iloc[0]
+            raise PosthocInputError(
+                f"mentions table: {int(missing.sum())} row(s) lack {column} (first: document {row['doc_id']!r} of "
+                f"dataset {row['dataset']!r}, system {row['system']!r}); give every mention a value"
+            )
     docs = pd.DataFrame({c: documents[c].astype(str).to_numpy(dtype=object) for c in DOCUMENT_COLUMNS})
     docs = docs.sort_values(["dataset", "doc_id"], kind="stable").reset_index(drop=True)
     ments = pd.DataFrame({
