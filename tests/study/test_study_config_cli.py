@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -164,3 +165,15 @@ def test_sample_study_config_plans() -> None:
     plan = plan_study(documents, mentions, config)
     assert plan.summary["workers"] == 5 and plan.summary["documents"] == len(documents)
     assert set(plan.summary["systems"]) == {"GT", "E2E", "REL"}
+
+
+def test_two_processes_write_byte_identical_manifests(study_dir: Path) -> None:
+    """Separate processes (each with its own PYTHONHASHSEED) give the same bytes: no salted hash() anywhere."""
+    digests = []
+    for name, hash_seed in (("a.sqlite", "1"), ("b.sqlite", "2")):
+        result = subprocess.run([sys.executable, "-m", "posthoc.cli.main", "study", "plan", "--config", "study.toml",
+                                 "--out", name, "--no-progress"], cwd=study_dir, capture_output=True, text=True,
+                                timeout=300, check=False, env={**os.environ, "PYTHONHASHSEED": hash_seed})
+        assert result.returncode == 0, result.stderr
+        digests.append(hashlib.sha256((study_dir / name).read_bytes()).hexdigest())
+    assert digests[0] == digests[1]
