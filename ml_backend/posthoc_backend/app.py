@@ -158,6 +158,8 @@ def create_app(manifest: ManifestLike | str | Path | None = None, *, alias_table
         reply: dict[str, Any] = {"results": batch.results, "model_version": model_version}
         if batch.errors:
             reply["errors"] = batch.errors
+            logger.warning("/predict: %d of %d tasks not pre-filled; first: %s", len(batch.errors),
+                           len(batch.results), batch.errors[0]["error"])
         return jsonify(reply), 200
 
     @app.post("/webhook")

@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import pandas as pd
 from posthoc.errors import PosthocInputError
@@ -145,18 +145,18 @@ class DictionaryLinker:
                 i += 1
         return found
 
+    def link_records(self, text: str, *, id_prefix: str = "live") -> list[dict[str, Any]]:
+        """The matches as mention rows ``mention_id, start, end, surface, link`` for the result builder."""
+        return [
+            {"mention_id": f"{id_prefix}-{span.start}-{span.end}", "start": span.start, "end": span.end,
+             "surface": span.surface, "link": span.link}
+            for span in self.link(text)
+        ]
+
     def link_frame(self, text: str, *, id_prefix: str = "live") -> pd.DataFrame:
-        """The matches as a mentions frame ``mention_id, start, end, surface, link`` for the result builder."""
-        found = self.link(text)
-        return pd.DataFrame(
-            {
-                "mention_id": [f"{id_prefix}-{span.start}-{span.end}" for span in found],
-                "start": [span.start for span in found],
-                "end": [span.end for span in found],
-                "surface": [span.surface for span in found],
-                "link": [span.link for span in found],
-            }
-        )
+        """The matches as a mentions frame ``mention_id, start, end, surface, link``."""
+        return pd.DataFrame(self.link_records(text, id_prefix=id_prefix),
+                            columns=["mention_id", "start", "end", "surface", "link"])
 
 
 def frames_from_files(paths: Sequence[str]) -> list[pd.DataFrame]:

@@ -116,7 +116,7 @@ class Predictor:
                     )
                 return self.manifest.prefill(task.task_key)
         if self.linker is not None:
-            return self.linker.link_frame(task.text)
+            return self.linker.link_records(task.text)
         if task.task_key is None:
             raise RequestError(
                 f"{where} has no {TASK_KEY_FIELD} and live mode is off (start the backend with --alias-file "

@@ -103,3 +103,12 @@ def test_matches_are_aliases_on_token_boundaries_without_overlap(text: str, alia
         assert span.start in starts and span.end in ends
         assert span.start >= previous_end
         previous_end = span.end
+
+
+def test_link_frame_and_records_agree() -> None:
+    linker = DictionaryLinker(_table([("Ghent", "G"), ("Liège", "L")]))
+    text = "From Liège to Ghent."
+    frame = linker.link_frame(text)
+    assert frame.to_dict("records") == linker.link_records(text)
+    assert list(frame["mention_id"]) == ["live-5-10", "live-14-19"]
+    assert linker.link_frame("nothing here").columns.tolist() == ["mention_id", "start", "end", "surface", "link"]
