@@ -153,6 +153,7 @@ def create_app(manifest: ManifestLike | str | Path | None = None, *, alias_table
         batch = predictor.predict(envelope.tasks, envelope.label_config or fallback_config)
         if batch.predicted == 0:
             first = batch.errors[0]
+            logger.warning("/predict: none of %d tasks pre-filled; first: %s", len(batch.errors), first["error"])
             return jsonify({"error": first["error"], "field": first["field"], "errors": batch.errors,
                             "model_version": model_version}), int(first["status"])
         reply: dict[str, Any] = {"results": batch.results, "model_version": model_version}

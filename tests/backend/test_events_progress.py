@@ -192,3 +192,21 @@ def test_a_file_that_is_not_an_event_store_is_an_input_error(tmp_path: Path) -> 
     bogus.write_text("not a database, just text " * 20, encoding="utf-8")
     with pytest.raises(PosthocInputError, match="event store"):
         EventStore(bogus)
+
+
+def test_status_on_an_empty_store_and_without_any_source(manifest: Manifest, tmp_path: Path) -> None:
+    from posthoc.cli.main import main
+
+    empty = tmp_path / "empty.events.sqlite3"
+    EventStore(empty)
+    run = CliRunner().invoke(status_command_of(), ["--manifest", str(manifest.path), "--events-db", str(empty)])
+    assert run.exit_code == 0 and "0 annotations" in run.output and "none annotated yet" in run.output
+    with pytest.raises(SystemExit) as exited:
+        main(["study", "status", "--manifest", str(manifest.path), "--events-db", str(tmp_path / "none.sqlite3")])
+    assert exited.value.code == 2
+
+
+def status_command_of() -> Any:
+    from posthoc.cli.status import status_command
+
+    return status_command
