@@ -39,8 +39,8 @@ def verdicts_of(rows: pd.DataFrame, *, ties_verified: bool = False) -> tuple[pd.
     codes = grouped.ngroup().to_numpy()
     verdicts = grouped.size().rename("n_judges").reset_index()
     if "mention_id" in rows.columns:
-        first = np.full(len(verdicts), -1)
-        first[codes[::-1]] = np.arange(len(rows))[::-1]
+        first = np.full(len(verdicts), len(rows))
+        np.minimum.at(first, codes, np.arange(len(rows)))  # each annotation's first judgement row
         verdicts.insert(len(keys), "mention_id", rows["mention_id"].to_numpy()[first] if len(rows) else [])
     else:
         verdicts.insert(len(keys), "mention_id", None)
