@@ -111,3 +111,20 @@ def test_95_percent_intervals_cover_the_true_rates():
     coverage = {key: count / repeats for key, count in hits.items()}
     assert min(v for (_, metric), v in coverage.items() if metric == "verification_rate") >= 0.93, coverage
     assert min(v for (_, metric), v in coverage.items() if metric == "edit_share") >= 0.90, coverage
+
+
+def test_three_judges_majority_rate_recovers_its_known_value():
+    """k = 3: an annotation is verified when >= 2 of 3 judges verify, P = p^3 + 3 p^2 (1 - p)."""
+    p = {"GT": 0.7, "E2E": 0.8, "REL": 0.6}
+    _, _, judgements = synthetic_study(
+        150, datasets=("K3",), k=3, verify_prob=p, mentions_per_doc=4, n_control=0, seed=77
+    )
+    rates = rates_with_intervals(judgements, n_resamples=400, seed=1)
+    rates = rates.loc[rates["metric"] == "verification_rate"].set_index("system")
+    for system, q in p.items():
+        truth = q**3 + 3 * q**2 * (1 - q)
+        n = rates.loc[system, "n"]
+        standard_error = (truth * (1 - truth) / n) ** 0.5
+        assert abs(rates.loc[system, "value"] - truth) < 4 * standard_error
+        width = rates.loc[system, "high"] - rates.loc[system, "low"]
+        assert 2 * 1.96 * standard_error * 0.7 < width < 2 * 1.96 * standard_error * 1.4  # about the binomial width
