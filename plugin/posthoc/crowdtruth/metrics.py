@@ -68,37 +68,17 @@ class CrowdTruthResult:
     open_ended: bool
 
 
-@dataclass(frozen=True)
-class _Pairs:
-    """Ordered pairs of distinct judgements on the same unit."""
-
-    first: np.ndarray
-    second: np.ndarray
-    unit: np.ndarray
-    product: sp.csr_matrix  # pairs x annotations: W_first * W_second
-    second_rows: sp.csr_matrix  # pairs x annotations: W_second
-
-
-def _pairs(vectors: JudgementVectors) -> _Pairs:
-    unit_index = vectors.unit_index
+def _ordered_pairs(unit_index: np.ndarray, n_units: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every ordered pair ``(i, j)``, ``i != j``, of judgements on the same unit, as two index arrays."""
     order = np.argsort(unit_index, kind="stable")
-    counts = np.bincount(unit_index, minlength=len(vectors.units))
+    counts = np.bincount(unit_index, minlength=n_units)
     starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
     sizes = counts[unit_index[order]]
     first = np.repeat(order, sizes)
     block_start = np.repeat(np.cumsum(sizes) - sizes, sizes)
-    offset = np.arange(first.size) - block_start
-    second = order[starts[unit_index[first]] + offset]
+    second = order[starts[unit_index[first]] + np.arange(first.size) - block_start]
     keep = first != second
-    first, second = first[keep], second[keep]
-    matrix = vectors.matrix
-    return _Pairs(
-        first=first,
-        second=second,
-        unit=unit_index[first],
-        product=sp.csr_matrix(matrix[first].multiply(matrix[second])),
-        second_rows=sp.csr_matrix(matrix[second]),
-    )
+    return first[keep], second[keep]
 
 
 def _floor(values: np.ndarray) -> np.ndarray:
@@ -106,85 +86,124 @@ def _floor(values: np.ndarray) -> np.ndarray:
 
 
 class _Iteration:
-    """Precomputed structure and the update rules of one round."""
+    """The structure of a task as flat index arrays (built once) and the update rules of one round.
+
+    Entries are the nonzero components of the judgement vectors (``v_*``), of the unit vectors
+    (``s_*``: the unit's support), of each judgement's view of its unit (``e_*``: one entry per
+    judgement and support component of its unit, for WUA), of pair products (``p_*``) and of the
+    second vector of each pair (``q_*``).  Every round is a handful of ``np.bincount`` calls.
+    """
 
     def __init__(self, vectors: JudgementVectors) -> None:
         self.v = vectors
-        self.n_units = len(vectors.units)
-        self.n_workers = len(vectors.workers)
-        self.n_annotations = len(vectors.annotations)
-        self.pairs = _pairs(vectors)
-        self.squared = sp.csr_matrix(vectors.matrix.multiply(vectors.matrix))
-        self.unit_sum = unit_indicator(vectors)
-        p = self.pairs
-        self.unordered = p.first < p.second
-        w = vectors.worker_index
-        pair_key = w[p.first].astype(np.int64) * self.n_workers + w[p.second]
-        codes, uniques = pd.factorize(pair_key, sort=True)
-        self.pair_group = sp.csr_matrix(
-            (np.ones(codes.size), (codes, np.arange(codes.size))), shape=(uniques.size, codes.size)
-        )
-        self.group_first = (uniques // self.n_workers).astype(np.int64)
-        self.group_second = (uniques % self.n_workers).astype(np.int64)
+        n_ann = len(vectors.annotations)
+        self.n_units, self.n_workers, self.n_annotations = len(vectors.units), len(vectors.workers), n_ann
+        unit_of, worker_of = vectors.unit_index, vectors.worker_index
+        self.n_judgements = n_j = vectors.n_judgements
+        matrix = sp.csr_matrix(vectors.matrix)
+        matrix.sort_indices()
+        coo = matrix.tocoo()
+        self.v_row, self.v_col, self.v_data = coo.row.astype(np.int64), coo.col.astype(np.int64), coo.data
+        # unit support: components with a nonzero raw count in the unit
+        v_key = unit_of[self.v_row] * n_ann + self.v_col
+        s_keys = np.unique(v_key)
+        self.n_support = s_keys.size
+        self.s_unit, self.s_col = s_keys // n_ann, s_keys % n_ann
+        self.v_to_s = np.searchsorted(s_keys, v_key)
+        # each judgement's view of its unit's support
+        support_counts = np.bincount(self.s_unit, minlength=self.n_units)
+        support_starts = np.concatenate(([0], np.cumsum(support_counts)[:-1]))
+        sizes = support_counts[unit_of]
+        self.e_j = np.repeat(np.arange(n_j), sizes)
+        local = np.arange(self.e_j.size) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        self.e_s = support_starts[unit_of[self.e_j]] + local
+        self.e_col = self.s_col[self.e_s]
+        self.e_worker = worker_of[self.e_j]
+        e_key = self.e_j * n_ann + self.e_col
+        self.e_own = np.zeros(self.e_j.size)
+        self.e_own[np.searchsorted(e_key, self.v_row * n_ann + self.v_col)] = self.v_data
+        self.e_unit = unit_of[self.e_j]
+        # pairs
+        first, second = _ordered_pairs(unit_of, self.n_units)
+        self.first, self.second, self.pair_unit = first, second, unit_of[first]
+        self.first_worker, self.second_worker = worker_of[first], worker_of[second]
+        self.unordered = first < second
+        product = sp.csr_matrix(matrix[first].multiply(matrix[second]))
+        product.eliminate_zeros()
+        product.sort_indices()
+        p = product.tocoo()
+        self.p_row, self.p_col, self.p_data = p.row.astype(np.int64), p.col.astype(np.int64), p.data
+        q = sp.csr_matrix(matrix[second]).tocoo()
+        self.q_row, self.q_col, self.q_data = q.row.astype(np.int64), q.col.astype(np.int64), q.data
+        # worker pairs (ordered) that share a unit, for AQS
+        pair_key = self.first_worker * self.n_workers + self.second_worker
+        group_codes, group_keys = pd.factorize(pair_key, sort=True)
+        group_codes = np.asarray(group_codes, dtype=np.int64)
+        self.group_first = (np.asarray(group_keys) // self.n_workers).astype(np.int64)
+        self.group_second = (np.asarray(group_keys) % self.n_workers).astype(np.int64)
+        q_key = group_codes[self.q_row] * n_ann + self.q_col
+        self.aqs_keys, self.q_code = np.unique(q_key, return_inverse=True)
+        self.p_code = np.searchsorted(self.aqs_keys, group_codes[self.p_row] * n_ann + self.p_col)
+        self.key_group, self.key_col = self.aqs_keys // n_ann, self.aqs_keys % n_ann
 
     def pair_cosines(self, aqs: np.ndarray) -> np.ndarray:
-        norms = self.squared @ aqs
-        p = self.pairs
-        return (p.product @ aqs) / np.sqrt(norms[p.first] * norms[p.second])
+        norms = np.bincount(self.v_row, self.v_data * self.v_data * aqs[self.v_col], minlength=self.n_judgements)
+        dots = np.bincount(self.p_row, self.p_data * aqs[self.p_col], minlength=self.first.size)
+        return dots / np.sqrt(norms[self.first] * norms[self.second])
 
     def uqs(self, cosines: np.ndarray, wqs: np.ndarray) -> np.ndarray:
-        p, w = self.pairs, self.v.worker_index
         mask = self.unordered
-        weight = wqs[w[p.first[mask]]] * wqs[w[p.second[mask]]]
-        numerator = np.bincount(p.unit[mask], cosines[mask] * weight, minlength=self.n_units)
-        denominator = np.bincount(p.unit[mask], weight, minlength=self.n_units)
+        weight = wqs[self.first_worker[mask]] * wqs[self.second_worker[mask]]
+        numerator = np.bincount(self.pair_unit[mask], cosines[mask] * weight, minlength=self.n_units)
+        denominator = np.bincount(self.pair_unit[mask], weight, minlength=self.n_units)
         return numerator / _floor(denominator)
 
     def wwa(self, cosines: np.ndarray, wqs: np.ndarray, uqs: np.ndarray) -> np.ndarray:
-        p, w = self.pairs, self.v.worker_index
-        weight = wqs[w[p.second]] * uqs[p.unit]
-        numerator = np.bincount(w[p.first], cosines * weight, minlength=self.n_workers)
-        denominator = np.bincount(w[p.first], weight, minlength=self.n_workers)
+        weight = wqs[self.second_worker] * uqs[self.pair_unit]
+        numerator = np.bincount(self.first_worker, cosines * weight, minlength=self.n_workers)
+        denominator = np.bincount(self.first_worker, weight, minlength=self.n_workers)
         return numerator / _floor(denominator)
 
-    def wua(self, unit_vectors: sp.csr_matrix, aqs: np.ndarray, wqs: np.ndarray, uqs: np.ndarray) -> np.ndarray:
-        w, u = self.v.worker_index, self.v.unit_index
-        own = sp.csr_matrix(sp.diags(wqs[w]) @ self.v.matrix)
-        rest = sp.csr_matrix(unit_vectors[u] - own)
-        numerator = own.multiply(rest) @ aqs
-        norm_own = own.multiply(own) @ aqs
-        norm_rest = rest.multiply(rest) @ aqs
+    def support_values(self, wqs: np.ndarray) -> np.ndarray:
+        """The unit vectors weighted by ``wqs``, on the units' support entries."""
+        weights = wqs[self.v.worker_index[self.v_row]] * self.v_data
+        return np.bincount(self.v_to_s, weights, minlength=self.n_support)
+
+    def wua(self, unit_values: np.ndarray, aqs: np.ndarray, wqs: np.ndarray, uqs: np.ndarray) -> np.ndarray:
+        own = self.e_own * wqs[self.e_worker]
+        rest = unit_values[self.e_s] - own
+        a = aqs[self.e_col]
+        n = self.n_judgements
+        numerator = np.bincount(self.e_j, a * own * rest, minlength=n)
+        norm_own = np.bincount(self.e_j, a * own * own, minlength=n)
+        norm_rest = np.bincount(self.e_j, a * rest * rest, minlength=n)
         scale = np.sqrt(norm_own * norm_rest)
         with np.errstate(divide="ignore", invalid="ignore"):
             cosines = np.where(scale < SMALL_NUMBER, SMALL_NUMBER, numerator / scale)
-        weight = uqs[u]
+        w, weight = self.v.worker_index, uqs[self.v.unit_index]
         return np.bincount(w, cosines * weight, minlength=self.n_workers) / _floor(
             np.bincount(w, weight, minlength=self.n_workers)
         )
 
     def aqs(self, wqs: np.ndarray, uqs: np.ndarray) -> np.ndarray:
-        p = self.pairs
-        scale = sp.diags(uqs[p.unit])
-        numerator = sp.csr_matrix(self.pair_group @ (scale @ p.product))
-        denominator = sp.csr_matrix(self.pair_group @ (scale @ p.second_rows))
-        denominator.eliminate_zeros()
-        coo = denominator.tocoo()
-        positive = coo.data > 0
-        rows, cols, den = coo.row[positive], coo.col[positive], coo.data[positive]
-        num = np.asarray(numerator[rows, cols]).ravel()
-        weight = wqs[self.group_first[rows]] * wqs[self.group_second[rows]]
-        aqs_numerator = np.bincount(cols, weight * num / den, minlength=self.n_annotations)
-        aqs_denominator = np.bincount(cols, weight, minlength=self.n_annotations)
+        n_keys = self.aqs_keys.size
+        denominator = np.bincount(self.q_code, self.q_data * uqs[self.pair_unit[self.q_row]], minlength=n_keys)
+        numerator = np.bincount(self.p_code, self.p_data * uqs[self.pair_unit[self.p_row]], minlength=n_keys)
+        positive = denominator > 0
+        group, col = self.key_group[positive], self.key_col[positive]
+        weight = wqs[self.group_first[group]] * wqs[self.group_second[group]]
+        ratio = numerator[positive] / denominator[positive]
+        aqs_numerator = np.bincount(col, weight * ratio, minlength=self.n_annotations)
+        aqs_denominator = np.bincount(col, weight, minlength=self.n_annotations)
         with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = np.where(aqs_denominator > SMALL_NUMBER, aqs_numerator / aqs_denominator, SMALL_NUMBER)
-        return _floor(ratio)
-
-    def weighted_unit_vectors(self, wqs: np.ndarray) -> sp.csr_matrix:
-        return sp.csr_matrix(self.unit_sum @ (sp.diags(wqs[self.v.worker_index]) @ self.v.matrix))
+            result = np.where(aqs_denominator > SMALL_NUMBER, aqs_numerator / aqs_denominator, SMALL_NUMBER)
+        return _floor(result)
 
     def uas(self, wqs: np.ndarray) -> sp.csr_matrix:
-        weights = self.unit_sum @ wqs[self.v.worker_index]
-        return sp.csr_matrix(sp.diags(1.0 / _floor(weights)) @ self.weighted_unit_vectors(wqs))
+        """Units x annotations: the ``wqs``-weighted share of each unit's workers who chose each annotation."""
+        weights = np.bincount(self.v.unit_index, wqs[self.v.worker_index], minlength=self.n_units)
+        values = self.support_values(wqs) / _floor(weights)[self.s_unit]
+        return sp.csr_matrix((values, (self.s_unit, self.s_col)), shape=(self.n_units, self.n_annotations))
 
 
 def crowdtruth_metrics(
@@ -198,7 +217,7 @@ def crowdtruth_metrics(
     ones_w = np.ones(state.n_workers)
     wqs, uqs = ones_w.copy(), np.ones(state.n_units)
     aqs = np.ones(state.n_annotations)
-    unit_vectors = state.weighted_unit_vectors(ones_w)
+    unit_values = state.support_values(ones_w)
     first: dict[str, np.ndarray] = {}
     wwa: np.ndarray = ones_w
     wua: np.ndarray = ones_w
@@ -209,7 +228,7 @@ def crowdtruth_metrics(
         cosines = state.pair_cosines(aqs)
         uqs_new = state.uqs(cosines, wqs)
         wwa = state.wwa(cosines, wqs, uqs)
-        wua = state.wua(unit_vectors, aqs, wqs, uqs)
+        wua = state.wua(unit_values, aqs, wqs, uqs)
         wqs_new = wwa * wua
         max_delta = max(
             float(np.max(np.abs(aqs_new - aqs), initial=0.0)),
@@ -217,7 +236,7 @@ def crowdtruth_metrics(
             float(np.max(np.abs(wqs_new - wqs), initial=0.0)),
         )
         aqs, uqs, wqs = aqs_new, uqs_new, wqs_new
-        unit_vectors = state.weighted_unit_vectors(wqs)
+        unit_values = state.support_values(wqs)
         iterations += 1
         if iterations == 1:
             first = {"aqs": aqs, "uqs": uqs, "wqs": wqs, "wwa": wwa, "wua": wua}
@@ -264,7 +283,7 @@ def _result(
     rows, cols = rows[order], cols[order]
     uas = state.uas(wqs)
     uas_initial = state.uas(np.ones(len(v.workers)))
-    counts = sp.csr_matrix(state.unit_sum @ (v.matrix > 0).astype(float))
+    counts = sp.csr_matrix(unit_indicator(v) @ (v.matrix > 0).astype(float))
     unit_annotations = pd.DataFrame(
         {
             "unit": v.units[rows],
