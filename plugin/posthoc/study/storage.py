@@ -120,7 +120,7 @@ def write_database(path: str | os.PathLike[str], meta: Mapping[str, str], tables
         try:
             connection.execute("PRAGMA journal_mode = OFF")
             connection.execute("PRAGMA synchronous = OFF")
-            connection.execute("PRAGMA cache_size = -262144")  # up to 256 MB of page cache while building
+            connection.execute("PRAGMA cache_size = -65536")  # up to 64 MB of page cache while building
             tables_ddl, indexes_ddl = _schema()
             for statement in tables_ddl:
                 connection.execute(statement)
