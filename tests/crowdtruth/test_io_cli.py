@@ -151,8 +151,11 @@ def test_cli_bad_input_exits_2_and_writes_nothing(tmp_path: Path, capsys: pytest
 
 
 def test_cli_judgements_layout(tmp_path: Path) -> None:
-    judgements = pd.DataFrame({"mention_id": ["m1"] * 3 + ["m2"] * 3, "worker": ["a", "b", "c"] * 2,
-                               "outcome": ["verify", "verify", "remove", "edit", "edit", "edit"]})
+    judgements = pd.DataFrame({"mention_id": ["m1"] * 3 + ["m2"] * 3 + ["c"] * 2,
+                               "worker": ["a", "b", "c"] * 2 + ["a", "b"],
+                               "outcome": ["verify", "verify", "remove", "edit", "edit", "edit", "verify", "remove"],
+                               "surface": ["x, y", "x, y", "x, y", "😀", "😀", "😀", "z", "z"],
+                               "is_control": [False] * 6 + [True, True]})
     source = tmp_path / "judgements.csv"
     judgements.to_csv(source, index=False)
     out = tmp_path / "out"
@@ -161,3 +164,4 @@ def test_cli_judgements_layout(tmp_path: Path) -> None:
     assert annotations["annotation"].tolist() == ["verify", "edit", "remove"]
     units = pd.read_csv(out / "units.csv").set_index("unit")
     assert units.loc["m2", "uqs"] == pytest.approx(1.0)
+    assert "c" not in units.index  # the control item (is_control read back from CSV as text) is left out

@@ -28,7 +28,7 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
 
 def _read_table(path: Path) -> pd.DataFrame:
     try:
-        return pd.read_csv(path, dtype=str, sep=None, engine="python")
+        return pd.read_csv(path, dtype=str, sep="\t" if path.suffix.lower() in (".tsv", ".tab") else ",")
     except FileNotFoundError as exc:
         raise PosthocInputError(f"{path}: file not found") from exc
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:

@@ -215,7 +215,8 @@ def judgements_from_posthoc(
     require_columns(judgements, ("mention_id", "worker", "outcome"), table=source)
     frame = judgements
     if not include_controls and "is_control" in frame.columns:
-        frame = frame.loc[~frame["is_control"].fillna(False).astype(bool)]
+        control = frame["is_control"].map(lambda v: str(v).strip().lower() in ("true", "1", "yes", "1.0"))
+        frame = frame.loc[~control.to_numpy(dtype=bool)]
     bad = ~frame["outcome"].isin(POSTHOC_OUTCOMES)
     if bad.any():
         raise PosthocInputError(
