@@ -54,7 +54,7 @@ def _import_worker_tasks(session: requests.Session, url: str, project_id: int, m
         data = [task_data(r["task_key"], r["text"], manifest.prefill(r["task_key"]).to_dict("records"))
                 for r in records]
     except ImportError:  # the Label Studio helpers are optional here: text and key are what the backend reads
-        data = [{"text": r["text"], "task_key": r["task_key"]} for r in records]
+        data = [{"text": r["text"], "task_key": r["task_key"], "kb_pages": ""} for r in records]
     reply = session.post(f"{url}/api/projects/{project_id}/import", json=data, timeout=120)
     assert reply.status_code == 201, reply.text
     return records
@@ -160,3 +160,20 @@ def test_label_studio_connects_with_basic_auth_when_a_secret_is_set(
     assert posted.status_code == 201
     stored = EventStore(tmp_path / "events.sqlite3").events()
     assert list(stored["task_key"]) == [task["data"]["task_key"]]
+
+
+def test_label_studio_keeps_the_good_tasks_of_a_batch_with_a_bad_one(
+        ls_server: Any, ls_project: Callable[..., Any], serve_backend: Callable[..., str], manifest: Manifest,
+        config: str) -> None:
+    backend = serve_backend()
+    records = manifest.tasks(manifest.workers()[2]).to_dict("records")[:3]
+    project = ls_project(config, title=f"{manifest.study} partial batch test")
+    session = _session(ls_server)
+    data = [{"text": r["text"], "task_key": r["task_key"], "kb_pages": "<p>pages</p>"} for r in records]
+    data[1]["text"] = data[1]["text"] + " (changed after planning)"
+    assert session.post(f"{ls_server.url}/api/projects/{project.id}/import", json=data, timeout=60).status_code == 201
+    connect_backend(ls_server.url, ls_server.token, project.id, backend)
+    _retrieve_predictions(session, ls_server.url, project.id)
+    tasks = sorted(_tasks_with_predictions(session, ls_server.url, project.id), key=lambda t: t["id"])
+    counts = {t["data"]["task_key"]: len(t["predictions"]) for t in tasks}
+    assert counts == {records[0]["task_key"]: 1, records[1]["task_key"]: 0, records[2]["task_key"]: 1}
