@@ -101,6 +101,10 @@ def test_summary_is_json_and_states_the_options(scored):
     assert summary["confidence"] == 0.95 and summary["study"] == "synthetic"
     entry = summary["datasets"]["SYN-A"]
     assert set(entry["systems"]) == {"GT", "E2E", "REL"}
+    strict = scored.preannotation.query("dataset == 'SYN-A' and system == 'E2E' and matching == 'strict'")
+    micro = strict.loc[strict["averaging"] == "micro"].iloc[0]
+    assert entry["systems"]["E2E"]["preannotation_strict_micro"]["precision"] == micro["precision"]
+    assert "preannotation_strict_micro" not in entry["systems"]["GT"]
     assert entry["verification_union"] == int(
         scored.rates.query("dataset == 'SYN-A' and metric == 'posthoc_recall'")["n"].iloc[0]
     )

@@ -270,8 +270,16 @@ def _number(value: Any) -> float | None:
     return None if math.isnan(value) else value
 
 
-def _summary(rates: pd.DataFrame, union: pd.DataFrame, rows: pd.DataFrame, base: dict[str, Any]) -> dict[str, Any]:
+def _summary(
+    rates: pd.DataFrame, preannotation: pd.DataFrame, union: pd.DataFrame, rows: pd.DataFrame, base: dict[str, Any]
+) -> dict[str, Any]:
+    """Headline numbers per dataset and system: rates with bounds, and strict micro pre-annotation scores."""
     datasets: dict[str, Any] = {}
+    strict = preannotation.loc[(preannotation["matching"] == "strict") & (preannotation["averaging"] == "micro")]
+    strict_rows = {
+        (str(d), str(s)): {m: _number(v) for m, v in zip(("precision", "recall", "f1"), values, strict=True)}
+        for d, s, *values in strict[["dataset", "system", "precision", "recall", "f1"]].itertuples(index=False)
+    }
     sizes = union.groupby("dataset").size()
     documents = rows.groupby("dataset")["doc_id"].nunique()
     for (dataset, system), part in rates.groupby(["dataset", "system"], sort=True):
@@ -295,6 +303,8 @@ def _summary(rates: pd.DataFrame, union: pd.DataFrame, rows: pd.DataFrame, base:
                 for metric in ("verification_rate", "posthoc_recall", "posthoc_f1")
             },
         }
+        if (str(dataset), str(system)) in strict_rows:
+            entry["systems"][str(system)]["preannotation_strict_micro"] = strict_rows[(str(dataset), str(system))]
     return {**base, "datasets": datasets}
 
 
@@ -383,5 +393,5 @@ def score_judgements(
         reliability=reliability,
         aggregated=aggregated,
         corrected_gold=gold,
-        summary=_summary(rates, union, rows, base),
+        summary=_summary(rates, preannotation, union, rows, base),
     )
