@@ -165,3 +165,18 @@ def test_cli_judgements_layout(tmp_path: Path) -> None:
     units = pd.read_csv(out / "units.csv").set_index("unit")
     assert units.loc["m2", "uqs"] == pytest.approx(1.0)
     assert "c" not in units.index  # the control item (is_control read back from CSV as text) is left out
+
+
+def test_cli_table_layout_escapes_names_in_the_report(tmp_path: Path) -> None:
+    table = pd.DataFrame({"unit": ["<img src=x onerror=alert(1)>"] * 3 + ["u2"] * 3,
+                          "worker": ["<script>alert(1)</script>", "b", "c"] * 2,
+                          "annotation": ["x", "x", "y", "y", "y", "y"]})
+    source = tmp_path / "table.csv"
+    table.to_csv(source, index=False)
+    out = tmp_path / "out"
+    assert _run_cli(["crowdtruth", str(source), "--out", str(out), "--layout", "table", "--closed"]) == 0
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert "<script>alert" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<img src=x" not in html
+    workers = pd.read_csv(out / "workers.csv")
+    assert "<script>alert(1)</script>" in set(workers["worker"])
