@@ -27,8 +27,9 @@ pairs whose weighted count is positive, is ``1e-8`` where nothing is known and n
 The peer has no iteration cap; ``max_iterations`` (default 10 000) only guards against a hang and
 the result says whether the rule was met.
 
-All arithmetic is on judgement x annotation sparse matrices and pair index arrays: no Python loop
-over units or workers (only over rounds).
+The structure (nonzero vector components, ordered pairs of judgements on a unit, worker pairs) is
+built once as flat index arrays with numpy / scipy.sparse; each round is a few ``np.bincount`` sums
+over them: no Python loop over units or workers (only over rounds).
 """
 
 from __future__ import annotations
