@@ -142,3 +142,58 @@ def test_an_export_put_in_the_wrong_worker_is_reported_not_mixed_in(tiny_study: 
     assert result.judgements.empty
     assert set(result.exclusions["kind"]) == {"wrong_project"}
     assert len(result.exclusions) == len(tiny_study.tasks[w1])
+
+
+def _verified_task(tiny_study: TinyStudy, exported: dict[str, Path]) -> dict[str, Any]:
+    """The real exported task that w002 verified in full (position 1)."""
+    key = tiny_study.tasks["w002"][1]
+    tasks = json.loads(exported["w002"].read_text(encoding="utf-8"))
+    return next(t for t in tasks if t["data"]["task_key"] == key)
+
+
+def _flatten_one(tiny_study: TinyStudy, task: dict[str, Any]) -> Flattened:
+    flattener = ExportFlattener(ManifestIndex.from_manifest(tiny_study.manifest), flattened_tags())
+    flattener.add_task(task, source="edited copy of a real export")
+    return flattener.result()
+
+
+def test_an_annotation_without_any_prediction_is_reported(tiny_study: TinyStudy, exported: dict[str, Path]) -> None:
+    task = _verified_task(tiny_study, exported)
+    task["predictions"] = []
+    for annotation in task["annotations"]:
+        annotation["prediction"] = {}
+    result = _flatten_one(tiny_study, task)
+    assert result.judgements.empty
+    assert list(result.exclusions["kind"]) == ["no_prediction"]
+
+
+def test_prediction_regions_that_differ_from_the_manifest_are_reported(tiny_study: TinyStudy,
+                                                                       exported: dict[str, Path]) -> None:
+    task = _verified_task(tiny_study, exported)
+    key = task["data"]["task_key"]
+    ids = _prefill_ids(tiny_study, key)
+    for prediction in [task["predictions"][0], *(a["prediction"] for a in task["annotations"])]:
+        prediction["result"] = [r for r in prediction["result"] if r["id"] != ids[0]]
+        prediction["result"].append({**prediction["result"][0], "id": "stranger"})
+    result = _flatten_one(tiny_study, task)
+    assert set(result.judgements["mention_id"]) == set(ids[1:])
+    # the annotation still holds a region the prediction lacks: from the export's view it was drawn by hand
+    assert sorted(result.exclusions["kind"]) == ["manual_region", "not_prefilled", "unknown_prediction_region"]
+
+
+def test_a_kept_region_without_a_decision_is_reported(tiny_study: TinyStudy, exported: dict[str, Path]) -> None:
+    task = _verified_task(tiny_study, exported)
+    ids = _prefill_ids(tiny_study, task["data"]["task_key"])
+    annotation = task["annotations"][0]
+    annotation["result"] = [r for r in annotation["result"] if not (r["id"] == ids[0] and r["type"] == "choices")]
+    result = _flatten_one(tiny_study, task)
+    assert set(result.judgements["mention_id"]) == set(ids[1:])
+    assert list(result.exclusions["kind"]) == ["undecided_region"]
+
+
+def test_a_task_outside_the_manifest_is_reported(tiny_study: TinyStudy, exported: dict[str, Path]) -> None:
+    task = _verified_task(tiny_study, exported)
+    task["data"]["task_key"] = "t-not-in-this-study"
+    result = _flatten_one(tiny_study, task)
+    assert result.judgements.empty
+    assert list(result.exclusions["kind"]) == ["unknown_task"]

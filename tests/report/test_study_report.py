@@ -80,7 +80,10 @@ def test_same_scores_give_byte_identical_html_across_processes(tmp_path: Path) -
 def test_figure_3_bars_are_the_posthoc_values_with_their_intervals() -> None:
     scores = small_scores()
     figure = figures.precision_recall_figure(scores.rates, scores.preannotation)
-    posthoc_precision = figure.axes[1]
+    pre_precision, posthoc_precision = figure.axes[0], figure.axes[1]
+    strict_micro = scores.preannotation.query("matching == 'strict' and averaging == 'micro'")
+    assert sorted(round(p.get_height(), 6) for p in pre_precision.patches) == sorted(
+        round(v, 6) for v in strict_micro["precision"])  # no bar for GT, which has no pre-annotation score
     assert posthoc_precision.get_title() == "posthoc precision"
     heights = sorted(round(p.get_height(), 6) for p in posthoc_precision.patches)
     expected = sorted(round(v, 6) for v in scores.rates.query("metric == 'posthoc_precision'")["value"])

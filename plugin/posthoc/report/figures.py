@@ -69,9 +69,12 @@ def _grouped_bars(axes: Axes, table: pd.DataFrame, *, value: str, low: str, high
         values = rows[value].astype(float).to_numpy()
         lows = rows[low].astype(float).to_numpy()
         highs = rows[high].astype(float).to_numpy()
-        errors = np.vstack([np.clip(values - lows, 0, None), np.clip(highs - values, 0, None)])
+        present = ~np.isnan(values)  # a system without this metric (GT against itself) gets no bar
+        if not present.any():
+            continue
+        errors = np.vstack([np.clip(values - lows, 0, None), np.clip(highs - values, 0, None)])[:, present]
         errors = np.nan_to_num(errors, nan=0.0)
-        axes.bar(positions + (number - (len(systems) - 1) / 2) * width, np.nan_to_num(values, nan=0.0), width,
+        axes.bar((positions + (number - (len(systems) - 1) / 2) * width)[present], values[present], width,
                  yerr=errors, capsize=2, label=system, color=_SYSTEM_COLOURS[number % len(_SYSTEM_COLOURS)],
                  error_kw={"elinewidth": 0.8, "ecolor": "#1f2328"})
     axes.set_xticks(positions)
