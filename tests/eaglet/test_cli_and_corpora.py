@@ -62,3 +62,24 @@ def test_pipeline_on_the_shared_nif_and_wned_corpora(shared_data: Path) -> None:
     assert ((shares[list(SHARE_RULES)] >= 0) & (shares[list(SHARE_RULES)] <= 1)).all().all()
     assert shares.loc["all", "annotations"] == sum(shares.loc[d, "annotations"] for d in
                                                    ("Reuters-128", "RSS-500", "wned-wikipedia"))
+
+
+def test_other_systems_given_as_system_equals_path_vote_for_missing_entities(tmp_path: Path) -> None:
+    from posthoc.writers import write_jsonl
+
+    from tests.eaglet.helpers import build_corpus
+
+    text = "Angela Merkel met Macron in Berlin."
+    files = []
+    for system, marks in (("GT", [("Berlin", "Berlin")]), ("A", [("Angela Merkel", "Angela_Merkel")]),
+                          ("B", [("Angela Merkel", "Angela_Merkel"), ("Macron", "Emmanuel_Macron")])):
+        path = tmp_path / f"{system}.jsonl"
+        write_jsonl(build_corpus({"1": (text, marks)}, system=system), path, system=system)
+        files.append(str(path) if system == "GT" else f"{system}={path}")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(check_command, [*files, "--out", str(out), "--rules", "missing_entity"])
+    assert result.exit_code == 0, result.output
+    flags = pd.read_csv(out / "flags.csv", keep_default_na=False)
+    assert flags[["surface", "rule", "suggestion", "link"]].values.tolist() == [
+        ["Angela Merkel", "missing_entity", "insert", "https://en.wikipedia.org/wiki/Angela_Merkel"]]
+    assert "2 of 2 systems: A, B" in flags["detail"].iloc[0]

@@ -211,3 +211,11 @@ def test_pipeline_rejects_unknown_rules_and_systems() -> None:
         default_pipeline(only=["spelling"])
     with pytest.raises(PosthocInputError, match="no annotations"):
         default_pipeline().run(corpus.documents, corpus.mentions, system="REL")
+
+
+def test_inconsistent_marking_lemma_mode_matches_plural_forms() -> None:
+    pytest.importorskip("textblob", reason="lemma mode needs the optional PyPI package textblob")
+    corpus = build_corpus({"1": ("Two Americans and one American.", [("American", "United_States", 1)])})
+    assert run(InconsistentMarkingRule(), corpus).empty
+    flags = run(InconsistentMarkingRule(normalise="lemma"), corpus)
+    assert spans(flags) == {("inconsistent_marking", 4, 13)}
