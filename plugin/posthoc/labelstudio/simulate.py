@@ -162,14 +162,16 @@ class SimulationResult:
 
 
 def annotate_stream(client: LabelStudioClient, project_id: int, decisions: pd.DataFrame,
-                    tags: VerificationTags) -> int:
+                    tags: VerificationTags, *, done: frozenset[str] = frozenset()) -> int:
     """Walk one worker's stream with their own ``client`` and post their decisions; returns annotations posted.
 
     Checks that ``/next`` serves the tasks in the planned order (``decisions``' positions); raises
-    PosthocServiceError otherwise.
+    PosthocServiceError otherwise. Tasks whose keys are in ``done`` (already annotated: a rerun) are
+    not expected from the stream.
     """
     by_task = {key: frame for key, frame in decisions.groupby("task_key", sort=False)}
-    planned = decisions.drop_duplicates("task_key").sort_values("position")["task_key"].tolist()
+    planned = [key for key in decisions.drop_duplicates("task_key").sort_values("position")["task_key"]
+               if key not in done]
     posted = 0
     for expected_key in planned:
         task = client.next_task(project_id)
@@ -193,9 +195,13 @@ def annotate_stream(client: LabelStudioClient, project_id: int, decisions: pd.Da
 
 
 def annotate_study(manifest: Any, *, url: str, tokens: Mapping[str, str], project_ids: Mapping[str, int],
-                   label_config: str, config: SimulationConfig | None = None,
+                   label_config: str, config: SimulationConfig | None = None, admin_token: str | None = None,
                    progress: bool = False) -> SimulationResult:
-    """Simulate every worker of ``manifest`` (their tokens by worker id) in their own project."""
+    """Simulate every worker of ``manifest`` (their tokens by worker id) in their own project.
+
+    With ``admin_token``, tasks that already hold an annotation are left alone (a rerun continues
+    where the last one stopped and never annotates a task twice).
+    """
     from posthoc.export.tags import verification_tags
 
     settings = config or SimulationConfig()
@@ -210,6 +216,12 @@ def annotate_study(manifest: Any, *, url: str, tokens: Mapping[str, str], projec
     for worker in workers:
         if worker not in tokens or worker not in project_ids:
             raise PosthocInputError(f"simulation: no account or project for worker {worker}")
+        done: frozenset[str] = frozenset()
+        if admin_token is not None:
+            admin = LabelStudioClient(url, admin_token)
+            done = frozenset(str(t["data"].get("task_key")) for t in admin.tasks(project_ids[worker])
+                             if int(t.get("total_annotations") or 0) + int(t.get("cancelled_annotations") or 0) > 0)
         client = LabelStudioClient(url, tokens[worker])
-        posted += annotate_stream(client, project_ids[worker], decisions[decisions["worker"] == worker], tags)
+        posted += annotate_stream(client, project_ids[worker], decisions[decisions["worker"] == worker], tags,
+                                  done=done)
     return SimulationResult(decisions=decisions, annotations=posted)

@@ -1,0 +1,187 @@
+"""The one-command demo: Label Studio + the ML backend + the sample study (+ simulated annotators + report).
+
+:func:`run_demo` does, in ``out_dir``:
+
+1. starts Label Studio on ``out_dir/labelstudio`` (embedded SQLite, loopback,
+   :mod:`posthoc.labelstudio.server`; admin credentials from ``POSTHOC_LS_*`` or generated, 0600);
+2. plans the bundled sample study (``posthoc.study``, ``posthoc.sample``) into ``out_dir/manifest.sqlite``;
+3. starts the ML backend (``posthoc backend serve``, gunicorn) on a free loopback port;
+4. creates the study (:func:`posthoc.labelstudio.setup.create_study`; annotators' passwords in
+   ``out_dir/accounts.json``, 0600);
+5. with ``simulate``: simulated annotators with known behaviour (:mod:`posthoc.labelstudio.simulate`;
+   the last worker careless, a lag-1 bias) annotate through the API as themselves, then the
+   export-and-score job (``posthoc.score.run_score_job``) writes ``out_dir/report``;
+6. serves until Ctrl-C (or SIGTERM) unless ``serve=False``, then stops both servers.
+
+Rerunning on the same ``out_dir`` reuses the data dir, the manifest and the accounts: nothing is
+duplicated, and simulated annotators only annotate what is not annotated yet.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import requests
+
+from posthoc.errors import PosthocServiceError
+from posthoc.labelstudio.server import LOOPBACK, LabelStudioServer, free_port, stop_process_group
+
+
+@dataclass(frozen=True)
+class DemoResult:
+    """Where everything of a demo run is."""
+
+    out_dir: Path
+    ls_url: str
+    backend_url: str
+    manifest_path: Path
+    accounts_file: Path
+    setup: Any
+    simulated_annotations: int | None
+    report_path: Path | None
+
+
+@contextlib.contextmanager
+def backend_process(manifest_path: Path, *, port: int | None = None, log_path: Path,
+                    timeout: float = 60) -> Iterator[str]:
+    """``posthoc backend serve`` (gunicorn, one worker) on loopback for the manifest; yields its URL."""
+    chosen = port or free_port()
+    command = [sys.executable, "-m", "posthoc.cli.main", "backend", "serve", "--manifest", str(manifest_path),
+               "--host", LOOPBACK, "--port", str(chosen), "--workers", "1"]
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "ab") as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                   start_new_session=True)
+    url = f"http://{LOOPBACK}:{chosen}"
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if process.poll() is not None:
+                tail = log_path.read_bytes()[-2000:].decode("utf-8", "replace")
+                raise PosthocServiceError(f"the ML backend exited with code {process.returncode}: {tail}")
+            with contextlib.suppress(requests.RequestException):
+                if requests.get(f"{url}/health", timeout=2).ok:
+                    break
+            if time.monotonic() > deadline:
+                raise PosthocServiceError(f"the ML backend did not answer on {url} within {timeout:.0f} s")
+            time.sleep(0.3)
+        yield url
+    finally:
+        stop_process_group(process.pid, timeout=10)
+        with contextlib.suppress(Exception):
+            process.wait(timeout=2)
+
+
+def plan_sample_study(manifest_path: Path, *, seed: int, n_workers: int | None) -> Any:
+    """Plan the bundled sample study into ``manifest_path`` (the same plan again is a no-op)."""
+    from posthoc.study import plan_study, read_study_inputs, sample_study_config
+    from posthoc.study.manifest import Manifest
+
+    config = sample_study_config(name="demo", seed=seed, n_workers=n_workers)
+    documents, mentions = read_study_inputs(config)
+    return Manifest.create(manifest_path, plan_study(documents, mentions, config))
+
+
+def _score(manifest_path: Path, *, url: str, token: str, out_dir: Path, n_resamples: int,
+           progress: bool) -> Path | None:
+    try:
+        from posthoc.score import run_score_job
+    except ImportError:
+        return None
+    result = run_score_job(manifest_path=manifest_path, ls_url=url, token=token, out_dir=out_dir,
+                           n_resamples=n_resamples, progress=progress)
+    return Path(result.report_path)
+
+
+def _wait_for_interrupt(echo: Callable[[str], None]) -> None:
+    def raise_interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, raise_interrupt)
+    echo("Serving. Press Ctrl-C to stop Label Studio and the backend.")
+    try:
+        while True:
+            time.sleep(1)
+    except KeyboardInterrupt:
+        echo("Stopping...")
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def run_demo(out_dir: str | os.PathLike[str] = "demo-out", *, simulate: bool = False, serve: bool = True,
+             ls_port: int | None = None, backend_port: int | None = None, seed: int = 20260101,
+             n_workers: int | None = None, simulation_seed: int = 7, n_resamples: int = 1000,
+             progress: bool = True, echo: Callable[[str], None] = print) -> DemoResult:
+    """Run the demo in ``out_dir`` (see the module docstring); ``echo`` prints the console summary."""
+    from posthoc.labelstudio.setup import create_study, read_accounts
+
+    root = Path(out_dir).resolve()
+    root.mkdir(parents=True, exist_ok=True)
+    echo(f"Starting Label Studio in {root / 'labelstudio'} (the first start migrates its database: ~30 s)...")
+    server = LabelStudioServer(root / "labelstudio", port=ls_port)
+    server.start()
+    try:
+        manifest_path = root / "manifest.sqlite"
+        manifest = plan_sample_study(manifest_path, seed=seed, n_workers=n_workers)
+        echo(f"Planned the sample study: {manifest.summary['tasks']} tasks for {manifest.summary['workers']} "
+             f"workers ({manifest_path})")
+        with backend_process(manifest_path, port=backend_port, log_path=root / "backend.log") as backend_url:
+            accounts_file = root / "accounts.json"
+
+            def reset(email: str, password: str) -> None:
+                server.run_command(["reset_password", "--username", email, "--password", password])
+
+            setup = create_study(manifest, url=server.url, token=server.token, backend_url=backend_url,
+                                 accounts_file=accounts_file, reset_password=reset, progress=progress)
+            accounts = read_accounts(accounts_file)
+            echo("")
+            echo(f"Label Studio: {server.url}  (admin {server.username} / {server.password})")
+            echo(f"ML backend:   {backend_url}")
+            for project in setup.projects:
+                echo(f"  worker {project.worker}: {project.link}  login {project.email} / "
+                     f"{accounts[project.worker]['password']}")
+            echo(f"(passwords are kept in {accounts_file} and {server.data_dir / 'credentials.json'}, 0600)")
+            simulated = None
+            report = None
+            if simulate:
+                simulated = _simulate(manifest, setup, accounts, server=server, seed=simulation_seed,
+                                      progress=progress)
+                echo(f"Simulated annotators posted {simulated} annotations.")
+                report = _score(manifest_path, url=server.url, token=server.token, out_dir=root / "report",
+                                n_resamples=n_resamples, progress=progress)
+                echo(f"Report: {report}" if report else "Scoring is not available in this build (posthoc.score).")
+            if serve:
+                _wait_for_interrupt(echo)
+            return DemoResult(out_dir=root, ls_url=server.url, backend_url=backend_url, manifest_path=manifest_path,
+                              accounts_file=accounts_file, setup=setup, simulated_annotations=simulated,
+                              report_path=report)
+    finally:
+        server.stop()
+
+
+def _simulate(manifest: Any, setup: Any, accounts: dict[str, dict[str, str]], *, server: LabelStudioServer,
+              seed: int, progress: bool) -> int:
+    from posthoc.labelstudio.simulate import SimulationConfig, annotate_study
+    from posthoc.labelstudio.users import ensure_user
+    from posthoc.paths import label_config
+
+    tokens = {}
+    for project in setup.projects:
+        entry = accounts[project.worker]
+        tokens[project.worker] = ensure_user(server.url, server.token, email=entry["email"],
+                                             password=entry["password"]).token
+    workers = [p.worker for p in setup.projects]
+    config = SimulationConfig(seed=seed, careless_worker=workers[-1])
+    result = annotate_study(manifest, url=server.url, tokens=tokens, project_ids=setup.project_ids(),
+                            label_config=label_config("entity_verification"), config=config,
+                            admin_token=server.token, progress=progress)
+    return int(result.annotations)

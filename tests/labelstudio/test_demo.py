@@ -1,0 +1,85 @@
+"""`posthoc demo`: the README's main job, run as a user would (subprocesses, real servers)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import requests
+from lsfixtures import copy_template
+
+pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]
+
+POSTHOC = [sys.executable, "-m", "posthoc.cli.main"]
+
+
+def _closed(url: str) -> bool:
+    host, port = url.removeprefix("http://").split(":")
+    with socket.socket() as probe:
+        return probe.connect_ex((host, int(port))) != 0
+
+
+@pytest.fixture(scope="module")
+def demo_run(ls_template: Path, tmp_path_factory) -> dict:
+    out = tmp_path_factory.mktemp("demo")
+    copy_template(ls_template, out / "labelstudio")  # a migrated data dir: skips the 30 s first start
+    done = subprocess.run([*POSTHOC, "demo", "--simulate", "--no-serve", "--out", str(out), "--resamples", "50",
+                           "--no-progress"], capture_output=True, text=True, timeout=1500, check=False)
+    return {"out": out, "done": done}
+
+
+def test_demo_simulate_no_serve_exits_0_with_a_report(demo_run) -> None:
+    done, out = demo_run["done"], demo_run["out"]
+    assert done.returncode == 0, done.stderr[-3000:]
+    workers = re.findall(r"worker (w\d+): (http://127\.0\.0\.1:\d+/projects/\d+/data\?labeling=1)", done.stdout)
+    manifest_workers = json.loads((out / "accounts.json").read_text())
+    assert sorted(w for w, _ in workers) == sorted(manifest_workers)
+    posted = int(re.search(r"posted (\d+) annotations", done.stdout).group(1))
+    assert posted > 0
+    report = Path(re.search(r"Report: (\S+)", done.stdout).group(1))
+    assert report.is_file() and report.stat().st_size > 1000
+    judgements = (out / "report" / "judgements.csv").read_text(encoding="utf-8").splitlines()
+    assert len(judgements) > posted  # several mentions a task
+    for secret_file in (out / "accounts.json", out / "labelstudio" / "credentials.json"):
+        assert oct(os.stat(secret_file).st_mode & 0o777) == "0o600"
+    token = json.loads((out / "labelstudio" / "credentials.json").read_text())["token"]
+    assert token not in done.stdout + done.stderr
+    ls_url = re.search(r"Label Studio: (http://127\.0\.0\.1:\d+)", done.stdout).group(1)
+    assert _closed(ls_url)  # --no-serve stopped it
+
+
+def test_demo_rerun_serves_until_interrupted_and_duplicates_nothing(demo_run) -> None:
+    out = demo_run["out"]
+    process = subprocess.Popen([*POSTHOC, "demo", "--simulate", "--out", str(out), "--resamples", "50",
+                                "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines = []
+    try:
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.append(line)
+            if line.startswith("Serving."):
+                break
+        text = "".join(lines)
+        assert "posted 0 annotations" in text
+        ls_url = re.search(r"Label Studio: (http://127\.0\.0\.1:\d+)", text).group(1)
+        backend_url = re.search(r"ML backend:\s+(http://127\.0\.0\.1:\d+)", text).group(1)
+        token = json.loads((out / "labelstudio" / "credentials.json").read_text())["token"]
+        projects = requests.get(f"{ls_url}/api/projects/", headers={"Authorization": f"Token {token}"},
+                                timeout=30).json()["results"]
+        assert len(projects) == len(json.loads((out / "accounts.json").read_text()))
+        for project in projects:
+            assert project["task_number"] == project["num_tasks_with_annotations"]
+        assert requests.get(f"{backend_url}/health", timeout=10).ok
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=120) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert _closed(ls_url) and _closed(backend_url)
