@@ -97,9 +97,11 @@ def labeled(browser, ls_server, tmp_path_factory) -> dict[str, Any]:
         highlight = page.locator("span.htx-highlight")
         highlight.filter(has_text="France").first.click()
         seen["link_shown"] = page.locator("[data-testid=htx-textbox-content]").first.inner_text()
+        seen["new_link_visible_before_edit"] = page.locator("input[name=new_link]").is_visible()
         page.locator("label:has-text('verify')").click()
         highlight.filter(has_text="Berlin").first.click()
         page.locator("label:has-text('edit')").click()
+        seen["new_link_visible_on_edit"] = page.locator("input[name=new_link]").is_visible()
         page.fill("input[name=new_link]", NEW_LINK)
         page.keyboard.press("Enter")
         page.screenshot(path=str(shots / "2-edit.png"))
@@ -139,8 +141,10 @@ def test_script_and_javascript_links_are_inert(labeled) -> None:
     assert "javascript:alert(document.cookie)" in seen["page_text"]  # shown as text, not a link
 
 
-def test_selected_region_shows_its_link(labeled) -> None:
+def test_selected_region_shows_its_link_and_the_new_link_box_only_on_edit(labeled) -> None:
     assert labeled["seen"]["link_shown"] == LINKS["France"]
+    assert labeled["seen"]["new_link_visible_before_edit"] is False
+    assert labeled["seen"]["new_link_visible_on_edit"] is True
 
 
 def test_export_holds_the_three_outcomes_with_ui_offsets(labeled) -> None:
