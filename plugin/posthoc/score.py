@@ -218,8 +218,14 @@ def _stage_outputs(stage: Path, *, scores: Any, flattened: Flattened, manifest: 
 
 
 def _commit(stage: Path, out_dir: Path, written: Sequence[Path]) -> None:
-    """Move every staged file over its target (``os.replace``: each file is atomic on one file system)."""
+    """Move every staged file over its target (``os.replace``: each file is atomic on one file system).
+
+    Files get the ordinary permissions of the umask (the atomic writers' temporary files are 0600).
+    """
+    umask = os.umask(0)
+    os.umask(umask)
     for relative in written:
+        os.chmod(stage / relative, 0o666 & ~umask)
         target = out_dir / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         with open(stage / relative, "rb") as handle:

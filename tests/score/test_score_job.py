@@ -71,8 +71,11 @@ def scored(study: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> P
 def test_the_job_writes_report_tables_judgements_summary_and_gold(study: dict[str, Any], scored: Path) -> None:
     for name in TABLE_NAMES:
         assert (scored / "tables" / f"{name}.csv").is_file(), name
+    umask = os.umask(0)
+    os.umask(umask)
     for name in ("report.html", "judgements.csv", "summary.json", "corrected_gold.jsonl", "corrected_gold.ttl"):
         assert (scored / name).stat().st_size > 0, name
+        assert (scored / name).stat().st_mode & 0o777 == 0o666 & ~umask, name
     judgements = pd.read_csv(scored / "judgements.csv")
     written = study["exports"][1]
     assert len(judgements) == written.n_judgements
