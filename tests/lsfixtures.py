@@ -133,7 +133,7 @@ def ls_annotator(ls_server: Any) -> Callable[..., Any]:
 
 
 @contextlib.contextmanager
-def run_backend(manifest_path: Path) -> Iterator[str]:
+def run_backend(manifest_path: Path, *, secret: str | None = None) -> Iterator[str]:
     """The ML backend (``posthoc_backend.app.create_app``) for ``manifest_path`` on a free loopback port, in a
     thread; yields its URL."""
     import logging
@@ -143,7 +143,7 @@ def run_backend(manifest_path: Path) -> Iterator[str]:
     from werkzeug.serving import make_server
 
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one access line per request is noise here
-    app = create_app(manifest_path)
+    app = create_app(manifest_path, secret=secret)
     server = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, name="posthoc-backend", daemon=True)
     thread.start()
@@ -155,7 +155,7 @@ def run_backend(manifest_path: Path) -> Iterator[str]:
 
 
 def small_sample_manifest(path: Path, *, name: str, n_documents: int = 5, n_workers: int = 4,
-                          tasks_per_batch: int = 5, seed: int = 20260101) -> Any:
+                          tasks_per_batch: int = 5, seed: int = 20260101, control_tasks: bool = True) -> Any:
     """A manifest over the first ``n_documents`` documents of the bundled sample corpus (real planner)."""
     import dataclasses
 
@@ -163,7 +163,7 @@ def small_sample_manifest(path: Path, *, name: str, n_documents: int = 5, n_work
     from posthoc.study.manifest import Manifest
 
     config = dataclasses.replace(sample_study_config(name=name, seed=seed, n_workers=n_workers),
-                                 tasks_per_batch=tasks_per_batch)
+                                 tasks_per_batch=tasks_per_batch, control_tasks=control_tasks)
     documents, mentions = read_study_inputs(config)
     keep = documents.head(n_documents)[["dataset", "doc_id"]]
     documents = documents.merge(keep, on=["dataset", "doc_id"])

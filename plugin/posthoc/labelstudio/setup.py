@@ -184,14 +184,15 @@ def _ensure_backend(client: LabelStudioClient, project_id: int, backend_url: str
                     backend_secret: str | None) -> None:
     url = backend_url.rstrip("/")
     connected = [b for b in client.ml_backends(project_id) if str(b.get("url", "")).rstrip("/") == url]
-    if connected:
-        return
-    payload: dict[str, Any] = {"url": url, "project": project_id, "title": "posthoc pre-fill",
-                               "is_interactive": False}
+    auth: dict[str, Any] = {}
     if backend_secret:
-        payload.update({"auth_method": "BASIC_AUTH", "basic_auth_user": "labelstudio",
-                        "basic_auth_pass": backend_secret})
-    client.post("/api/ml/", payload)
+        auth = {"auth_method": "BASIC_AUTH", "basic_auth_user": "labelstudio", "basic_auth_pass": backend_secret}
+    if connected:
+        if auth and connected[0].get("auth_method") != "BASIC_AUTH":
+            client.patch(f"/api/ml/{connected[0]['id']}", {"url": url, "project": project_id, **auth})
+        return
+    client.post("/api/ml/", {"url": url, "project": project_id, "title": "posthoc pre-fill", "is_interactive": False,
+                             **auth})
 
 
 def _backend_model_version(client: LabelStudioClient, project_id: int, backend_url: str) -> str:
