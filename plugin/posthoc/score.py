@@ -35,7 +35,7 @@ import pandas as pd
 
 from posthoc.errors import PosthocInputError
 from posthoc.export.checks import exclusions_frame, summarise_exclusions
-from posthoc.export.flatten import ExportFlattener, Flattened, ManifestIndex
+from posthoc.export.flatten import ExportFlattener, Flattened, ManifestIndex, default_user_workers
 from posthoc.export.tags import VerificationTags, verification_tags
 from posthoc.report.html import Section
 
@@ -111,7 +111,7 @@ def collect_judgements(manifest: Any, *, ls_url: str | None = None, token: str |
                        work_dir: str | os.PathLike[str], progress: bool = False) -> Flattened:
     """Judgements and exclusions of a study, from export files or fetched from Label Studio into ``work_dir``."""
     index = ManifestIndex.from_manifest(manifest)
-    flattener = ExportFlattener(index, _default_tags(label_config))
+    flattener = ExportFlattener(index, _default_tags(label_config), user_workers=_user_workers(manifest, index))
     if export_files:
         for path in export_files:
             flattener.add_export(path, progress=progress)
@@ -134,6 +134,20 @@ def collect_judgements(manifest: Any, *, ls_url: str | None = None, token: str |
     return flattener.result()
 
 
+def _user_workers(manifest: Any, index: ManifestIndex) -> dict[str, str]:
+    """Login e-mail -> worker: ``<worker>@posthoc.local``, plus the accounts file `posthoc study create` wrote
+    beside the manifest (which holds the e-mails of a study set up with another domain)."""
+    from posthoc.labelstudio.setup import default_accounts_file, read_accounts
+
+    mapping = default_user_workers(index.workers)
+    path = getattr(manifest, "path", None)
+    if path is not None:
+        for worker, account in read_accounts(default_accounts_file(Path(path))).items():
+            if account.get("email") and worker in index.workers:
+                mapping[str(account["email"]).lower()] = worker
+    return mapping
+
+
 def _default_tags(label_config: str | None) -> VerificationTags:
     from posthoc.paths import label_config as bundled
 
@@ -141,8 +155,11 @@ def _default_tags(label_config: str | None) -> VerificationTags:
     return verification_tags(text)
 
 
-def _canonical_csv(frame: pd.DataFrame) -> bytes:
-    return frame.to_csv(index=False, lineterminator="\n").encode("utf-8")
+def _hash_csv(hasher: Any, frame: pd.DataFrame, *, rows_at_a_time: int = 50_000) -> None:
+    """Feed ``frame`` as CSV into ``hasher`` in slices (a million judgements never become one string)."""
+    for start in range(0, max(len(frame), 1), rows_at_a_time):
+        part = frame.iloc[start:start + rows_at_a_time]
+        hasher.update(part.to_csv(index=False, header=start == 0, lineterminator="\n").encode("utf-8"))
 
 
 def fingerprint(flattened: Flattened, options: dict[str, Any], manifest_digest: str) -> str:
@@ -150,8 +167,9 @@ def fingerprint(flattened: Flattened, options: dict[str, Any], manifest_digest: 
     hasher = hashlib.sha256()
     hasher.update(json.dumps(options, sort_keys=True).encode("utf-8"))
     hasher.update(manifest_digest.encode("utf-8"))
-    hasher.update(_canonical_csv(flattened.judgements))
-    hasher.update(_canonical_csv(flattened.exclusions))
+    _hash_csv(hasher, flattened.judgements)
+    hasher.update(b"\x00exclusions\x00")
+    _hash_csv(hasher, flattened.exclusions)
     return hasher.hexdigest()
 
 
@@ -169,7 +187,7 @@ def _json_ready(value: Any) -> Any:
 
 def _write_table(frame: pd.DataFrame, path: Path, fmt: str) -> None:
     if fmt == "csv":
-        path.write_bytes(_canonical_csv(frame))
+        frame.to_csv(path, index=False, lineterminator="\n", encoding="utf-8")
     else:
         frame.reset_index(drop=True).to_parquet(path, index=False, engine="pyarrow", compression="zstd")
 

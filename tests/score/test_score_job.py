@@ -175,3 +175,32 @@ def test_bad_input_is_one_line_exit_2_and_no_output(study: dict[str, Any], tmp_p
     assert done.returncode == 2, done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
     assert not (tmp_path / "o" / "report.html").exists()
+
+
+def test_workers_with_other_logins_are_matched_through_the_accounts_file(study: dict[str, Any],
+                                                                        tmp_path: Path) -> None:
+    import shutil
+
+    from posthoc.study.manifest import Manifest
+
+    manifest_path = tmp_path / "copy.manifest"
+    shutil.copy(study["manifest"], manifest_path)
+    manifest = Manifest.open(manifest_path)
+    index = ManifestIndex.from_manifest(manifest)
+    texts = dict(zip(manifest.tasks()["task_key"], manifest.tasks()["text"], strict=True))
+    emails = {worker: f"{worker}.person@lab.example" for worker in manifest.workers()}
+    export = write_synthetic_export(tmp_path / "export.json", index, verification_tags(label_config(
+        "entity_verification")), texts=texts, seed=1, emails=emails)
+
+    unmatched = run_score_job(manifest_path=manifest_path, out_dir=tmp_path / "a", export_files=[export.path],
+                              n_resamples=0)
+    assert unmatched.n_judgements == 0
+    kinds = set(pd.read_csv(tmp_path / "a" / "tables" / "exclusions.csv")["kind"])
+    assert "foreign_annotator" in kinds
+
+    accounts = {w: {"email": e, "password": "x"} for w, e in emails.items()}
+    (tmp_path / "copy.accounts.json").write_text(json.dumps(accounts), encoding="utf-8")
+    matched = run_score_job(manifest_path=manifest_path, out_dir=tmp_path / "b", export_files=[export.path],
+                            n_resamples=0)
+    assert matched.n_judgements == export.n_judgements
+    assert "foreign_annotator" not in set(pd.read_csv(tmp_path / "b" / "tables" / "exclusions.csv")["kind"])
