@@ -197,3 +197,18 @@ def test_a_task_outside_the_manifest_is_reported(tiny_study: TinyStudy, exported
     result = _flatten_one(tiny_study, task)
     assert result.judgements.empty
     assert list(result.exclusions["kind"]) == ["unknown_task"]
+
+
+def test_an_offline_label_studio_export_cli_file_flattens_like_the_snapshot(
+        ls_server: Any, tiny_study: TinyStudy, flattened: Flattened, tmp_path: Path) -> None:
+    """``label-studio export PROJECT JSON`` (reads the database directly) gives the same judgements."""
+    w1 = tiny_study.manifest.workers()[0]
+    ls_server.run_command(["export", str(tiny_study.projects[w1]), "JSON", "--export-path", str(tmp_path)])
+    (path,) = tmp_path.glob("*.json")
+    flattener = ExportFlattener(ManifestIndex.from_manifest(tiny_study.manifest), flattened_tags())
+    flattener.add_export(path, worker=w1)
+    offline = flattener.result()
+    snapshot = flattened.judgements[flattened.judgements["worker"] == w1].reset_index(drop=True)
+    pd.testing.assert_frame_equal(offline.judgements, snapshot)
+    snapshot_exclusions = flattened.exclusions[flattened.exclusions["worker"] == w1].reset_index(drop=True)
+    pd.testing.assert_frame_equal(offline.exclusions, snapshot_exclusions)
