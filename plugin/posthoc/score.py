@@ -303,8 +303,11 @@ def run_score_job(*, manifest_path: str | os.PathLike[str], out_dir: str | os.Pa
                        "fingerprint": digest}
             scores.summary = summary
             stage = work_dir / "stage"
+            from posthoc.report.study_sections import study_sections
+
+            sections = [*study_sections(flattened.judgements), *extra_sections]
             written = _stage_outputs(stage, scores=scores, flattened=flattened, manifest=manifest, fmt=fmt,
-                                     summary=summary, extra_sections=extra_sections)
+                                     summary=summary, extra_sections=sections)
             _commit(stage, target, written)
             marker_tmp = work_dir / FINGERPRINT_NAME
             marker_tmp.write_text(digest + "\n", encoding="utf-8")
