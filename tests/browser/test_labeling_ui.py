@@ -68,7 +68,7 @@ def labeled(browser, ls_server, tmp_path_factory) -> dict[str, Any]:
     assert task.chunk_start > 0 and any(ord(ch) > 0xFFFF for ch in TEXT[:task.chunk_start])
     with run_backend(manifest.path) as backend_url:
         setup = create_study(manifest, url=ls_server.url, token=ls_server.token, backend_url=backend_url,
-                             accounts_file=folder / "accounts.json")
+                             accounts_file=folder / "accounts.json", email_domain="browser.posthoc.local")
         account = read_accounts(folder / "accounts.json")["w001"]
         (project,) = setup.projects
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
@@ -170,7 +170,7 @@ def test_export_holds_the_three_outcomes_with_ui_offsets(labeled) -> None:
 def test_export_code_maps_ui_offsets_to_the_document(labeled) -> None:
     index = ManifestIndex.from_manifest(labeled["manifest"])
     flat = flatten_exports([labeled["export_path"]], index, verification_tags(label_config("entity_verification")),
-                           workers=["w001"])
+                           workers=["w001"], user_workers={labeled["account"]["email"]: "w001"})
     judgements = flat.judgements.set_index("surface")
     assert sorted(judgements.index) == ["Berlin", "France", "Paris"]
     for surface, row in judgements.iterrows():

@@ -17,9 +17,10 @@ def test_setup_with_the_backend_secret_prefills_and_without_it_fails(ls_server, 
     with run_backend(manifest.path, secret="backend-s3cret") as backend_url:
         with pytest.raises(PosthocServiceError):
             create_study(manifest, url=ls_server.url, token=ls_server.token, backend_url=backend_url,
-                         accounts_file=tmp_path / "accounts.json")
+                         accounts_file=tmp_path / "accounts.json", email_domain="secret.posthoc.local")
         result = create_study(manifest, url=ls_server.url, token=ls_server.token, backend_url=backend_url,
-                              accounts_file=tmp_path / "accounts.json", backend_secret="backend-s3cret")
+                              accounts_file=tmp_path / "accounts.json", backend_secret="backend-s3cret",
+                              email_domain="secret.posthoc.local")
     client = LabelStudioClient(ls_server.url, ls_server.token)
     for project in result.projects:
         (backend,) = client.ml_backends(project.project_id)

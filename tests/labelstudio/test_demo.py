@@ -39,7 +39,7 @@ def test_demo_simulate_no_serve_exits_0_with_a_report(demo_run) -> None:
     done, out = demo_run["done"], demo_run["out"]
     assert done.returncode == 0, done.stderr[-3000:]
     workers = re.findall(r"worker (w\d+): (http://127\.0\.0\.1:\d+/projects/\d+/data\?labeling=1)", done.stdout)
-    manifest_workers = json.loads((out / "accounts.json").read_text())
+    manifest_workers = json.loads((out / "manifest.accounts.json").read_text())
     assert sorted(w for w, _ in workers) == sorted(manifest_workers)
     posted = int(re.search(r"posted (\d+) annotations", done.stdout).group(1))
     assert posted > 0
@@ -47,7 +47,7 @@ def test_demo_simulate_no_serve_exits_0_with_a_report(demo_run) -> None:
     assert report.is_file() and report.stat().st_size > 1000
     judgements = (out / "report" / "judgements.csv").read_text(encoding="utf-8").splitlines()
     assert len(judgements) > posted  # several mentions a task
-    for secret_file in (out / "accounts.json", out / "labelstudio" / "credentials.json"):
+    for secret_file in (out / "manifest.accounts.json", out / "labelstudio" / "credentials.json"):
         assert oct(os.stat(secret_file).st_mode & 0o777) == "0o600"
     token = json.loads((out / "labelstudio" / "credentials.json").read_text())["token"]
     assert token not in done.stdout + done.stderr
@@ -73,7 +73,7 @@ def test_demo_rerun_serves_until_interrupted_and_duplicates_nothing(demo_run) ->
         token = json.loads((out / "labelstudio" / "credentials.json").read_text())["token"]
         projects = requests.get(f"{ls_url}/api/projects/", headers={"Authorization": f"Token {token}"},
                                 timeout=30).json()["results"]
-        assert len(projects) == len(json.loads((out / "accounts.json").read_text()))
+        assert len(projects) == len(json.loads((out / "manifest.accounts.json").read_text()))
         for project in projects:
             assert project["task_number"] == project["num_tasks_with_annotations"]
         assert requests.get(f"{backend_url}/health", timeout=10).ok

@@ -27,6 +27,7 @@ from posthoc.paths import label_config
 pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]
 
 STUDY = "itest"
+DOMAIN = "itest.posthoc.local"  # one Label Studio serves every test module: logins must not collide
 
 
 def _state(client: LabelStudioClient, study: str) -> dict[str, Any]:
@@ -50,7 +51,7 @@ def study(ls_server, tmp_path_factory) -> Any:
     with run_backend(manifest.path) as backend_url:
         accounts = folder / "accounts.json"
         first = create_study(manifest, url=ls_server.url, token=ls_server.token, backend_url=backend_url,
-                             accounts_file=accounts)
+                             accounts_file=accounts, email_domain=DOMAIN)
         # an interruption: the last two tasks of w001 never imported, one task of w002 never predicted,
         # and a duplicate prediction in w003
         p1, p2, p3 = (first.project_ids()[w] for w in ("w001", "w002", "w003"))
@@ -64,7 +65,7 @@ def study(ls_server, tmp_path_factory) -> Any:
         client.post("/api/predictions/", {"task": doubled["id"], "result": original["result"],
                                           "model_version": original["model_version"]})
         second = create_study(manifest, url=ls_server.url, token=ls_server.token, backend_url=backend_url,
-                              accounts_file=accounts)
+                              accounts_file=accounts, email_domain=DOMAIN)
         yield {"manifest": manifest, "first": first, "second": second, "backend_url": backend_url,
                "accounts": accounts, "client": client, "folder": folder}
 
@@ -199,7 +200,7 @@ def test_rerun_through_the_cli_changes_nothing(study, annotated, ls_server) -> N
     env = {**os.environ, "POSTHOC_LS_TOKEN": ls_server.token}
     done = subprocess.run([sys.executable, "-m", "posthoc.cli.main", "study", "create", "--manifest",
                            str(study["manifest"].path), "--url", ls_server.url, "--backend-url", study["backend_url"],
-                           "--accounts-file", str(study["accounts"]), "--no-progress"],
+                           "--accounts-file", str(study["accounts"]), "--email-domain", DOMAIN, "--no-progress"],
                           capture_output=True, text=True, env=env, timeout=600, check=False)
     assert done.returncode == 0, done.stderr
     assert "0 created, 0 tasks imported, 0 accounts created, 0 tasks pre-filled" in done.stdout

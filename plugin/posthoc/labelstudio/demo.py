@@ -7,7 +7,7 @@
 2. plans the bundled sample study (``posthoc.study``, ``posthoc.sample``) into ``out_dir/manifest.sqlite``;
 3. starts the ML backend (``posthoc backend serve``, gunicorn) on a free loopback port;
 4. creates the study (:func:`posthoc.labelstudio.setup.create_study`; annotators' passwords in
-   ``out_dir/accounts.json``, 0600);
+   ``out_dir/manifest.accounts.json``, 0600);
 5. with ``simulate``: simulated annotators with known behaviour (:mod:`posthoc.labelstudio.simulate`;
    the last worker careless, a lag-1 bias) annotate through the API as themselves, then the
    export-and-score job (``posthoc.score.run_score_job``) writes ``out_dir/report``;
@@ -122,7 +122,7 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo-out", *, simulate: bool = F
              n_workers: int | None = None, simulation_seed: int = 7, n_resamples: int = 1000,
              progress: bool = True, echo: Callable[[str], None] = print) -> DemoResult:
     """Run the demo in ``out_dir`` (see the module docstring); ``echo`` prints the console summary."""
-    from posthoc.labelstudio.setup import create_study, read_accounts
+    from posthoc.labelstudio.setup import create_study, default_accounts_file, read_accounts
 
     root = Path(out_dir).resolve()
     root.mkdir(parents=True, exist_ok=True)
@@ -135,7 +135,7 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo-out", *, simulate: bool = F
         echo(f"Planned the sample study: {manifest.summary['tasks']} tasks for {manifest.summary['workers']} "
              f"workers ({manifest_path})")
         with backend_process(manifest_path, port=backend_port, log_path=root / "backend.log") as backend_url:
-            accounts_file = root / "accounts.json"
+            accounts_file = default_accounts_file(manifest_path)  # where the score job looks for logins
 
             def reset(email: str, password: str) -> None:
                 server.run_command(["reset_password", "--username", email, "--password", password])

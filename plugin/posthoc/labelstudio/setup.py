@@ -317,7 +317,8 @@ def create_study(manifest: Any, *, url: str, token: str, backend_url: str, label
 
         _ensure_backend(client, project_id, backend_url, backend_secret)
         model_version = _backend_model_version(client, project_id, backend_url)
-        unpredicted = [int(t["id"]) for t in tasks if not int(t.get("total_predictions") or 0)]
+        # the task's own list, not its total_predictions counter (not refreshed when a prediction is deleted)
+        unpredicted = [int(t["id"]) for t in tasks if not t.get("predictions")]
         if unpredicted:
             client.dm_action(project_id, "retrieve_tasks_predictions", unpredicted)
             counts["predicted"] += len(unpredicted)

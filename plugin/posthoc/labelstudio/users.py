@@ -147,8 +147,9 @@ def ensure_user(url: str, admin_token: str, *, email: str, password: str, first_
             reset_password(email, password)
             maybe = login(url, email, password)
         if maybe is None:
-            raise PosthocServiceError(f"Label Studio user {email} exists with a password other than the stored one; "
-                                      "reset it (label-studio reset_password) or remove the account")
+            raise PosthocServiceError(f"Label Studio user {email} exists with a password other than the stored one "
+                                      "(another study on this server may use the same login: set another "
+                                      "--email-domain); or reset it (label-studio reset_password)")
         session = maybe
     user_id, token = session_token(url, session)
     if first_name or last_name:
