@@ -119,3 +119,16 @@ def test_cli_start_status_stop(ls_template: Path, tmp_path: Path) -> None:
     after = subprocess.run([*posthoc, "ls", "status", "--data-dir", str(data_dir)], capture_output=True,
                            text=True, timeout=60, check=False)
     assert after.returncode == 1 and "not running" in after.stdout
+
+
+def test_changed_admin_password_in_the_environment_is_applied(ls_template: Path, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from lsfixtures import copy_template
+    from posthoc.labelstudio.users import login
+
+    data_dir = copy_template(ls_template, tmp_path / "pw-ls")
+    monkeypatch.setenv("POSTHOC_LS_PASSWORD", "a-new-admin-password-42")
+    server = LabelStudioServer(data_dir)
+    with server:
+        assert login(server.url, server.username, "a-new-admin-password-42") is not None
+    assert resolve_credentials(data_dir, environ={}).password == "a-new-admin-password-42"

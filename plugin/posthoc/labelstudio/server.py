@@ -272,6 +272,7 @@ class LabelStudioServer:
                                         start_new_session=True, cwd=self.data_dir)
         try:
             self._wait_ready(timeout)
+            self._ensure_admin_password()
         except BaseException:
             self.stop()
             raise
@@ -304,6 +305,16 @@ class LabelStudioServer:
             time.sleep(0.5)
         raise PosthocServiceError(f"Label Studio did not answer on {self.url} within {timeout:.0f} s; "
                                   f"log {self.log_path}:\n{self._log_tail()}")
+
+    def _ensure_admin_password(self) -> None:
+        """Make the admin's password the resolved one (Label Studio keeps an existing user's old password)."""
+        from posthoc.labelstudio.users import login
+
+        if login(self.url, self.username, self.password) is not None:
+            return
+        self.run_command(["reset_password", "--username", self.username, "--password", self.password])
+        if login(self.url, self.username, self.password) is None:
+            raise PosthocServiceError(f"Label Studio on {self.url} refuses the admin password even after a reset")
 
     def _answers(self) -> bool:
         """Whether our server answers on the port, with our admin's token."""
