@@ -133,7 +133,7 @@ def ls_annotator(ls_server: Any) -> Callable[..., Any]:
 
 
 @contextlib.contextmanager
-def run_backend(manifest_path: Path, *, secret: str | None = None) -> Iterator[str]:
+def run_backend(manifest_path: Path, *, secret: str | None = None, events_db: Path | None = None) -> Iterator[str]:
     """The ML backend (``posthoc_backend.app.create_app``) for ``manifest_path`` on a free loopback port, in a
     thread; yields its URL."""
     import logging
@@ -143,7 +143,7 @@ def run_backend(manifest_path: Path, *, secret: str | None = None) -> Iterator[s
     from werkzeug.serving import make_server
 
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one access line per request is noise here
-    app = create_app(manifest_path, secret=secret)
+    app = create_app(manifest_path, secret=secret, events_db=events_db)
     server = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, name="posthoc-backend", daemon=True)
     thread.start()

@@ -190,9 +190,25 @@ def _ensure_backend(client: LabelStudioClient, project_id: int, backend_url: str
     if connected:
         if auth and connected[0].get("auth_method") != "BASIC_AUTH":
             client.patch(f"/api/ml/{connected[0]['id']}", {"url": url, "project": project_id, **auth})
-        return
-    client.post("/api/ml/", {"url": url, "project": project_id, "title": "posthoc pre-fill", "is_interactive": False,
-                             **auth})
+    else:
+        client.post("/api/ml/", {"url": url, "project": project_id, "title": "posthoc pre-fill",
+                                 "is_interactive": False, **auth})
+    if backend_secret:
+        _authorise_webhook(client, project_id, url, backend_secret)
+
+
+def _authorise_webhook(client: LabelStudioClient, project_id: int, backend_url: str, secret: str) -> None:
+    """Give the webhook Label Studio made for the backend the token the backend's /webhook requires.
+
+    The header holds a token derived from the secret (HMAC), never the secret itself: webhook headers are
+    readable by every member of the organisation in open-source Label Studio.
+    """
+    from posthoc_backend.auth import webhook_token
+
+    header = {"Authorization": f"Bearer {webhook_token(secret)}"}
+    for hook in client.get("/api/webhooks/", project=project_id) or []:
+        if str(hook.get("url", "")).rstrip("/") == f"{backend_url}/webhook" and hook.get("headers") != header:
+            client.patch(f"/api/webhooks/{hook['id']}/", {"headers": header})
 
 
 def _backend_model_version(client: LabelStudioClient, project_id: int, backend_url: str) -> str:
