@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
 from posthoc.crowdtruth.io import CrowdTruthConfig, read_crowdtruth_csv
 from posthoc.crowdtruth.metrics import crowdtruth_metrics
 from posthoc.crowdtruth.vectors import build_vectors
@@ -34,9 +35,10 @@ RTE = CrowdTruthConfig(
 
 
 def run_peer(path: Path) -> tuple[dict[str, pd.DataFrame], float, float, float, float]:
-    import crowdtruth
     from crowdtruth.configuration import DefaultConfig
     from crowdtruth.models.metrics import Metrics
+
+    import crowdtruth
 
     class PeerConfig(DefaultConfig):  # type: ignore[misc]
         inputColumns = list(RTE.input_columns)  # noqa: RUF012

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
 from posthoc.eaglet.pipeline import Pipeline, default_pipeline
 from posthoc.eaglet.report import ABBREVIATIONS, SHARE_RULES, rule_shares
 from posthoc.eaglet.rules import CheckContext, InconsistentMarkingRule

@@ -48,6 +48,7 @@ print(json.dumps({'n': n, 'seconds': elapsed, 'growth': max(peak - before, 0)}))
 
 def build_index(n_tasks: int):  # type: ignore[no-untyped-def]
     import pandas as pd
+
     from posthoc.export.flatten import ManifestIndex
     from posthoc.export.tags import verification_tags
     from posthoc.paths import label_config

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
 from posthoc.study import StudyConfig, plan_study
 from posthoc.study.manifest import Manifest
 

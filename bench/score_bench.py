@@ -22,6 +22,7 @@ import tracemalloc
 
 import numpy as np
 import pandas as pd
+
 from posthoc.metrics import rates_with_intervals, score_judgements
 from posthoc.synthetic import paper_sized_study
 

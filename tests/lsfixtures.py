@@ -37,6 +37,7 @@ def _require_label_studio() -> None:
 def build_template(root: Path) -> Path:
     """The migrated template data dir for this Label Studio version under ``root`` (built once, locked)."""
     from filelock import FileLock
+
     from posthoc.labelstudio.server import LabelStudioServer, label_studio_version
 
     root.mkdir(parents=True, exist_ok=True)
@@ -139,8 +140,9 @@ def run_backend(manifest_path: Path, *, secret: str | None = None, events_db: Pa
     import logging
     import threading
 
-    from posthoc_backend.app import create_app
     from werkzeug.serving import make_server
+
+    from posthoc_backend.app import create_app
 
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one access line per request is noise here
     app = create_app(manifest_path, secret=secret, events_db=events_db)

@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from flask import Flask, Response, jsonify, request
-from posthoc.errors import PosthocInputError
 from werkzeug.exceptions import HTTPException
 
+from posthoc.errors import PosthocInputError
 from posthoc_backend.auth import OPEN_ENDPOINTS, authorised, webhook_token
 from posthoc_backend.events import EventStore
 from posthoc_backend.linker import AliasTable, DictionaryLinker

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import requests
-from posthoc.errors import PosthocServiceError
 
+from posthoc.errors import PosthocServiceError
 from posthoc_backend.auth import webhook_token
 
 #: The user name Label Studio sends with basic auth (not checked by the backend).

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import pandas as pd
+
 from posthoc.errors import PosthocInputError
 
 _CJK: Final = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"

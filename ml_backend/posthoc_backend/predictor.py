@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import pandas as pd
-from posthoc.errors import PosthocInputError
 
+from posthoc.errors import PosthocInputError
 from posthoc_backend.linker import DictionaryLinker
 from posthoc_backend.protocol import MODEL_VERSION, TASK_KEY_FIELD, RequestError, TaskInput, parse_task
 from posthoc_backend.results import build_result, region_tags, validation_errors

@@ -26,6 +26,7 @@ from typing import Any
 
 import pandas as pd
 from label_studio_sdk.label_interface import LabelInterface
+
 from posthoc.errors import PosthocInputError
 
 

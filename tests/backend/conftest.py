@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
+
 from posthoc.paths import label_config
 from posthoc.study.manifest import Manifest
 from posthoc_backend.app import create_app

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 from label_studio_sdk.label_interface import LabelInterface
+
+from backend.payloads import ls_task, predict_payload
 from posthoc.study.manifest import Manifest
 from posthoc_backend.auth import webhook_token
 from posthoc_backend.protocol import MODEL_VERSION
-
-from backend.payloads import ls_task, predict_payload
 
 
 def _tasks(manifest: Manifest, n: int | None = None, **query: Any) -> list[dict[str, Any]]:

@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 from flask.testing import FlaskClient
+
+from backend.payloads import annotation_event, ls_task, predict_payload, region_decisions
 from posthoc.study.manifest import Manifest
 from posthoc_backend.events import EventStore, current_annotations, regions_of
 from posthoc_backend.progress import control_results, worker_progress
-
-from backend.payloads import annotation_event, ls_task, predict_payload, region_decisions
 
 
 def _predict(client: FlaskClient, record: dict[str, Any], config: str) -> list[dict[str, Any]]:

@@ -9,6 +9,7 @@ import pytest
 from flask.testing import FlaskClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from posthoc.study.manifest import Manifest
 from posthoc_backend.app import create_app
 

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 import requests
+from werkzeug.serving import make_server
+
+from backend.payloads import annotation_event, ls_task, predict_payload
 from posthoc.study.manifest import Manifest
 from posthoc_backend.app import create_app
 from posthoc_backend.events import EventStore
 from posthoc_backend.protocol import MODEL_VERSION
-from werkzeug.serving import make_server
-
-from backend.payloads import annotation_event, ls_task, predict_payload
 
 
 @pytest.fixture
@@ -108,6 +108,7 @@ def test_posthoc_backend_serve_runs_gunicorn_with_the_secret_from_the_environmen
 
 def test_serve_refuses_missing_inputs(tmp_path: Path) -> None:
     from click.testing import CliRunner
+
     from posthoc.cli.main import cli
 
     run = CliRunner().invoke(cli, ["backend", "serve", "--manifest", str(tmp_path / "none.sqlite")])

@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from posthoc.errors import PosthocInputError
 from posthoc_backend.linker import AliasTable, DictionaryLinker, frames_from_files, tokens
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 from label_studio_sdk.label_interface import LabelInterface
+
 from posthoc.errors import PosthocInputError
 from posthoc_backend.results import build_result, region_tags, validation_errors
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+
 from lsfixtures import run_backend
 from posthoc.export.flatten import ManifestIndex, flatten_exports
 from posthoc.export.tags import verification_tags

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
 from posthoc.crowdtruth.io import CrowdTruthConfig, read_crowdtruth_csv
 from posthoc.crowdtruth.metrics import CrowdTruthResult, crowdtruth_metrics
 from posthoc.crowdtruth.vectors import build_vectors

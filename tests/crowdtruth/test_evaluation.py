@@ -9,12 +9,13 @@ import numpy as np
 import pandas as pd
 import pytest
 from ct_helpers import RTE_CONFIG
+from scipy.stats import binomtest
+
 from posthoc.crowdtruth import evaluation as ev
 from posthoc.crowdtruth.io import read_crowdtruth_csv
 from posthoc.crowdtruth.pipeline import run_crowdtruth
 from posthoc.crowdtruth.vectors import build_vectors
 from posthoc.errors import PosthocInputError
-from scipy.stats import binomtest
 
 
 def test_sentence_relation_score_is_the_cosine_with_the_unit_vector() -> None:

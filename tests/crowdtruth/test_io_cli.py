@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+
 from posthoc.cli.main import main
 from posthoc.crowdtruth.io import (
     CrowdTruthConfig,

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 import requests
 from ct_helpers import max_abs_diff, peer_on_table
+
 from posthoc.crowdtruth.io import (
     RELEX_RELATIONS,
     judgements_from_label_studio,

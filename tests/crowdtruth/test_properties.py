@@ -8,6 +8,7 @@ import pytest
 from ct_helpers import max_abs_diff, peer_on_table, uas_from_counters
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from posthoc.crowdtruth.metrics import crowdtruth_metrics
 from posthoc.crowdtruth.vectors import build_vectors
 

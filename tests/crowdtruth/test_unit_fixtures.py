@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from ct_helpers import fixture_config, max_abs_diff, ours, peer_run
+
 from posthoc.crowdtruth.metrics import CrowdTruthResult
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "data" / "crowdtruth" / "unit_fixtures" / "metrics"

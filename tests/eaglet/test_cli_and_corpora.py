@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+
 from posthoc.cli.flags import check_command
 from posthoc.cli.main import main
 from posthoc.eaglet.pipeline import default_pipeline
@@ -65,9 +66,9 @@ def test_pipeline_on_the_shared_nif_and_wned_corpora(shared_data: Path) -> None:
 
 
 def test_other_systems_given_as_system_equals_path_vote_for_missing_entities(tmp_path: Path) -> None:
-    from posthoc.writers import write_jsonl
-
     from tests.eaglet.helpers import build_corpus
+
+    from posthoc.writers import write_jsonl
 
     text = "Angela Merkel met Macron in Berlin."
     files = []

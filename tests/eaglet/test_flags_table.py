@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+
 from posthoc.eaglet.flags import FLAG_COLUMNS, Flag, flags_frame, read_flags, write_flags
 from posthoc.errors import PosthocInputError
 

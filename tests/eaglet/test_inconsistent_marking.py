@@ -11,11 +11,11 @@ from collections import Counter
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.eaglet.helpers import build_corpus
+
 from posthoc.eaglet.pipeline import Pipeline
 from posthoc.eaglet.rules import InconsistentMarkingRule
 from posthoc.eaglet.words import tokens
-
-from tests.eaglet.helpers import build_corpus
 
 WORDS = ["Rio", "de", "Janeiro", "São", "Paulo", "東京", "FC", "Cafe\u0301", "2012", "and", ",", "👍"]
 

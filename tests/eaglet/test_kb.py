@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from posthoc.eaglet.kb import KbSnapshot, MediaWikiChecker, UriStatus
-from posthoc.errors import PosthocInputError, PosthocServiceError
 from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
+
+from posthoc.eaglet.kb import KbSnapshot, MediaWikiChecker, UriStatus
+from posthoc.errors import PosthocInputError, PosthocServiceError
 
 W = "https://en.wikipedia.org/wiki/"
 DBR = "http://dbpedia.org/resource/"

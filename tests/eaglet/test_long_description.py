@@ -12,6 +12,7 @@ import csv
 from pathlib import Path
 
 import pytest
+
 from posthoc.eaglet.rules.long_description import get_tagger, is_long_description
 
 CASES = Path(__file__).parent / "data" / "long_description_cases.tsv"

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from rdflib import Graph, Namespace, URIRef
+from tests.eaglet.helpers import EAGLET_RULES, expected_checks, read_examples
+
 from posthoc.eaglet.kb import KbSnapshot
 from posthoc.eaglet.nif_out import EAGLET, write_flagged_nif
 from posthoc.eaglet.pipeline import default_pipeline
 from posthoc.readers.nif import doc_id_of
-from rdflib import Graph, Namespace, URIRef
-
-from tests.eaglet.helpers import EAGLET_RULES, expected_checks, read_examples
 
 NIF = Namespace("http://persistence.uni-leipzig.org/nlp2rdf/ontologies/nif-core#")
 REDIRECTS_TTL = (

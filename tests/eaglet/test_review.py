@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+
 from posthoc.cli.flags import apply_command, check_command, review_command
 from posthoc.eaglet.review import corrected_gold, review_tasks
 from posthoc.links import normalise_link
@@ -137,6 +138,7 @@ def test_corrected_gold_from_a_hand_built_export(flags_dir: Path) -> None:
 
 def test_review_tasks_prefill_every_flag_with_its_suggested_link(flags_dir: Path) -> None:
     from label_studio_sdk.label_interface import LabelInterface
+
     from posthoc.eaglet.flags import read_flags
     from posthoc.paths import label_config
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+
 from posthoc.cli.flags import check_command
 from posthoc.eaglet.review import apply_review, create_review_project
 from posthoc.readers import read_mentions

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from tests.eaglet.helpers import build_corpus
+
 from posthoc.eaglet.kb import KbSnapshot
 from posthoc.eaglet.pipeline import Pipeline, default_pipeline
 from posthoc.eaglet.rules import (
@@ -17,8 +19,6 @@ from posthoc.eaglet.rules import (
 )
 from posthoc.errors import PosthocInputError
 from posthoc.readers.corpus import Corpus
-
-from tests.eaglet.helpers import build_corpus
 
 
 def run(rule: object, corpus: Corpus, system: str = "GT") -> pd.DataFrame:

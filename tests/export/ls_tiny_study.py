@@ -21,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 import requests
+
 from lsfixtures import make_annotator, make_project
 from posthoc.paths import label_config
 

@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 import pytest
 from ls_tiny_study import EDIT_TYPED, TinyStudy
+
 from posthoc.export.fetch import connect, fetch_export, project_label_config
 from posthoc.export.flatten import ExportFlattener, Flattened, ManifestIndex
 from posthoc.export.tags import verification_tags

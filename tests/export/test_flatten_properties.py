@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from posthoc.export.flatten import ExportFlattener, ManifestIndex
 from posthoc.export.synthetic import write_synthetic_export
 from posthoc.export.tags import verification_tags

@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from ls_tiny_study import TinyStudy
+
 from posthoc.score import run_score_job
 
 pytestmark = pytest.mark.labelstudio

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+
 from posthoc.export.flatten import ExportFlattener, ManifestIndex, iter_export_tasks
 from posthoc.export.synthetic import write_synthetic_export
 from posthoc.export.tags import verification_tags

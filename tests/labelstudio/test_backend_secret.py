@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from lsfixtures import run_backend, small_sample_manifest
 from posthoc.errors import PosthocServiceError
 from posthoc.labelstudio.client import LabelStudioClient

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import requests
+
 from lsfixtures import copy_template
 
 pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]

@@ -7,6 +7,7 @@ from xml.etree import ElementTree
 import pytest
 import requests
 from label_studio_sdk.label_interface import LabelInterface
+
 from posthoc.paths import label_config, label_configs_dir
 
 CONFIGS = sorted(p.stem for p in label_configs_dir().glob("*.xml"))

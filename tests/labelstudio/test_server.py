@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import requests
+
 from posthoc.errors import PosthocInputError, PosthocServiceError
 from posthoc.labelstudio.server import (
     CREDENTIALS_FILE,

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from lsfixtures import run_backend, small_sample_manifest
 from posthoc.export.tags import verification_tags
 from posthoc.labelstudio.client import LabelStudioClient

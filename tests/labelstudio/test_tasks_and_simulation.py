@@ -7,6 +7,7 @@ from html.parser import HTMLParser
 import numpy as np
 import pandas as pd
 import pytest
+
 from posthoc.export.tags import verification_tags
 from posthoc.labelstudio.simulate import SimulationConfig, annotation_result, biased, plan_decisions
 from posthoc.labelstudio.tasks import is_web_link, kb_pages_html, task_data

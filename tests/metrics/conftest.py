@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+
 from posthoc.tables import JUDGEMENT_COLUMNS, MENTION_COLUMNS
 
 W = "https://en.wikipedia.org/wiki/"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+
 from posthoc.errors import PosthocInputError
 from posthoc.metrics import bootstrap_intervals, rates_with_intervals, resampled_sums
 from posthoc.metrics.bootstrap import unit_codes

@@ -6,6 +6,7 @@ import math
 
 import pandas as pd
 import pytest
+
 from posthoc.metrics import (
     agreement_on_intersection,
     classify_against_gt,

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from posthoc.metrics import match_flags, spans_overlap
 
 

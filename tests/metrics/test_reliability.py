@@ -8,6 +8,8 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from statsmodels.stats.inter_rater import fleiss_kappa
+
 from posthoc.metrics import (
     annotation_verdicts,
     dawid_skene,
@@ -17,7 +19,6 @@ from posthoc.metrics import (
     score_judgements,
 )
 from posthoc.synthetic import synthetic_study
-from statsmodels.stats.inter_rater import fleiss_kappa
 
 
 @st.composite

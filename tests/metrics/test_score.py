@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+
 from posthoc.errors import PosthocInputError
 from posthoc.metrics import RATE_METRICS, score_judgements, verification_rates
 from posthoc.scores import TABLE_NAMES

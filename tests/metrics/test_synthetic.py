@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+
 from posthoc.synthetic import PAPER_JUDGEMENTS, PAPER_TABLE1, paper_sized_study, synthetic_study
 from posthoc.tables import DOCUMENT_COLUMNS, JUDGEMENT_COLUMNS, MENTION_COLUMNS
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from posthoc.links import normalise_link, normalise_title, title_of
 
 OBAMA = "https://en.wikipedia.org/wiki/Barack_Obama"

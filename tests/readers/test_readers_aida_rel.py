@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from posthoc.errors import PosthocInputError
 from posthoc.readers import detect_format, read_mentions
 from posthoc.readers.corpus import documents_frame

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from posthoc.errors import PosthocInputError
 from posthoc.readers import Corpus, read_mentions
 from posthoc.readers.corpus import documents_frame, mentions_frame

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from posthoc.errors import PosthocInputError
 from posthoc.links import normalise_link
 from posthoc.readers import Corpus, read_mentions

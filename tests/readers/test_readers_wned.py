@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from posthoc.errors import PosthocInputError
 from posthoc.readers import read_mentions
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+
 from posthoc.sample import DATASET, sample_corpus, sample_paths
 
 

@@ -10,6 +10,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+
 from posthoc.readers import Corpus, read_mentions
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"

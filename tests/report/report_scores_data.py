@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pandas as pd
+
 from posthoc.export.checks import exclusions_frame
 from posthoc.scores import Scores
 

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from report_scores_data import small_scores
+
 from posthoc.report import figures
 from posthoc.report.html import Section, paragraph
 from posthoc.report.study_report import build_report
-from report_scores_data import small_scores
 
 HERE = Path(__file__).resolve().parent
 

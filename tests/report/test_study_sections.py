@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pandas as pd
+
 from posthoc.crowdtruth.io import judgements_from_posthoc
 from posthoc.crowdtruth.pipeline import run_crowdtruth
 from posthoc.report.study_sections import crowdtruth_run, crowdtruth_section, sequence_effects_section, study_sections

@@ -15,6 +15,7 @@ from typing import Any
 import filelock
 import pandas as pd
 import pytest
+
 from posthoc.export.flatten import ManifestIndex
 from posthoc.export.synthetic import write_synthetic_export
 from posthoc.export.tags import verification_tags

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+
 from posthoc.errors import PosthocInputError
 from posthoc.sequence import fit_lag1, lag1_by_subset, lag1_by_tertile, lagged_design
 from posthoc.sequence.lag_model import worker_subsets

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy import stats
+
 from posthoc.sequence import audit_orders, scores_after_previous, standardise_per_worker
 from posthoc.sequence.simulate import simulate_continuous
-from scipy import stats
 
 N_WORKERS, N_ITEMS, B1 = 60, 40, 0.5
 

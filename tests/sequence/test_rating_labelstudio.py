@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 import requests
+
 from posthoc.paths import label_config
 from posthoc.sequence import audit_orders
 from posthoc.sequence.labelstudio import sequence_table_from_rating_export

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+
 from posthoc.errors import PosthocInputError
 from posthoc.sequence import read_sequence_csv, read_snow_rte, sequence_table_from_judgements
 from posthoc.sequence.simulate import simulate_binary

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+
 from posthoc.tables import DOCUMENT_COLUMNS, MENTION_COLUMNS
 
 ENTITIES = ("Paris", "Berlin", "Barack Obama", "東京", "Zoë", "Ångström", "São Paulo", "Nguyễn", "Κρήτη", "Léa 🎉")

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from posthoc.errors import PosthocInputError
 from posthoc.study.chunking import _grapheme_safe, _merge_blocks, chunk_documents, split_text
 from posthoc.tables import MENTION_COLUMNS

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+
 from posthoc.errors import PosthocInputError
 from posthoc.study import load_study_config
 

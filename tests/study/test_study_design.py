@@ -12,11 +12,12 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from scipy.stats import kendalltau
+from study_factory import make_corpus
+
 from posthoc.errors import PosthocInputError
 from posthoc.study import StudyConfig, plan_study
 from posthoc.study.design import CONTROL_SYSTEM, StudyPlan, worker_order
-from scipy.stats import kendalltau
-from study_factory import make_corpus
 
 
 @pytest.fixture(scope="module")

@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from study_factory import make_corpus
+
 from posthoc.errors import PosthocInputError
 from posthoc.study import StudyConfig, plan_study
 from posthoc.study.design import TASK_COLUMNS, StudyPlan
 from posthoc.study.keys import task_key
 from posthoc.study.manifest import Manifest, TaskRecord
-from study_factory import make_corpus
 
 
 @pytest.fixture(scope="module")

@@ -33,9 +33,8 @@ def study_project_ids(projects: list[dict[str, Any]], study: str) -> list[int]:
 
 def annotations_from_label_studio(url: str, token: str, manifest: Any) -> pd.DataFrame:
     """The study's annotations as Label Studio holds them (one row an annotation, see progress)."""
-    from posthoc_backend.progress import annotations_from_tasks
-
     from posthoc.labelstudio.client import LabelStudioClient
+    from posthoc_backend.progress import annotations_from_tasks
 
     keys = set(manifest.tasks()["task_key"])
     client = LabelStudioClient(url, token)
@@ -71,12 +70,11 @@ def merge_annotations(from_events: pd.DataFrame, from_api: pd.DataFrame | None) 
 def status_command(manifest: Path, events_db: Path | None, url: str | None, token_env: str,
                    out: Path | None) -> None:
     """Show per-worker progress (tasks done / total, last activity) and control-task results."""
-    from posthoc_backend.events import EventStore, current_annotations
-    from posthoc_backend.progress import control_results, worker_progress
-
     from posthoc.atomic import write_text_atomic
     from posthoc.cli.backend import default_events_db
     from posthoc.study.manifest import Manifest
+    from posthoc_backend.events import EventStore, current_annotations
+    from posthoc_backend.progress import control_results, worker_progress
 
     opened = Manifest.open(manifest)
     events_path = events_db or default_events_db(manifest)
