@@ -86,7 +86,9 @@ def test_the_job_writes_report_tables_judgements_summary_and_gold(study: dict[st
     assert "fingerprint" in summary and not re.search(r"\d{4}-\d\d-\d\dT", json.dumps(summary))
     html = (scored / "report.html").read_text(encoding="utf-8")
     images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', html)
-    assert len(images) == 4 and all(base64.b64decode(i).startswith(b"\x89PNG") for i in images)
+    # Figures 3-6, plus the sequence-effects figure (this study has several workers)
+    assert len(images) == 5 and all(base64.b64decode(i).startswith(b"\x89PNG") for i in images)
+    assert 'id="sequence"' in html
     rates = pd.read_csv(scored / "tables" / "rates.csv")
     assert set(rates["system"]) == {"GT", "E2E", "REL"}
     assert f"{RESAMPLES} resamples of doc_id" in html
