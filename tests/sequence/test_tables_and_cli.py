@@ -46,16 +46,20 @@ def test_bad_tables_name_the_problem(tmp_path: Path, content: str, message: str)
         read_sequence_csv(path, sequence=None)
 
 
-def test_judgements_adapter_by_hand() -> None:
+def _judgements() -> pd.DataFrame:
     rows = [
-        # worker, task, position, outcome, dataset, system, is_control
-        ("w1", "t1", 0, "verify", "d", "A", False), ("w1", "t1", 0, "remove", "d", "A", False),
-        ("w1", "t2", 1, "verify", "d", "B", False), ("w1", "c1", 2, "edit", "d", "CONTROL", True),
-        ("w2", "t3", 0, "verify", "d", "A", False), ("w2", "t4", 1, "edit", "d", "B", False),
+        # worker, task, position, start, outcome, dataset, system, is_control
+        ("w1", "t1", 0, 9, "verify", "d", "A", False), ("w1", "t1", 0, 0, "remove", "d", "A", False),
+        ("w1", "t2", 1, 0, "verify", "d", "B", False), ("w1", "c1", 2, 0, "edit", "d", "CONTROL", True),
+        ("w2", "t3", 0, 0, "verify", "d", "A", False), ("w2", "t4", 1, 0, "edit", "d", "B", False),
     ]
-    frame = pd.DataFrame(rows, columns=["worker", "task_key", "position", "outcome", "dataset", "system",
+    frame = pd.DataFrame(rows, columns=["worker", "task_key", "position", "start", "outcome", "dataset", "system",
                                         "is_control"])
-    table = sequence_table_from_judgements(frame).set_index("item")
+    return frame.assign(end=frame["start"] + 3)
+
+
+def test_judgements_adapter_per_task_by_hand() -> None:
+    table = sequence_table_from_judgements(_judgements(), unit="task").set_index("item")
     assert "c1" not in table.index
     # t1: one of two annotations verified -> 0.5; gold = system A's rate over the other worker: w2 1/1
     assert table.loc["t1", "label"] == 0.5 and table.loc["t1", "gold"] == 1.0
@@ -63,6 +67,17 @@ def test_judgements_adapter_by_hand() -> None:
     assert table.loc["t3", "gold"] == 0.5
     # t4 (w2, B): w1 verified its B annotation
     assert table.loc["t4", "label"] == 0.0 and table.loc["t4", "gold"] == 1.0
+
+
+def test_judgements_adapter_per_annotation_by_hand() -> None:
+    table = sequence_table_from_judgements(_judgements())
+    w1 = table[table["worker"] == "w1"]
+    # text order within task t1: the annotation at 0 (removed) comes before the one at 9 (verified)
+    assert w1["item"].tolist() == ["t1:0-3", "t1:9-12", "t2:0-3"]
+    assert w1["position"].tolist() == [0, 1, 2] and w1["label"].tolist() == [0.0, 1.0, 1.0]
+    # gold of w1's A annotations: w2's A rate (1 of 1); of w2's A annotation: w1's (1 of 2)
+    assert w1["gold"].tolist() == [1.0, 1.0, 0.0]
+    assert table.loc[table["item"] == "t3:0-3", "gold"].item() == 0.5
 
 
 def test_snow_rte_reports_b1_per_subset(shared_data: Path, tmp_path: Path) -> None:

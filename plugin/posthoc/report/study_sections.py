@@ -1,7 +1,7 @@
 """Report sections that every scored study gets beside Figures 3-6, when its data allow them.
 
-- Sequence effects (seed 004): the lag-1 model on each worker's stream (label = share of a task's annotations
-  verified) and the order audit (planned position against ``created_at``). Needs two workers or more.
+- Sequence effects (seed 004): the logistic lag-1 model on each worker's stream of judged annotations
+  (verified or not) and the order audit (planned position against ``created_at``). Needs two workers or more.
 - CrowdTruth (seed 002): disagreement metrics on verify / edit / remove, when annotations have two judges or
   more (an agreement sub-study, k > 1).
 """
@@ -31,12 +31,11 @@ def sequence_effects_section(judgements: pd.DataFrame) -> Section | None:
         return None
     served = judgements.drop_duplicates(["worker", "task_key"])[["worker", "task_key", "position", "created_at"]]
     audit = audit_orders(served.rename(columns={"task_key": "item"}))
-    caveat = ("Label: the share of a task's annotations the worker verified (control tasks left out); gold: the "
-              "same system's verification rate on the dataset over the other workers (seed 004 footnote 1). "
-              "Each worker's stream is one sequence, served in the planned order.")
-    return sequence_section(lag1_by_subset(table, kind="continuous", standardise=False),
-                            lag1_by_tertile(table, kind="continuous", standardise=False),
-                            audit=audit, caveat=caveat)
+    caveat = ("One row a judged annotation in the order the worker met them (task position, then text order); "
+              "label: verified or not (control tasks left out); gold: the same system's verification rate on the "
+              "dataset over the other workers (seed 004 footnote 1). Each worker's stream is one sequence, served "
+              "in the planned order.")
+    return sequence_section(lag1_by_subset(table), lag1_by_tertile(table), audit=audit, caveat=caveat)
 
 
 def crowdtruth_section(judgements: pd.DataFrame) -> Section | None:

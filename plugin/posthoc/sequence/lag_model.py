@@ -117,6 +117,8 @@ def fit_lag1(table: pd.DataFrame, *, kind: str = "auto", worker_bias: bool = Tru
         design = lagged_design(source, worker_bias=worker_bias)
     elif kind == "auto":
         kind = "binary" if is_binary(design["label"]) else "continuous"
+    if design.empty:
+        return _nan_fit(kind if kind != "auto" else "binary", 0, 0, "too few judgements or workers to fit")
     if kind == "binary" and not is_binary(design["label"]):
         raise PosthocInputError("kind='binary' needs labels that are all 0 or 1")
     columns = ["previous"]

@@ -109,35 +109,49 @@ def read_snow_rte(path: str | Path) -> pd.DataFrame:
                              position="pos_in_hit_fileorder", label="response", gold="gold", sep=",")
 
 
-def sequence_table_from_judgements(judgements: pd.DataFrame, *, include_controls: bool = False) -> pd.DataFrame:
-    """A posthoc study's judgements as a binary sequence table: label = 1 when the worker verified.
+def sequence_table_from_judgements(judgements: pd.DataFrame, *, unit: str = "annotation",
+                                   include_controls: bool = False) -> pd.DataFrame:
+    """A posthoc study's judgements as a sequence table: one sequence a worker (one project each, served in
+    the planned order).
 
-    One sequence a worker (each worker has one project, served in planned order). Several annotations are
-    judged within one task, so a task's label is the share of its annotations the worker verified (continuous,
-    in [0, 1]); ``item`` is the task key. ``gold`` is a proxy (seed 004 footnote 1): the verification rate of
-    the same system on the same dataset over the *other* workers' judgements, so it carries no information
-    about the current worker's label. Control tasks are left out unless ``include_controls``.
+    ``unit="annotation"`` (default): one row a judged annotation, in the order the worker met them (task
+    position, then text order within the task); label 1 when verified, 0 otherwise (binary, logistic model).
+    ``unit="task"``: one row a task; label = the share of its annotations verified (continuous).
+    ``gold`` is a proxy (seed 004 footnote 1): the verification rate of the same system on the same dataset over
+    the *other* workers' judgements, so it carries no information about the current worker's label. Control
+    tasks are left out unless ``include_controls``.
     """
-    needed = ("worker", "task_key", "position", "outcome", "dataset", "system", "is_control")
+    if unit not in ("annotation", "task"):
+        raise PosthocInputError(f"unit must be annotation or task, not {unit!r}")
+    needed = ("worker", "task_key", "position", "outcome", "dataset", "system", "is_control", "start", "end")
     missing = [c for c in needed if c not in judgements.columns]
     if missing:
         raise PosthocInputError(f"judgements table lacks column(s) {', '.join(missing)}")
     rows = judgements if include_controls else judgements[~judgements["is_control"].astype(bool)]
     rows = rows.assign(verified=(rows["outcome"] == "verify").astype(float))
-    per_task = (
-        rows.groupby(["worker", "task_key", "position", "dataset", "system"], as_index=False, observed=True)
-        .agg(label=("verified", "mean"), n=("verified", "size"), hits=("verified", "sum"))
-    )
-    totals = per_task.groupby(["dataset", "system"], observed=True)[["hits", "n"]].transform("sum")
-    own = per_task.groupby(["worker", "dataset", "system"], observed=True)[["hits", "n"]].transform("sum")
+    if unit == "task":
+        rows = (
+            rows.groupby(["worker", "task_key", "position", "dataset", "system"], as_index=False, observed=True)
+            .agg(label=("verified", "mean"), n=("verified", "size"), hits=("verified", "sum"))
+            .assign(item=lambda f: f["task_key"])
+        )
+    else:
+        rows = rows.sort_values(["worker", "position", "start", "end"], kind="mergesort")
+        rows = rows.assign(
+            item=rows["task_key"].astype(str) + ":" + rows["start"].astype(str) + "-" + rows["end"].astype(str),
+            label=rows["verified"], n=1.0, hits=rows["verified"],
+            position=rows.groupby("worker").cumcount(),
+        )
+    totals = rows.groupby(["dataset", "system"], observed=True)[["hits", "n"]].transform("sum")
+    own = rows.groupby(["worker", "dataset", "system"], observed=True)[["hits", "n"]].transform("sum")
     other_n = totals["n"] - own["n"]
-    per_task["gold"] = np.where(other_n > 0, (totals["hits"] - own["hits"]) / other_n.where(other_n > 0, 1), np.nan)
+    gold = np.where(other_n > 0, (totals["hits"] - own["hits"]) / other_n.where(other_n > 0, 1), np.nan)
     table = pd.DataFrame({
-        "worker": per_task["worker"],
-        "sequence": per_task["worker"],
-        "item": per_task["task_key"],
-        "position": per_task["position"],
-        "label": per_task["label"],
-        "gold": per_task["gold"],
+        "worker": rows["worker"].to_numpy(),
+        "sequence": rows["worker"].to_numpy(),
+        "item": rows["item"].to_numpy(),
+        "position": rows["position"].to_numpy(),
+        "label": rows["label"].to_numpy(),
+        "gold": gold,
     })
     return validate_sequence_table(table, source="judgements table")
