@@ -34,13 +34,14 @@ def create_command(manifest_path: Path, ls_url: str | None, data_dir: Path | Non
     pre-filled; it checks that each task holds exactly one pre-filled prediction. Rerunning completes
     an interrupted setup and never duplicates projects, tasks, users or predictions.
 
-    The admin token comes from env POSTHOC_LS_TOKEN, else from --data-dir's credentials file; the
-    backend's shared secret (if any) from env POSTHOC_BACKEND_SECRET.
+    The admin token comes from env POSTHOC_LS_TOKEN (or LABEL_STUDIO_TOKEN, as `posthoc score` reads it),
+    else from --data-dir's credentials file; the backend's shared secret (if any) from env
+    POSTHOC_BACKEND_SECRET.
     """
     from posthoc.labelstudio.server import read_credentials, read_state, run_label_studio_command
     from posthoc.labelstudio.setup import create_study
 
-    token = os.environ.get("POSTHOC_LS_TOKEN")
+    token = os.environ.get("POSTHOC_LS_TOKEN") or os.environ.get("LABEL_STUDIO_TOKEN")
     reset = None
     if data_dir is not None:
         credentials = read_credentials(data_dir)
@@ -57,7 +58,8 @@ def create_command(manifest_path: Path, ls_url: str | None, data_dir: Path | Non
     if ls_url is None:
         raise PosthocInputError("give --url (or env POSTHOC_LS_URL) or the --data-dir of a running `posthoc ls start`")
     if not token:
-        raise PosthocInputError("no admin token: set env POSTHOC_LS_TOKEN (or give --data-dir of a local server)")
+        raise PosthocInputError("no admin token: set env POSTHOC_LS_TOKEN or LABEL_STUDIO_TOKEN "
+                                "(or give --data-dir of a local server)")
     result = create_study(manifest_path, url=ls_url, token=token, backend_url=backend_url,
                           accounts_file=accounts_file, email_domain=email_domain,
                           backend_secret=os.environ.get("POSTHOC_BACKEND_SECRET") or None,
