@@ -46,11 +46,37 @@ def paragraph(text: str, *, css_class: str = "") -> str:
     return f"<p{cls}>{esc(text)}</p>"
 
 
+def web_link(url: str | None) -> str | None:
+    """``url`` (surrounding whitespace removed) if it is an absolute http(s) URL with a host, else None.
+
+    Strict on purpose, so the ``href`` a browser follows is exactly the one checked here: no control
+    character or whitespace inside (browsers drop tabs and newlines and strip leading control
+    characters, so ``"ht\ttp:"`` or ``"\x00http:"`` would otherwise be judged by another string than the
+    one written), the scheme at the very start (``JaVaScRiPt:``, ``data:``, ``//host`` and ``http:host``
+    are refused) and written in lower case.
+    """
+    if not isinstance(url, str):
+        return None
+    candidate = url.strip()
+    if not candidate or any(ch.isspace() or ord(ch) < 32 or 127 <= ord(ch) < 160 for ch in candidate):
+        return None
+    try:
+        parts = urlsplit(candidate)
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https") or not parts.hostname or not candidate.lower().startswith(scheme + "://"):
+        return None
+    return scheme + candidate[len(scheme):]
+
+
 def safe_link(url: str | None, text: str | None = None) -> str:
-    """A clickable link only for http(s) URLs; anything else (``javascript:``, ``data:``) is plain text."""
+    """A clickable link only for http(s) URLs (:func:`web_link`); anything else (``javascript:``, ``data:``)
+    is escaped plain text."""
     label = esc(text if text is not None else url)
-    if url and urlsplit(url.strip()).scheme.lower() in ("http", "https"):
-        return f'<a href="{esc(url.strip())}" rel="noopener noreferrer nofollow">{label}</a>'
+    href = web_link(url)
+    if href is not None:
+        return f'<a href="{esc(href)}" rel="noopener noreferrer nofollow">{label}</a>'
     return label
 
 
