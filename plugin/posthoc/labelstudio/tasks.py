@@ -20,9 +20,9 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable, Mapping
 from typing import Any
-from urllib.parse import urlsplit
 
 from posthoc.links import NIL_PREFIX, title_of
+from posthoc.report.html import web_link
 
 TASK_DATA_KEYS = ("text", "task_key", "kb_pages")
 
@@ -33,14 +33,9 @@ def esc(value: Any) -> str:
 
 
 def is_web_link(link: str) -> bool:
-    """Whether ``link`` is an absolute http(s) URL with a host and no whitespace or control characters."""
-    if not link or any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in link):
-        return False
-    try:
-        parts = urlsplit(link)
-    except ValueError:
-        return False
-    return parts.scheme.lower() in ("http", "https") and bool(parts.netloc)
+    """Whether ``link`` is an absolute http(s) URL with a host and no whitespace or control characters
+    (:func:`posthoc.report.html.web_link`, the check every HTML output of the project shares)."""
+    return isinstance(link, str) and link == link.strip() and web_link(link) is not None
 
 
 def link_title(link: str, *, is_nil: bool = False) -> str:
@@ -55,9 +50,10 @@ def link_title(link: str, *, is_nil: bool = False) -> str:
 def link_html(link: str, *, is_nil: bool = False) -> str:
     """A clickable link (new tab) for an http(s) link, else escaped plain text."""
     title = esc(link_title(link, is_nil=is_nil))
-    if is_nil or not is_web_link(link):
+    href = web_link(link) if is_web_link(link) else None
+    if is_nil or href is None:
         return f"<span>{title}</span>"
-    return f'<a href="{esc(link)}" target="_blank" rel="noopener noreferrer nofollow">{title}</a>'
+    return f'<a href="{esc(href)}" target="_blank" rel="noopener noreferrer nofollow">{title}</a>'
 
 
 def kb_pages_html(mentions: Iterable[Mapping[str, Any]]) -> str:
