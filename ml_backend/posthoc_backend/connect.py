@@ -29,13 +29,18 @@ class Connection:
     webhook_id: int | None
 
 
-def _call(session: requests.Session, method: str, url: str, **kwargs: Any) -> Any:
+def _call(session: requests.Session, method: str, url: str, *, hide: tuple[str | None, ...] = (),
+          **kwargs: Any) -> Any:
+    """One call; an error answer's text (which may echo the request) is shown without the ``hide`` values."""
     try:
         reply = session.request(method, url, timeout=120, **kwargs)
     except requests.RequestException as exc:
         raise PosthocServiceError(f"Label Studio at {url}: {type(exc).__name__}") from None
     if reply.status_code >= 400:
-        raise PosthocServiceError(f"Label Studio {method} {url}: {reply.status_code} {reply.text[:300]}")
+        detail = reply.text
+        for value in hide:
+            detail = detail.replace(value, "***") if value else detail
+        raise PosthocServiceError(f"Label Studio {method} {url}: {reply.status_code} {detail[:300]}")
     return reply.json() if reply.content else None
 
 
@@ -49,11 +54,12 @@ def connect_backend(ls_url: str, token: str, project_id: int, backend_url: str, 
         body: dict[str, Any] = {"url": backend, "project": project_id, "title": title, "is_interactive": False}
         if secret:
             body.update(auth_method="BASIC_AUTH", basic_auth_user=BASIC_AUTH_USER, basic_auth_pass=secret)
-        created = _call(session, "POST", f"{base}/api/ml", json=body)
-        hooks = _call(session, "GET", f"{base}/api/webhooks/", params={"project": project_id}) or []
+        hide = (token, secret)
+        created = _call(session, "POST", f"{base}/api/ml", json=body, hide=hide)
+        hooks = _call(session, "GET", f"{base}/api/webhooks/", params={"project": project_id}, hide=hide) or []
         hook_id = next((int(h["id"]) for h in hooks if str(h.get("url", "")).rstrip("/") == f"{backend}/webhook"),
                        None)
         if secret and hook_id is not None:
             _call(session, "PATCH", f"{base}/api/webhooks/{hook_id}/",
-                  json={"headers": {"Authorization": f"Bearer {webhook_token(secret)}"}})
+                  json={"headers": {"Authorization": f"Bearer {webhook_token(secret)}"}}, hide=hide)
     return Connection(ml_backend_id=int(created["id"]), webhook_id=hook_id)

@@ -8,7 +8,7 @@ Failures become :class:`~posthoc.errors.PosthocServiceError` naming the call and
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import requests
@@ -21,11 +21,20 @@ TIMEOUT = 300  # retrieve_tasks_predictions runs the ML backend synchronously in
 class LabelStudioClient:
     """Calls to one Label Studio as one user (the token's owner)."""
 
-    def __init__(self, url: str, token: str, *, timeout: float = TIMEOUT) -> None:
+    def __init__(self, url: str, token: str, *, timeout: float = TIMEOUT, hide: Iterable[str | None] = ()) -> None:
+        """``hide``: more secrets this client sends (e.g. the backend's), blanked like the token in errors."""
         self.url = url.rstrip("/")
         self.timeout = timeout
         self.session = requests.Session()
         self.session.headers["Authorization"] = f"Token {token}"
+        self._hidden = sorted({value for value in (token, *hide) if value}, key=len, reverse=True)
+
+    def redact(self, text: str) -> str:
+        """``text`` with the token and the other secrets of this client replaced by ``***`` (a server or a
+        proxy may echo a request's headers or body in an error page; error messages are printed and logged)."""
+        for value in self._hidden:
+            text = text.replace(value, "***")
+        return text
 
     def request(self, method: str, path: str, *, ok: tuple[int, ...] = (200, 201, 204), **kwargs: Any) -> Any:
         """``method path`` -> parsed JSON (``None`` for an empty body); PosthocServiceError otherwise."""
@@ -33,9 +42,10 @@ class LabelStudioClient:
         try:
             response = self.session.request(method, f"{self.url}{path}", **kwargs)
         except requests.RequestException as exc:
-            raise PosthocServiceError(f"Label Studio at {self.url} is unreachable ({method} {path}): {exc}") from exc
+            raise PosthocServiceError(self.redact(f"Label Studio at {self.url} is unreachable ({method} {path}): "
+                                                  f"{exc}")) from exc
         if response.status_code not in ok:
-            detail = response.text[:500].strip()
+            detail = self.redact(response.text)[:500].strip()
             if response.status_code == 401:
                 detail = "the API token was refused (check the token; the server needs the legacy token scheme)"
             raise PosthocServiceError(f"Label Studio {method} {path} answered {response.status_code}: {detail}")
@@ -104,12 +114,13 @@ class LabelStudioClient:
         try:
             response = self.session.get(f"{self.url}/api/projects/{project_id}/next", timeout=self.timeout)
         except requests.RequestException as exc:
-            raise PosthocServiceError(f"Label Studio at {self.url} is unreachable (next task): {exc}") from exc
+            raise PosthocServiceError(self.redact(f"Label Studio at {self.url} is unreachable (next task): "
+                                                  f"{exc}")) from exc
         if response.status_code == 404:
             return None
         if response.status_code != 200:
             raise PosthocServiceError(f"Label Studio GET /api/projects/{project_id}/next answered "
-                                      f"{response.status_code}: {response.text[:300]}")
+                                      f"{response.status_code}: {self.redact(response.text)[:300]}")
         return dict(response.json())
 
     def export_snapshot(self, project_id: int, *, poll_seconds: float = 0.5, timeout: float = 600) -> list[Any]:

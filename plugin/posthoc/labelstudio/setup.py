@@ -302,7 +302,7 @@ def create_study(manifest: Any, *, url: str, token: str, backend_url: str, label
     config = label_config if label_config is not None else read_label_config("entity_verification")
     accounts_path = Path(accounts_file) if accounts_file is not None else default_accounts_file(Path(opened.path))
     accounts = read_accounts(accounts_path)
-    client = LabelStudioClient(url, token)
+    client = LabelStudioClient(url, token, hide=[backend_secret])
     client.whoami()
     study = str(opened.study)
     workers = list(opened.workers())
