@@ -23,6 +23,7 @@ import pytest
 import requests
 
 from security.echo_server import echo_server
+from security.htmlcheck import assert_safe_html
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "tok-0f1e2d3c4b5a69788796a5b4c3d2e1f0"  # throwaway values
@@ -151,6 +152,7 @@ def test_score_outputs_hold_no_token(manifest_path: Path, tmp_path: Path) -> Non
         data = path.read_bytes()
         assert TOKEN.encode() not in data and SECRET.encode() not in data, path
     assert TOKEN not in done.stdout + done.stderr
+    assert_safe_html((out / "report.html").read_text(encoding="utf-8"))  # the CLI's own report.html too
 
 
 def test_backend_serve_log_holds_no_secret(manifest_path: Path, tmp_path: Path) -> None:
