@@ -90,7 +90,7 @@ def create_app(manifest: ManifestLike | str | Path | None = None, *, alias_table
     store = EventStore(events_db) if events_db is not None else None
     fallback_config = default_config or _default_config()
 
-    app = Flask("posthoc_backend")
+    app = Flask("posthoc_backend", static_folder=None)
     app.config["MAX_CONTENT_LENGTH"] = max_body_bytes
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.json.ensure_ascii = False  # type: ignore[attr-defined]
