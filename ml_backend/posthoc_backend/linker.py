@@ -169,14 +169,25 @@ def frames_from_files(paths: Sequence[str]) -> list[pd.DataFrame]:
         lower = path.lower()
         if not Path(path).exists():
             raise PosthocInputError(f"alias file {path}: no such file; give an existing mentions file")
-        if lower.endswith(".parquet"):
-            frame = pd.read_parquet(path)
-        elif lower.endswith(".csv"):
-            frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-        else:
-            from posthoc.readers import read_mentions  # the study's readers
+        try:
+            if lower.endswith(".parquet"):
+                frame = pd.read_parquet(path)
+            elif lower.endswith(".csv"):
+                frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+            else:
+                from posthoc.readers import read_mentions  # the study's readers
 
-            frame = read_mentions(path).mentions
+                frame = read_mentions(path).mentions
+        except PosthocInputError:
+            raise
+        except (ValueError, OSError, pd.errors.ParserError) as exc:  # bad CSV/Parquet bytes, not UTF-8
+            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise PosthocInputError(f"alias file {path}: not a readable mentions table ({reason}); give a CSV or "
+                                    "Parquet with surface and link columns, or a file the readers know") from None
+        missing = [c for c in ("surface", "link") if c not in frame.columns]
+        if missing:
+            raise PosthocInputError(f"alias file {path}: no column(s) {', '.join(missing)}; give a mentions table "
+                                    "with surface and link columns")
         if "is_nil" in frame.columns and frame["is_nil"].dtype == object:
             frame = frame.assign(is_nil=frame["is_nil"].astype(str).str.lower().isin(["true", "1"]))
         frames.append(frame)

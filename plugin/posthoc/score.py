@@ -19,6 +19,7 @@ touched. The same data gives byte-identical files.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -267,7 +268,12 @@ def run_score_job(*, manifest_path: str | os.PathLike[str], out_dir: str | os.Pa
         raise PosthocInputError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
     if n_resamples < 0:
         raise PosthocInputError(f"--resamples must be 0 or more, not {n_resamples}")
+    _check_sources(ls_url=ls_url, token=token, export_files=export_files)
+    manifest = _open_manifest(manifest_path)  # bad input fails before out_dir is touched
     target = Path(out_dir)
+    if target.exists() and not target.is_dir():
+        raise PosthocInputError(f"--out {target} is a file; give a folder (new or an earlier run's)")
+    created = not target.exists()
     target.mkdir(parents=True, exist_ok=True)
     lock = filelock.FileLock(str(target / LOCK_NAME), timeout=0)
     try:
@@ -275,47 +281,82 @@ def run_score_job(*, manifest_path: str | os.PathLike[str], out_dir: str | os.Pa
     except filelock.Timeout:
         raise ScoreJobLocked(f"another posthoc score run holds {target / LOCK_NAME}; try again later") from None
     try:
-        manifest = _open_manifest(manifest_path)
-        options = {"n_resamples": n_resamples, "seed": seed, "resample_unit": resample_unit, "format": fmt}
-        with tempfile.TemporaryDirectory(prefix=".posthoc-score-", dir=target) as work:
-            work_dir = Path(work)
-            flattened = collect_judgements(manifest, ls_url=ls_url, token=token, export_files=export_files,
-                                           project_ids=project_ids, label_config=label_config,
-                                           work_dir=work_dir, progress=progress)
-            digest = fingerprint(flattened, options, str(manifest.digest))
-            report_path = target / "report.html"
-            marker = target / FINGERPRINT_NAME
-            if periodic and report_path.is_file() and marker.is_file() \
-                    and marker.read_text(encoding="utf-8").strip() == digest:
-                return ScoreJobResult(status="nothing-new", out_dir=target, report_path=report_path,
-                                      fingerprint=digest, n_judgements=len(flattened.judgements),
-                                      n_exclusions=int(flattened.exclusions["count"].sum()))
-            from posthoc.metrics import score_judgements
-
-            scores = score_judgements(flattened.judgements, manifest.source_mentions(), n_resamples=n_resamples,
-                                      seed=seed, resample_unit=resample_unit, study=str(manifest.study))
-            scores.exclusions = _merge_exclusions(flattened.exclusions, scores.exclusions)
-            excluded = summarise_exclusions(scores.exclusions)
-            summary = {**scores.summary, **options, "study": str(manifest.study),
-                       "n_tasks_exported": flattened.n_tasks, "n_judgements_exported": len(flattened.judgements),
-                       "exclusions": {str(k): int(c) for k, c in zip(excluded["kind"], excluded["count"],
-                                                                      strict=True)},
-                       "fingerprint": digest}
-            scores.summary = summary
-            stage = work_dir / "stage"
-            from posthoc.report.study_sections import study_sections
-
-            sections = [*study_sections(flattened.judgements), *extra_sections]
-            written = _stage_outputs(stage, scores=scores, flattened=flattened, manifest=manifest, fmt=fmt,
-                                     summary=summary, extra_sections=sections)
-            _commit(stage, target, written)
-            marker_tmp = work_dir / FINGERPRINT_NAME
-            marker_tmp.write_text(digest + "\n", encoding="utf-8")
-            os.replace(marker_tmp, marker)
-            shutil.rmtree(stage, ignore_errors=True)
-        return ScoreJobResult(status="updated", out_dir=target, report_path=report_path, fingerprint=digest,
-                              n_judgements=len(flattened.judgements),
-                              n_exclusions=int(scores.exclusions["count"].sum()),
-                              files=tuple(target / p for p in written))
+        return _run_locked(manifest, target, ls_url=ls_url, token=token, export_files=export_files,
+                           project_ids=project_ids, label_config=label_config, n_resamples=n_resamples, seed=seed,
+                           resample_unit=resample_unit, fmt=fmt, periodic=periodic, progress=progress,
+                           extra_sections=extra_sections)
+    except Exception:
+        if created and {p.name for p in target.iterdir()} <= {LOCK_NAME}:
+            (target / LOCK_NAME).unlink(missing_ok=True)  # a failed first run leaves no folder behind
+            with contextlib.suppress(OSError):
+                target.rmdir()
+        raise
     finally:
         lock.release()
+
+
+def _check_sources(*, ls_url: str | None, token: str | None,
+                   export_files: Sequence[str | os.PathLike[str]] | None) -> None:
+    """PosthocInputError unless the judgements have a source: readable export files, or a URL and a token."""
+    if export_files:
+        for path in export_files:
+            if not Path(path).is_file():
+                what = "is a folder" if Path(path).is_dir() else "does not exist"
+                raise PosthocInputError(f"--export-file {path} {what}; give a Label Studio JSON export file")
+        return
+    if not ls_url:
+        raise PosthocInputError("give a Label Studio URL (--url) or export files (--export-file)")
+    from posthoc.labelstudio.url import check_url
+
+    check_url(ls_url)
+    if not token:
+        raise PosthocInputError("no Label Studio API token: set LABEL_STUDIO_TOKEN (or the variable named by "
+                                "--token-env)")
+
+
+def _run_locked(manifest: Any, target: Path, *, ls_url: str | None, token: str | None,
+                export_files: Sequence[str | os.PathLike[str]] | None, project_ids: Sequence[int] | None,
+                label_config: str | None, n_resamples: int, seed: int, resample_unit: str, fmt: str,
+                periodic: bool, progress: bool, extra_sections: Iterable[Section]) -> ScoreJobResult:
+    """The job once the lock on ``target`` is held."""
+    options = {"n_resamples": n_resamples, "seed": seed, "resample_unit": resample_unit, "format": fmt}
+    with tempfile.TemporaryDirectory(prefix=".posthoc-score-", dir=target) as work:
+        work_dir = Path(work)
+        flattened = collect_judgements(manifest, ls_url=ls_url, token=token, export_files=export_files,
+                                       project_ids=project_ids, label_config=label_config,
+                                       work_dir=work_dir, progress=progress)
+        digest = fingerprint(flattened, options, str(manifest.digest))
+        report_path = target / "report.html"
+        marker = target / FINGERPRINT_NAME
+        if periodic and report_path.is_file() and marker.is_file() \
+                and marker.read_text(encoding="utf-8").strip() == digest:
+            return ScoreJobResult(status="nothing-new", out_dir=target, report_path=report_path,
+                                  fingerprint=digest, n_judgements=len(flattened.judgements),
+                                  n_exclusions=int(flattened.exclusions["count"].sum()))
+        from posthoc.metrics import score_judgements
+
+        scores = score_judgements(flattened.judgements, manifest.source_mentions(), n_resamples=n_resamples,
+                                  seed=seed, resample_unit=resample_unit, study=str(manifest.study))
+        scores.exclusions = _merge_exclusions(flattened.exclusions, scores.exclusions)
+        excluded = summarise_exclusions(scores.exclusions)
+        summary = {**scores.summary, **options, "study": str(manifest.study),
+                   "n_tasks_exported": flattened.n_tasks, "n_judgements_exported": len(flattened.judgements),
+                   "exclusions": {str(k): int(c) for k, c in zip(excluded["kind"], excluded["count"],
+                                                                  strict=True)},
+                   "fingerprint": digest}
+        scores.summary = summary
+        stage = work_dir / "stage"
+        from posthoc.report.study_sections import study_sections
+
+        sections = [*study_sections(flattened.judgements), *extra_sections]
+        written = _stage_outputs(stage, scores=scores, flattened=flattened, manifest=manifest, fmt=fmt,
+                                 summary=summary, extra_sections=sections)
+        _commit(stage, target, written)
+        marker_tmp = work_dir / FINGERPRINT_NAME
+        marker_tmp.write_text(digest + "\n", encoding="utf-8")
+        os.replace(marker_tmp, marker)
+        shutil.rmtree(stage, ignore_errors=True)
+    return ScoreJobResult(status="updated", out_dir=target, report_path=report_path, fingerprint=digest,
+                          n_judgements=len(flattened.judgements),
+                          n_exclusions=int(scores.exclusions["count"].sum()),
+                          files=tuple(target / p for p in written))

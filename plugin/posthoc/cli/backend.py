@@ -9,6 +9,7 @@ Configuration reaches the gunicorn workers through the environment (``POSTHOC_MA
 from __future__ import annotations
 
 import os
+import socket
 import sys
 from pathlib import Path
 
@@ -32,6 +33,23 @@ def gunicorn_command(*, host: str, port: int, workers: int, timeout: int = 120) 
         "--access-logfile", "-",
         "posthoc_backend.wsgi:app",
     ]
+
+
+def check_listen_address(host: str, port: int) -> None:
+    """PosthocInputError unless ``host:port`` can be listened on now (gunicorn would fail in many log lines)."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise PosthocInputError(f"--host {host}: not an address of this machine ({exc}); give e.g. 127.0.0.1") \
+            from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gunicorn binds
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            raise PosthocInputError(f"--host {host} --port {port}: cannot listen there ({exc.strerror}); "
+                                    "choose a free port or an address of this machine") from None
 
 
 def backend_environment(*, manifest: Path | None, alias_files: tuple[Path, ...], events_db: Path | None,
@@ -80,16 +98,27 @@ def serve_command(manifest: Path | None, host: str, port: int, workers: int, ali
     if manifest is None and not alias_files:
         raise PosthocInputError("give --manifest (a study manifest) or --alias-file (live mode), or both")
     if manifest is not None and not manifest.is_file():
-        raise PosthocInputError(f"--manifest {manifest}: no such file; run `posthoc study plan` first")
+        what = "a folder, not a manifest file" if manifest.is_dir() else "no such file"
+        raise PosthocInputError(f"--manifest {manifest}: {what}; run `posthoc study plan` first")
     for path in alias_files:
         if not path.is_file():
-            raise PosthocInputError(f"--alias-file {path}: no such file")
+            what = "a folder, not a mentions file" if path.is_dir() else "no such file"
+            raise PosthocInputError(f"--alias-file {path}: {what}")
     if manifest is not None:
         from posthoc.study.manifest import Manifest
 
         Manifest.open(manifest).close()  # fail here, once, rather than in every worker
+    if alias_files:
+        from posthoc_backend.linker import AliasTable, frames_from_files
+
+        AliasTable.from_mentions(frames_from_files([str(p) for p in alias_files]))  # as the workers will
+    check_listen_address(host, port)
     if events_db is None and manifest is not None:
         events_db = default_events_db(manifest)
+    if events_db is not None:
+        from posthoc_backend.events import EventStore
+
+        EventStore(events_db)  # created (or checked) here, as every worker does on start
     env = backend_environment(manifest=manifest, alias_files=alias_files, events_db=events_db,
                               case_insensitive=case_insensitive)
     command = gunicorn_command(host=host, port=port, workers=workers, timeout=timeout)

@@ -19,6 +19,7 @@ from posthoc.crowdtruth.io import (
 from posthoc.crowdtruth.pipeline import run_crowdtruth
 from posthoc.errors import PosthocInputError
 from posthoc.report.html import page
+from posthoc.tables import require_columns
 
 
 def _split(values: tuple[str, ...]) -> tuple[str, ...]:
@@ -144,6 +145,7 @@ def crowdtruth_command(file: Path, out_dir: Path, layout: str, input_columns: tu
             vector = vector or ("verify", "edit", "remove")
         else:
             judgements = _read_table(file)
+            require_columns(judgements, ("unit", "worker", "annotation"), table=str(file))
         is_open = (not vector) if open_ended is None else open_ended
         if judgements.empty:
             raise PosthocInputError(f"{file}: no judgements with two or more workers on a unit")

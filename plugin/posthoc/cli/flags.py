@@ -10,6 +10,7 @@ import click
 
 from posthoc.atomic import write_text_atomic
 from posthoc.errors import PosthocInputError
+from posthoc.labelstudio.url import check_url
 from posthoc.report.html import page
 
 TOKEN_ENV = "LABEL_STUDIO_TOKEN"  # noqa: S105 (the name of the variable, not a token)
@@ -124,6 +125,7 @@ def review_command(flags_dir: Path, url: str, title: str | None, rules: str | No
     """
     from posthoc.eaglet.review import create_review_project
 
+    check_url(url)
     token = os.environ.get(TOKEN_ENV)
     if not token:
         raise PosthocInputError(f"set {TOKEN_ENV} to a Label Studio API token")
@@ -144,6 +146,7 @@ def apply_command(flags_dir: Path, url: str, project_id: int | None, out_dir: Pa
     """Export the review project and write the corrected gold standard and a log of every change."""
     from posthoc.eaglet.review import apply_review
 
+    check_url(url)
     token = os.environ.get(TOKEN_ENV)
     if not token:
         raise PosthocInputError(f"set {TOKEN_ENV} to a Label Studio API token")

@@ -6,7 +6,16 @@ from pathlib import Path
 
 import click
 
-from posthoc.labelstudio.server import DEFAULT_DATA_DIR, server_status, start_detached, stop_detached
+from posthoc.errors import PosthocServiceError
+from posthoc.labelstudio.server import (
+    DEFAULT_DATA_DIR,
+    LOOPBACK,
+    port_is_free,
+    read_state,
+    server_status,
+    start_detached,
+    stop_detached,
+)
 
 _DATA_DIR = click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_DATA_DIR,
                          show_default=True,
@@ -26,6 +35,9 @@ def start_command(data_dir: Path, port: int | None, timeout: float) -> None:
     generated and stored in DATA_DIR/credentials.json (permissions 0600). The server may call an ML
     backend on 127.0.0.1 (SSRF protection off: local use only).
     """
+    if port is not None and read_state(data_dir) is None and not port_is_free(port):
+        # before DATA_DIR or its credentials are made: a failed start leaves nothing behind
+        raise PosthocServiceError(f"port {port} on {LOOPBACK} is in use; choose another with --port")
     server = start_detached(data_dir, port=port, timeout=timeout)
     click.echo(f"Label Studio is running at {server.url}")
     click.echo(f"  admin login: {server.username} (password and API token in {server.data_dir / 'credentials.json'})")

@@ -44,6 +44,8 @@ GROUP_HELP: dict[str, str] = {
 
 EXIT_INPUT = 2
 EXIT_SERVICE = 3
+#: click >= 8.2 raises this (a UsageError) for a group called without a command; it shows the help
+_NO_ARGS_HELP: type[click.UsageError] | None = getattr(click.exceptions, "NoArgsIsHelpError", None)
 
 
 class _LazyGroup(click.Group):
@@ -106,8 +108,16 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)
         sys.exit(130)
+    except click.UsageError as exc:
+        if _NO_ARGS_HELP is not None and isinstance(exc, _NO_ARGS_HELP):
+            exc.show()  # `posthoc study` alone: the group's help, as click shows it
+            sys.exit(exc.exit_code)
+        where = exc.ctx.command_path if exc.ctx is not None else "posthoc"
+        message = " ".join(exc.format_message().split())
+        click.echo(f"posthoc: error: {message} (see '{where} --help')", err=True)
+        sys.exit(exc.exit_code)
     except click.ClickException as exc:
-        exc.show()
+        click.echo(f"posthoc: error: {' '.join(exc.format_message().split())}", err=True)
         sys.exit(exc.exit_code)
     except PosthocInputError as exc:
         click.echo(f"posthoc: error: {exc}", err=True)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from posthoc.errors import PosthocInputError
 from posthoc.score import EXIT_LOCKED, EXIT_NOTHING_NEW, ScoreJobLocked, run_score_job
 
 _EPILOG = """\b
@@ -67,6 +68,12 @@ def score_command(manifest_path: Path, ls_url: str | None, out_dir: Path, export
         except OSError as exc:
             raise click.BadParameter(f"cannot read {label_config_path}: {exc.strerror}",
                                      param_hint="--label-config") from None
+        except UnicodeDecodeError:
+            raise PosthocInputError(f"--label-config {label_config_path}: not UTF-8 text; give the project's "
+                                    "label config (XML)") from None
+        from posthoc.export.tags import verification_tags
+
+        verification_tags(label_config, where=f"--label-config {label_config_path}")  # checked before --out
     try:
         result = run_score_job(manifest_path=manifest_path, out_dir=out_dir, ls_url=ls_url, token=token,
                                export_files=list(export_files) or None, project_ids=list(project_ids) or None,

@@ -70,9 +70,12 @@ def sequence_command(table: Path, out_dir: Path, layout: str, kind: str, worker_
     elif layout == "judgements":
         try:
             judgements = pd.read_csv(table)
-        except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
             raise PosthocInputError(f"{table}: cannot read judgements ({exc})") from exc
-        sequences = sequence_table_from_judgements(judgements)
+        try:
+            sequences = sequence_table_from_judgements(judgements)
+        except PosthocInputError as exc:
+            raise PosthocInputError(f"{table}: {exc}") from exc
     elif layout == "ls-rating":
         try:
             exported = json.loads(table.read_text(encoding="utf-8"))

@@ -57,6 +57,10 @@ def create_command(manifest_path: Path, ls_url: str | None, data_dir: Path | Non
                                                              "--password", password])
     if ls_url is None:
         raise PosthocInputError("give --url (or env POSTHOC_LS_URL) or the --data-dir of a running `posthoc ls start`")
+    from posthoc.labelstudio.url import check_url
+
+    check_url(ls_url)
+    check_url(backend_url, what="--backend-url")
     if not token:
         raise PosthocInputError("no admin token: set env POSTHOC_LS_TOKEN or LABEL_STUDIO_TOKEN "
                                 "(or give --data-dir of a local server)")

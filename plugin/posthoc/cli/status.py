@@ -65,7 +65,7 @@ def merge_annotations(from_events: pd.DataFrame, from_api: pd.DataFrame | None) 
               help="Label Studio's URL (e.g. http://127.0.0.1:8080): also read the annotations from its API.")
 @click.option("--token-env", default="LABEL_STUDIO_TOKEN", show_default=True,
               help="Name of the environment variable holding the Label Studio API token (used with --url).")
-@click.option("--out", type=click.Path(path_type=Path), default=None,
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Folder to write workers.csv and controls.csv into (atomically).")
 def status_command(manifest: Path, events_db: Path | None, url: str | None, token_env: str,
                    out: Path | None) -> None:
@@ -83,6 +83,9 @@ def status_command(manifest: Path, events_db: Path | None, url: str | None, toke
     from_events = current_annotations(EventStore(events_path).events()) if events_path.is_file() else None
     from_api = None
     if url:
+        from posthoc.labelstudio.url import check_url
+
+        check_url(url)
         token = os.environ.get(token_env)
         if not token:
             raise PosthocInputError(f"--url needs the API token in the environment variable {token_env}")

@@ -259,7 +259,7 @@ def judgements_from_label_studio(
         source = str(tasks)
         try:
             tasks = json.loads(Path(tasks).read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
+        except (OSError, ValueError) as exc:  # ValueError: bad JSON or not UTF-8
             raise PosthocInputError(f"{source}: not a readable Label Studio JSON export ({exc})") from exc
     if not isinstance(tasks, Sequence):
         raise PosthocInputError(f"{source}: expected a JSON list of tasks")

@@ -115,9 +115,18 @@ def read_flags(path: str | os.PathLike[str]) -> pd.DataFrame:
     path = Path(path)
     if not path.is_file():
         raise PosthocInputError(f"{path}: no flags table here; run `posthoc flags check` first")
-    frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(
-        path, dtype=str, keep_default_na=False)
+    try:
+        frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(
+            path, dtype=str, keep_default_na=False)
+    except (ValueError, OSError, pd.errors.ParserError) as exc:  # ValueError: not UTF-8, bad Parquet
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise PosthocInputError(f"{path}: not a readable flags table ({reason}); rerun `posthoc flags check`") \
+            from None
     missing = [c for c in FLAG_COLUMNS if c not in frame.columns]
     if missing:
         raise PosthocInputError(f"{path}: not a flags table, it lacks {', '.join(missing)}")
-    return frame[list(FLAG_COLUMNS)].astype(_DTYPES)
+    try:
+        return frame[list(FLAG_COLUMNS)].astype(_DTYPES)
+    except (ValueError, TypeError) as exc:
+        raise PosthocInputError(f"{path}: a value of the flags table has the wrong type ({exc}); rerun "
+                                "`posthoc flags check`") from None

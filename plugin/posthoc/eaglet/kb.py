@@ -26,12 +26,13 @@ from __future__ import annotations
 
 import bz2
 import codecs
+import contextlib
 import gzip
 import json
 import os
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Protocol
@@ -109,6 +110,19 @@ def _triples(path: Path, predicate_suffix: str) -> Iterable[tuple[str, str]]:
                 yield _iri(match.group(1)), _iri(match.group(3))
 
 
+@contextlib.contextmanager
+def _unreadable_as_input_error(path: Path) -> Iterator[None]:
+    """A KB file that is not UTF-8 text (or a broken .bz2 / .gz) becomes one PosthocInputError naming it."""
+    try:
+        yield
+    except (UnicodeDecodeError, EOFError) as error:
+        raise PosthocInputError(f"{path}: not a UTF-8 text KB file ({error}); give a DBpedia dump, "
+                                "N-Triples or a TSV (.bz2/.gz allowed)") from None
+    except OSError as error:  # gzip.BadGzipFile, a bz2 'Invalid data stream', a folder
+        raise PosthocInputError(f"{path}: cannot read this KB file ({error}); give a DBpedia dump, "
+                                "N-Triples or a TSV (.bz2/.gz allowed)") from None
+
+
 @dataclass
 class KbSnapshot:
     """An offline KB snapshot: redirects, disambiguation pages and (optionally) the known titles."""
@@ -124,13 +138,16 @@ class KbSnapshot:
         """Read DBpedia ``redirects`` / ``disambiguations`` dumps and TSV files (module docstring)."""
         kb = cls()
         for path in map(Path, redirects):
-            for subject, target in _triples(path, "wikiPageRedirects"):
-                kb.redirects[_canonical(subject)] = _canonical(target)
+            with _unreadable_as_input_error(path):
+                for subject, target in _triples(path, "wikiPageRedirects"):
+                    kb.redirects[_canonical(subject)] = _canonical(target)
         for path in map(Path, disambiguations):
-            for subject, target in _triples(path, "wikiPageDisambiguates"):
-                kb.disambiguations.setdefault(_canonical(subject), []).append(_canonical(target))
+            with _unreadable_as_input_error(path):
+                for subject, target in _triples(path, "wikiPageDisambiguates"):
+                    kb.disambiguations.setdefault(_canonical(subject), []).append(_canonical(target))
         for path in map(Path, tsv):
-            kb._read_tsv(path)
+            with _unreadable_as_input_error(path):
+                kb._read_tsv(path)
         return kb
 
     def _read_tsv(self, path: Path) -> None:

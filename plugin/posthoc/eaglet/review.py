@@ -104,9 +104,14 @@ def _load_flags_dir(flags_dir: Path) -> tuple[dict[str, Any], pd.DataFrame, Corp
     meta_path = flags_dir / "meta.json"
     if not meta_path.is_file():
         raise PosthocInputError(f"{flags_dir}: no meta.json; give the folder written by `posthoc flags check`")
-    meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    flags = read_flags(flags_dir / meta["flags_file"])
-    corpus = read_mentions(flags_dir / "checked.jsonl", fmt="jsonl", system=meta["system"])
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        flags_file, system = str(meta["flags_file"]), str(meta["system"])
+    except (ValueError, KeyError, TypeError) as exc:  # ValueError: not JSON or not UTF-8
+        raise PosthocInputError(f"{meta_path}: not the meta.json `posthoc flags check` writes "
+                                f"({type(exc).__name__}: {exc}); rerun `posthoc flags check`") from None
+    flags = read_flags(flags_dir / flags_file)
+    corpus = read_mentions(flags_dir / "checked.jsonl", fmt="jsonl", system=system)
     return meta, flags, corpus
 
 

@@ -48,8 +48,11 @@ def service_errors(url: str, what: str) -> Iterator[None]:
 
 
 def connect(url: str, token: str, *, timeout: float = 60.0) -> LabelStudio:
-    """A client for ``url`` after checking it answers ``/health``; PosthocServiceError if it does not."""
-    base = url.rstrip("/")
+    """A client for ``url`` after checking it answers ``/health``; PosthocServiceError if it does not
+    (PosthocInputError if ``url`` is not an http(s) URL)."""
+    from posthoc.labelstudio.url import check_url
+
+    base = check_url(url)
     try:
         response = requests.get(f"{base}/health", timeout=HEALTH_TIMEOUT)
     except requests.RequestException as exc:

@@ -209,14 +209,23 @@ def empty_judgements() -> pd.DataFrame:
 def iter_export_tasks(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
     """The tasks of a Label Studio JSON export (a JSON array), one at a time, without loading the file."""
     source = Path(path)
+    what = "not a Label Studio JSON export (a JSON array of tasks)"
     try:
         with source.open("rb") as handle:
+            head = handle.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+            if head and not head.startswith(b"["):
+                raise PosthocInputError(f"{source}: {what}: the file does not start with '['")
+            handle.seek(0)
             yield from ijson.items(handle, "item", use_float=True, buf_size=_BUFFER)
     except FileNotFoundError as exc:
         raise PosthocInputError(f"{source}: export file not found") from exc
+    except IsADirectoryError as exc:
+        raise PosthocInputError(f"{source}: a folder, not an export file") from exc
     except ijson.JSONError as exc:
-        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise PosthocInputError(f"{source}: not a Label Studio JSON export (a JSON array of tasks): {reason}") from exc
+        raw = exc.args[0] if exc.args else ""
+        text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+        reason = (text.strip().splitlines() or [type(exc).__name__])[0]
+        raise PosthocInputError(f"{source}: {what}: {reason}") from exc
 
 
 def user_key(completed_by: Any) -> str:

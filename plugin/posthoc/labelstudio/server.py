@@ -389,7 +389,10 @@ def read_state(data_dir: Path) -> dict[str, Any] | None:
         state = json.loads(path.read_text(encoding="utf-8"))
     except ValueError:
         return None
-    return state if isinstance(state, dict) else None
+    if not isinstance(state, dict) or type(state.get("pid")) is not int or state["pid"] <= 0 \
+            or not isinstance(state.get("url"), str):
+        return None  # not a state file this program wrote: no server is known to run there
+    return state
 
 
 @dataclass(frozen=True)

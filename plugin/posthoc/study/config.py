@@ -170,7 +170,8 @@ def load_study_config(path: str | Path) -> StudyConfig:
             raise PosthocInputError(f"{where} path is required (a file relative to the config)")
         resolved = (source.parent / written).resolve()
         if not resolved.is_file():
-            raise PosthocInputError(f"{where} path {written!r} does not exist (looked at {resolved})")
+            what = "is a folder, not a file" if resolved.is_dir() else "does not exist"
+            raise PosthocInputError(f"{where} path {written!r} {what} (looked at {resolved})")
         system = table.get("system", "GT")
         if not isinstance(system, str) or not system.strip():
             raise PosthocInputError(f"{where} system must be a non-empty string, got {system!r}")

@@ -136,7 +136,8 @@ class Manifest:
         """Open an existing manifest; :class:`PosthocInputError` if it is missing or not a manifest."""
         target = Path(path)
         if not target.is_file():
-            raise PosthocInputError(f"study manifest {target} does not exist; run `posthoc study plan` first")
+            what = "is a folder, not a manifest file" if target.is_dir() else "does not exist"
+            raise PosthocInputError(f"study manifest {target} {what}; run `posthoc study plan` first")
         if not storage.is_sqlite(target):
             raise PosthocInputError(f"{target} is not a study manifest (not an SQLite file)")
         reader = storage.Reader(target)
