@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -110,6 +111,8 @@ def _cases() -> dict[str, Case]:
         "score-export-binary": Case(f"{score} --export-file garbage.bin", 2, ("garbage.bin", "JSON")),
         "score-export-object-not-array": Case(f"{score} --export-file data.json", 2, ("data.json", "array")),
         "score-export-array-of-numbers": Case(f"{score} --export-file numbers.json", 2, ("numbers.json", "task")),
+        "score-export-task-data-not-object": Case(f"{score} --export-file datastr.json", 2, ("datastr.json", "task 7")),
+        "score-export-annotations-not-list": Case(f"{score} --export-file annstr.json", 2, ("annstr.json", "task 8")),
         "score-out-is-file": Case("score --manifest manifest.sqlite --out afile --export-file tasks.json", 2,
                                   ("--out", "afile")),
         "score-manifest-is-toml": Case(f"{score} --export-file tasks.json".replace("manifest.sqlite", "study.toml"),
@@ -127,12 +130,15 @@ def _cases() -> dict[str, Case]:
         "crowdtruth-binary": Case("crowdtruth garbage.bin --out ct-out", 2, ("garbage.bin",)),
         "crowdtruth-table-no-columns": Case("crowdtruth cols.csv --layout table --out ct-out", 2,
                                             ("cols.csv", "unit", "worker", "annotation")),
+        "crowdtruth-table-empty-answer": Case("crowdtruth ctblank.csv --layout table --out ct-out", 2,
+                                              ("ctblank.csv", "annotation")),
         "crowdtruth-label-studio-binary": Case("crowdtruth garbage.bin --layout label-studio --out ct-out", 2,
                                                ("garbage.bin", "Label Studio")),
         "crowdtruth-out-is-file": Case("crowdtruth cols.csv --layout table --out afile", 2, ("--out", "afile")),
         # sequence
         "sequence-missing-column": Case("sequence seqmiss.csv --out seq-out", 2, ("seqmiss.csv", "label")),
         "sequence-position-not-numeric": Case("sequence seqtype.csv --out seq-out", 2, ("seqtype.csv", "position")),
+        "sequence-header-only": Case("sequence seqheader.csv --out seq-out", 2, ("seqheader.csv", "no judgements")),
         "sequence-judgements-no-columns": Case("sequence cols.csv --layout judgements --out seq-out", 2,
                                                ("cols.csv", "task_key")),
         "sequence-judgements-binary": Case("sequence garbage.bin --layout judgements --out seq-out", 2,
@@ -206,6 +212,9 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "cols.csv").write_text("a,b\n1,2\n", encoding="utf-8")
     (root / "seqmiss.csv").write_text("worker,item,position\nw1,i1,0\n", encoding="utf-8")
     (root / "seqtype.csv").write_text("worker,item,position,label\nw1,i1,zero,1\nw1,i2,one,0\n", encoding="utf-8")
+    (root / "seqheader.csv").write_text("worker,item,position,label\n", encoding="utf-8")
+    (root / "ctblank.csv").write_text("unit,worker,annotation\nu1,w1,a\nu1,w2,\nu2,w1,b\nu2,w2,b\n",
+                                      encoding="utf-8")
     (root / "bad.ttl").write_text("not turtle at all {{{\n", encoding="utf-8")
     packed = gzip.compress(b"".join(f"<a{i}> <b> <c{i}> .\n".encode() for i in range(200)))
     (root / "broken.nt.gz").write_bytes(packed[:len(packed) // 2])  # cut in the middle of the stream
@@ -230,6 +239,14 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
         done = subprocess.run([sys.executable, "-m", "posthoc.cli.main", *argv], cwd=root, env=env,
                               capture_output=True, text=True, timeout=120, check=False)
         assert done.returncode == 0, done.stderr
+    from posthoc.study.manifest import Manifest
+
+    manifest = Manifest.open(root / "manifest.sqlite")
+    key = str(manifest.tasks()["task_key"].iloc[0])
+    manifest.close()
+    (root / "datastr.json").write_text('[{"id": 7, "data": "not an object"}]\n', encoding="utf-8")
+    (root / "annstr.json").write_text(json.dumps([{"id": 8, "data": {"task_key": key}, "annotations": "none"}]),
+                                      encoding="utf-8")
     for name, broken in (("flags-badmeta", "meta.json"), ("flags-badtable", "flags.csv")):
         shutil.copytree(root / "flags", root / name)
         (root / name / broken).write_bytes(b"\x84\x00\xff binary")

@@ -149,11 +149,16 @@ def crowdtruth_command(file: Path, out_dir: Path, layout: str, input_columns: tu
         is_open = (not vector) if open_ended is None else open_ended
         if judgements.empty:
             raise PosthocInputError(f"{file}: no judgements with two or more workers on a unit")
-    run = run_crowdtruth(
-        judgements, annotation_vector=vector or None, open_ended=is_open, unit_inputs=unit_inputs,
-        reference=reference, positive_annotation=positive_annotation, threshold=threshold,
-        worker_threshold=worker_threshold, max_iterations=max_iterations, title=f"CrowdTruth: {file.name}",
-    )
+    try:
+        run = run_crowdtruth(
+            judgements, annotation_vector=vector or None, open_ended=is_open, unit_inputs=unit_inputs,
+            reference=reference, positive_annotation=positive_annotation, threshold=threshold,
+            worker_threshold=worker_threshold, max_iterations=max_iterations, title=f"CrowdTruth: {file.name}",
+        )
+    except PosthocInputError as exc:
+        if str(exc).startswith("judgement table"):  # the metrics name the table, not the file it came from
+            raise PosthocInputError(f"{file}: {exc}") from None
+        raise
     run.summary.update(file=str(file), layout=layout)
     outputs = {f"{name}.{fmt}": _table_bytes(table, fmt) for name, table in run.tables.items()}
     html = page(f"CrowdTruth metrics: {file.name}", [run.section])

@@ -87,6 +87,9 @@ def sequence_command(table: Path, out_dir: Path, layout: str, kind: str, worker_
     else:
         sequences = read_sequence_csv(table, worker=worker_col, sequence=sequence_col, item=item_col,
                                       position=position_col, label=label_col, gold=gold_col)
+    if sequences.empty:
+        raise PosthocInputError(f"{table}: no judgements to test (no rows in the {layout} layout); give a table "
+                                "with one row per judgement")
     options = {"kind": kind, "worker_bias": not no_worker_bias, "good_threshold": good_threshold,
                "good_correlation": good_correlation}
     by_subset = lag1_by_subset(sequences, **options)  # type: ignore[arg-type]

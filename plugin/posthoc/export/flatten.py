@@ -294,7 +294,14 @@ class ExportFlattener:
         for task in tqdm(tasks, desc=f"flatten {Path(path).name}", unit=" tasks", disable=not progress):
             if not isinstance(task, Mapping):
                 raise PosthocInputError(f"{path}: an element of the export array is not a task object")
-            self.add_task(task, source=str(path), worker=worker, tags=tags)
+            try:
+                self.add_task(task, source=str(path), worker=worker, tags=tags)
+            except PosthocInputError:
+                raise
+            except (AttributeError, TypeError, ValueError, KeyError) as exc:  # a field of the wrong shape
+                raise PosthocInputError(f"{path}: Label Studio task {task.get('id')!r} is malformed "
+                                        f"({type(exc).__name__}: {exc}); give the export as Label Studio wrote it"
+                                        ) from None
 
     def add_task(self, task: Mapping[str, Any], *, source: str = "", worker: str | None = None,
                  tags: VerificationTags | None = None) -> None:
