@@ -113,6 +113,9 @@ def _cases() -> dict[str, Case]:
         "score-export-array-of-numbers": Case(f"{score} --export-file numbers.json", 2, ("numbers.json", "task")),
         "score-export-task-data-not-object": Case(f"{score} --export-file datastr.json", 2, ("datastr.json", "task 7")),
         "score-export-annotations-not-list": Case(f"{score} --export-file annstr.json", 2, ("annstr.json", "task 8")),
+        "score-accounts-file-malformed": Case(f"{score} --export-file tasks.json".replace("manifest.sqlite",
+                                                                                            "acc/m.sqlite"),
+                                              2, ("m.accounts.json", "w001")),
         "score-out-is-file": Case("score --manifest manifest.sqlite --out afile --export-file tasks.json", 2,
                                   ("--out", "afile")),
         "score-manifest-is-toml": Case(f"{score} --export-file tasks.json".replace("manifest.sqlite", "study.toml"),
@@ -247,6 +250,9 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "datastr.json").write_text('[{"id": 7, "data": "not an object"}]\n', encoding="utf-8")
     (root / "annstr.json").write_text(json.dumps([{"id": 8, "data": {"task_key": key}, "annotations": "none"}]),
                                       encoding="utf-8")
+    (root / "acc").mkdir()
+    shutil.copy(root / "manifest.sqlite", root / "acc" / "m.sqlite")
+    (root / "acc" / "m.accounts.json").write_text('{"w001": "not an account"}\n', encoding="utf-8")
     for name, broken in (("flags-badmeta", "meta.json"), ("flags-badtable", "flags.csv")):
         shutil.copytree(root / "flags", root / name)
         (root / name / broken).write_bytes(b"\x84\x00\xff binary")

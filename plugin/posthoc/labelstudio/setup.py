@@ -101,6 +101,10 @@ def read_accounts(path: Path) -> dict[str, dict[str, str]]:
         raise PosthocInputError(f"{path}: not an accounts file ({exc}); restore it or remove it") from exc
     if not isinstance(raw, dict):
         raise PosthocInputError(f"{path}: not an accounts file (expected an object of workers)")
+    for worker, account in raw.items():
+        if not isinstance(account, dict):
+            raise PosthocInputError(f"{path}: worker {worker!r} is not an object with email and password; "
+                                    "restore the file or remove it")
     return {str(k): dict(v) for k, v in raw.items()}
 
 
