@@ -138,3 +138,23 @@ def test_changed_admin_password_in_the_environment_is_applied(ls_template: Path,
     with server:
         assert login(server.url, server.username, "a-new-admin-password-42") is not None
     assert resolve_credentials(data_dir, environ={}).password == "a-new-admin-password-42"
+
+
+def test_stop_leaves_a_stale_pid_of_another_program_alone(tmp_path) -> None:
+    """A server.json whose pid now belongs to another program: `ls stop` must not signal it."""
+    import json
+    import subprocess
+    import sys
+
+    from posthoc.labelstudio.server import STATE_FILE, stop_detached
+
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    try:
+        (tmp_path / STATE_FILE).write_text(json.dumps({"pid": other.pid, "port": 1, "url": "http://127.0.0.1:1"}),
+                                           encoding="utf-8")
+        assert stop_detached(tmp_path) is False
+        assert other.poll() is None  # still running
+        assert not (tmp_path / STATE_FILE).exists()
+    finally:
+        other.kill()
+        other.wait()

@@ -439,11 +439,24 @@ def start_detached(data_dir: str | os.PathLike[str], *, port: int | None = None,
     return server
 
 
+def is_label_studio_process(pid: int) -> bool:
+    """Whether ``pid`` still runs Label Studio (a stale ``server.json`` may name a pid reused by another
+    program, whose process group must not be stopped). Without ``/proc`` the pid is trusted."""
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").lower()
+    except FileNotFoundError:
+        return not Path("/proc/self/cmdline").exists()
+    except OSError:
+        return True
+    return b"label-studio" in command or b"label_studio" in command
+
+
 def stop_detached(data_dir: str | os.PathLike[str], *, timeout: float = 20) -> bool:
     """Stop the detached server of ``data_dir``; returns whether one was running."""
     root = Path(data_dir).resolve()
     state = read_state(root)
-    running = state is not None and pid_alive(int(state.get("pid", 0)) or -1)
+    running = state is not None and pid_alive(int(state.get("pid", 0)) or -1) \
+        and is_label_studio_process(int(state["pid"]))
     if state is not None and running:
         stop_process_group(int(state["pid"]), timeout=timeout)
     with contextlib.suppress(FileNotFoundError):
