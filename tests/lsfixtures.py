@@ -7,6 +7,7 @@
   ``username``, ``password``, ``data_dir`` and ``client()`` (an SDK ``LabelStudio``).
 * ``ls_project`` (function scope) is a factory: ``ls_project(label_config, title=...)`` creates a
   throwaway project and deletes it after the test. :func:`make_project` is the same as a context manager.
+* ``browser`` (module scope): Debian's chromium through Playwright; skips when chromium is missing.
 * ``ls_annotator`` (function scope) is a factory: ``ls_annotator(email=None)`` makes (or logs into) an
   annotator account and returns a :class:`posthoc.labelstudio.users.Account` with its own API token.
 
@@ -171,3 +172,20 @@ def small_sample_manifest(path: Path, *, name: str, n_documents: int = 5, n_work
     documents = documents.merge(keep, on=["dataset", "doc_id"])
     mentions = mentions.merge(keep, on=["dataset", "doc_id"])
     return Manifest.create(path, plan_study(documents, mentions, config))
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Debian's chromium driven by Playwright (loopback only; the flags keep it off the network)."""
+    if not CHROMIUM.is_file():
+        pytest.skip("Debian chromium (/usr/bin/chromium) is not installed - browser tests skipped")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="python playwright is not installed")
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()

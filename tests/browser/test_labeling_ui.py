@@ -11,7 +11,6 @@ and the project's export code maps them back to document offsets.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -28,9 +27,6 @@ from posthoc.study.manifest import Manifest
 
 pytestmark = [pytest.mark.browser, pytest.mark.labelstudio, pytest.mark.slow]
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 INTRO = "Flags 🇫🇷🇩🇪 and a family 👩‍👩‍👧 open this story, far from any name at all. "
 BODY = ('The 👩‍👩‍👧 family flew from 🇫🇷 France to Berlin, <script>window.__pwned=1</script> read '
         '<img src=x onerror="window.__pwned=2"> and then Paris.')
@@ -46,15 +42,6 @@ def _mention(surface: str) -> dict[str, Any]:
             "surface": surface, "link": LINKS[surface], "link_original": LINKS[surface], "is_nil": False}
 
 
-@pytest.fixture(scope="module")
-def browser() -> Any:
-    if not CHROMIUM.is_file():
-        pytest.skip("Debian chromium (/usr/bin/chromium) is not installed - browser tests skipped")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="python playwright is not installed")
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield launched
-        launched.close()
 
 
 @pytest.fixture(scope="module")

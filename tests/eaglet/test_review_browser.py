@@ -19,22 +19,10 @@ from posthoc.readers import read_mentions
 
 pytestmark = [pytest.mark.browser, pytest.mark.labelstudio, pytest.mark.slow]
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 EX2 = "http://example.org/Example2FromThePaper"
 W = "https://en.wikipedia.org/wiki/"
 
 
-@pytest.fixture(scope="module")
-def browser() -> Any:
-    if not CHROMIUM.is_file():
-        pytest.skip("Debian chromium (/usr/bin/chromium) is not installed - browser tests skipped")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="python playwright is not installed")
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield launched
-        launched.close()
 
 
 def test_reviewer_accepts_flags_in_the_browser(browser: Any, ls_server: Any, ls_annotator: Any, shared_data: Path,
