@@ -11,8 +11,6 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-import pytest
-
 from posthoc.eaglet.rules.long_description import get_tagger, is_long_description
 
 CASES = Path(__file__).parent / "data" / "long_description_cases.tsv"
@@ -35,7 +33,6 @@ def test_cases_are_enough_and_balanced() -> None:
 
 
 def test_pattern_tagger_accuracy_at_least_95_percent() -> None:
-    pytest.importorskip("textblob", reason="the pattern tagger needs the optional PyPI package textblob")
     value, wrong = accuracy("pattern")
     assert value >= 0.95, wrong
 

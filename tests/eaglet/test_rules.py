@@ -102,8 +102,6 @@ def test_combined_marking_chains_three_and_stops_at_punctuation_and_line_breaks(
 
 @pytest.mark.parametrize("tagger", ["rules", "pattern"])
 def test_long_description_flags_the_relative_clause_only(tagger: str) -> None:
-    if tagger == "pattern":
-        pytest.importorskip("textblob", reason="the pattern tagger needs the optional PyPI package textblob")
     text = "Such a team that won Supporters' Shield in 2014 and The Man Who Knew Too Much."
     corpus = build_corpus({"1": (text, [("team that won Supporters' Shield in 2014", "Seattle_Sounders_FC"),
                                         ("The Man Who Knew Too Much", "The_Man_Who_Knew_Too_Much")])})
@@ -214,7 +212,6 @@ def test_pipeline_rejects_unknown_rules_and_systems() -> None:
 
 
 def test_inconsistent_marking_lemma_mode_matches_plural_forms() -> None:
-    pytest.importorskip("textblob", reason="lemma mode needs the optional PyPI package textblob")
     corpus = build_corpus({"1": ("Two Americans and one American.", [("American", "United_States", 1)])})
     assert run(InconsistentMarkingRule(), corpus).empty
     flags = run(InconsistentMarkingRule(normalise="lemma"), corpus)
