@@ -144,7 +144,8 @@ class BenchRun:
     def __enter__(self) -> BenchRun:
         self.started = time.perf_counter()
         self.print(f"# {self.name}  {' '.join(self.argv)}".rstrip())
-        self.print(f"date {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}, commit {_commit()}, nproc {os.cpu_count()}")
+        now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+        self.print(f"date {now}, commit {_commit()}, nproc {os.cpu_count()}")
         self.print(f"load before {load_average()}; {_versions()}")
         return self
 
