@@ -11,6 +11,8 @@ if ! command -v chromium >/dev/null 2>&1; then
   fi
 fi
 python -m pip install -q -e '.[test]'
+# a real label-studio-ml model class for tests/predictors; --no-deps: its own pins would downgrade Flask to 1.1
+python -m pip install -q --no-deps 'label-studio-ml==1.0.9' 'label-studio-tools==0.0.4'
 python -m ruff check plugin ml_backend tests bench scripts
 python -m mypy
 python -m pytest "$@"

@@ -33,7 +33,9 @@ from posthoc.errors import PosthocInputError
 from posthoc_backend.auth import OPEN_ENDPOINTS, authorised, webhook_token
 from posthoc_backend.events import EventStore
 from posthoc_backend.linker import AliasTable, DictionaryLinker
+from posthoc_backend.live import DEFAULT_BATCH_SIZE, DEFAULT_BUDGET
 from posthoc_backend.predictor import ManifestIndex, ManifestLike, Predictor
+from posthoc_backend.predictors.registry import ModelFactory, PredictorSpec
 from posthoc_backend.protocol import MODEL_VERSION, RequestError, parse_predict, parse_setup, require_object
 from posthoc_backend.results import region_tags
 
@@ -64,11 +66,15 @@ def _error(status: int, message: str, field: str | None = None) -> tuple[Respons
 def create_app(manifest: ManifestLike | str | Path | None = None, *, alias_table: AliasTable | None = None,
                secret: str | None = None, events_db: str | Path | None = None,
                default_config: str | None = None, model_version: str = MODEL_VERSION,
-               max_body_bytes: int = MAX_BODY_BYTES) -> Flask:
+               max_body_bytes: int = MAX_BODY_BYTES, predictor: PredictorSpec | ModelFactory | None = None,
+               predict_budget: float = DEFAULT_BUDGET, live_batch_size: int = DEFAULT_BATCH_SIZE) -> Flask:
     """The backend app.
 
     ``manifest``: a :class:`posthoc.study.manifest.Manifest` or its path (``None``: live mode only).
     ``alias_table``: turns live mode on (text in no manifest is pre-filled by the dictionary linker).
+    ``predictor``: the live predictor instead (a :class:`PredictorSpec`, e.g. ``PredictorSpec("rel",
+    url=...)``, or a ready :class:`ModelFactory`); ``predict_budget`` (seconds of a request spent on live
+    predictions) and ``live_batch_size``: see :mod:`posthoc_backend.live`.
     ``secret``: when set, every endpoint but ``/health`` needs it (basic auth password or bearer).
     ``events_db``: the SQLite event store of ``/webhook`` (``None``: webhooks are acknowledged, not kept).
     ``default_config``: the label config used when a request carries none (default
@@ -85,8 +91,15 @@ def create_app(manifest: ManifestLike | str | Path | None = None, *, alias_table
             opened.close()
     elif manifest is not None:
         index = ManifestIndex(manifest)
-    predictor = Predictor(index, DictionaryLinker(alias_table) if alias_table is not None else None,
-                          model_version=model_version)
+    live: ModelFactory | DictionaryLinker | None = None
+    if isinstance(predictor, PredictorSpec):
+        live = ModelFactory(predictor, model_version=model_version) if predictor.name != "manifest" else None
+    elif predictor is not None:
+        live = predictor
+    elif alias_table is not None:
+        live = DictionaryLinker(alias_table)
+    served = Predictor(index, live, model_version=model_version, budget=predict_budget,
+                          batch_size=live_batch_size)
     store = EventStore(events_db) if events_db is not None else None
     fallback_config = default_config or _default_config()
 
@@ -94,7 +107,7 @@ def create_app(manifest: ManifestLike | str | Path | None = None, *, alias_table
     app.config["MAX_CONTENT_LENGTH"] = max_body_bytes
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.json.ensure_ascii = False  # type: ignore[attr-defined]
-    app.extensions["posthoc_predictor"] = predictor
+    app.extensions["posthoc_predictor"] = served
     app.extensions["posthoc_events"] = store
 
     @app.before_request
@@ -131,7 +144,7 @@ def create_app(manifest: ManifestLike | str | Path | None = None, *, alias_table
     @app.get("/health")
     def health() -> Response:
         return jsonify({"status": "UP", "model_class": "PosthocBackend", "model_version": model_version,
-                        "live_mode": predictor.live, "manifest": predictor.manifest is not None})
+                        "live_mode": served.live, "manifest": served.manifest is not None})
 
     @app.post("/setup")
     def setup() -> Response:
@@ -150,7 +163,7 @@ def create_app(manifest: ManifestLike | str | Path | None = None, *, alias_table
     @app.post("/predict")
     def predict() -> tuple[Response, int]:
         envelope = parse_predict(_json_body())
-        batch = predictor.predict(envelope.tasks, envelope.label_config or fallback_config)
+        batch = served.predict(envelope.tasks, envelope.label_config or fallback_config, context=envelope.context)
         if batch.predicted == 0:
             first = batch.errors[0]
             logger.warning("/predict: none of %d tasks pre-filled; first: %s", len(batch.errors), first["error"])
@@ -178,7 +191,9 @@ def app_from_environment() -> Flask:
 
     ``POSTHOC_MANIFEST`` (path), ``POSTHOC_ALIAS_FILES`` (mentions files separated by the OS path
     separator; turns live mode on), ``POSTHOC_BACKEND_SECRET``, ``POSTHOC_EVENTS_DB`` (path),
-    ``POSTHOC_ALIAS_CASE_INSENSITIVE`` (``1`` to match aliases ignoring case).
+    ``POSTHOC_ALIAS_CASE_INSENSITIVE`` (``1`` to match aliases ignoring case), ``POSTHOC_PREDICTOR`` and
+    ``POSTHOC_PREDICTOR_*`` (the live predictor, :meth:`PredictorSpec.to_env`), ``POSTHOC_PREDICT_BUDGET``
+    (seconds).
     """
     from posthoc_backend.linker import frames_from_files
 
@@ -190,7 +205,10 @@ def app_from_environment() -> Flask:
             frames_from_files(alias_files),
             case_sensitive=os.environ.get("POSTHOC_ALIAS_CASE_INSENSITIVE", "") not in {"1", "true", "yes"},
         )
-    if manifest is None and table is None:
-        raise PosthocInputError("set POSTHOC_MANIFEST (a study manifest) or POSTHOC_ALIAS_FILES (live mode), or both")
+    spec = PredictorSpec.from_env(os.environ)
+    if manifest is None and table is None and (spec is None or spec.name == "manifest"):
+        raise PosthocInputError("set POSTHOC_MANIFEST (a study manifest) or POSTHOC_ALIAS_FILES / POSTHOC_PREDICTOR "
+                                "(live mode), or both")
+    budget = float(os.environ.get("POSTHOC_PREDICT_BUDGET") or DEFAULT_BUDGET)
     return create_app(manifest, alias_table=table, secret=os.environ.get("POSTHOC_BACKEND_SECRET") or None,
-                      events_db=os.environ.get("POSTHOC_EVENTS_DB") or None)
+                      events_db=os.environ.get("POSTHOC_EVENTS_DB") or None, predictor=spec, predict_budget=budget)

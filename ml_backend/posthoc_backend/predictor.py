@@ -7,8 +7,9 @@ For each task, in order:
    (the manifest's pre-filled mentions, held in memory by :class:`ManifestIndex`), after
    checking that the task's text is exactly the manifest's chunk text (otherwise the offsets
    would point at the wrong characters);
-3. a task without a key, or with a key the manifest does not know, gets the baseline dictionary
-   linker's matches when live mode is on (an alias table was given), else an error;
+3. a task without a key, or with a key the manifest does not know, gets the live predictor's prediction
+   when live mode is on (a predictor was chosen: :mod:`posthoc_backend.live`, in batches within Label
+   Studio's predict timeout), else an error;
 4. the prediction ``{"result": [...], "model_version": MODEL_VERSION}`` (no score) is checked with
    ``LabelInterface.validate_prediction`` before it is returned.
 
@@ -21,6 +22,7 @@ task could be predicted is answered with the first task's 4xx status instead.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -28,6 +30,9 @@ import pandas as pd
 
 from posthoc.errors import PosthocInputError
 from posthoc_backend.linker import DictionaryLinker
+from posthoc_backend.live import DEFAULT_BATCH_SIZE, DEFAULT_BUDGET, LivePredictor, LiveTask
+from posthoc_backend.predictors.registry import ModelFactory
+from posthoc_backend.predictors.stored import DictionaryTextLinker
 from posthoc_backend.protocol import MODEL_VERSION, TASK_KEY_FIELD, RequestError, TaskInput, parse_task
 from posthoc_backend.results import build_result, region_tags, validation_errors
 
@@ -88,22 +93,32 @@ class BatchPrediction:
 
 
 class Predictor:
-    """Pre-fills tasks from a manifest (blind: one neutral model version) or, in live mode, a linker."""
+    """Pre-fills tasks from a manifest (blind: one neutral model version) or, in live mode, a predictor.
 
-    def __init__(self, manifest: ManifestLike | ManifestIndex | None, linker: DictionaryLinker | None, *,
-                 model_version: str = MODEL_VERSION) -> None:
+    ``live``: a :class:`~posthoc_backend.predictors.registry.ModelFactory` (any predictor), a
+    :class:`~posthoc_backend.linker.DictionaryLinker` (the dictionary baseline) or ``None`` (live mode off).
+    ``budget`` / ``batch_size``: see :mod:`posthoc_backend.live`.
+    """
+
+    def __init__(self, manifest: ManifestLike | ManifestIndex | None,
+                 live: ModelFactory | DictionaryLinker | None, *, model_version: str = MODEL_VERSION,
+                 budget: float = DEFAULT_BUDGET, batch_size: int = DEFAULT_BATCH_SIZE) -> None:
         if manifest is not None and not isinstance(manifest, ManifestIndex):
             manifest = ManifestIndex(manifest)
         self.manifest = manifest
-        self.linker = linker
+        if isinstance(live, DictionaryLinker):
+            live = ModelFactory(linker=DictionaryTextLinker(live), model_version=model_version)
+        self.live_predictor = (LivePredictor(live, model_version=model_version, budget=budget, batch_size=batch_size)
+                               if live is not None and live.live else None)
         self.model_version = model_version
 
     @property
     def live(self) -> bool:
-        """Whether text in no manifest is pre-filled by the dictionary linker."""
-        return self.linker is not None
+        """Whether text in no manifest is pre-filled by a live predictor."""
+        return self.live_predictor is not None
 
-    def _mentions(self, task: TaskInput) -> pd.DataFrame | list[dict[str, Any]]:
+    def _manifest_mentions(self, task: TaskInput) -> list[dict[str, Any]] | None:
+        """The manifest's mentions of the task; ``None`` when the task is for the live predictor."""
         where = f"tasks[{task.index}].data"
         if task.task_key is not None and self.manifest is not None:
             text = self.manifest.text(task.task_key)
@@ -115,12 +130,12 @@ class Predictor:
                         field=f"{where}.text", status=422,
                     )
                 return self.manifest.prefill(task.task_key)
-        if self.linker is not None:
-            return self.linker.link_records(task.text)
+        if self.live:
+            return None
         if task.task_key is None:
             raise RequestError(
-                f"{where} has no {TASK_KEY_FIELD} and live mode is off (start the backend with --alias-file "
-                "to pre-fill new text)", field=f"{where}.{TASK_KEY_FIELD}", status=422,
+                f"{where} has no {TASK_KEY_FIELD} and live mode is off (start the backend with --predictor or "
+                "--alias-file to pre-fill new text)", field=f"{where}.{TASK_KEY_FIELD}", status=422,
             )
         raise RequestError(
             f"{where}.{TASK_KEY_FIELD} {task.task_key!r} is in no manifest served here "
@@ -129,13 +144,10 @@ class Predictor:
             field=f"{where}.{TASK_KEY_FIELD}", status=404,
         )
 
-    def predict_one(self, raw_task: Any, index: int, config: str) -> dict[str, Any]:
-        """The prediction for one task; :class:`RequestError` if the task cannot be pre-filled."""
-        tags = region_tags(config)
-        task = parse_task(raw_task, index, text_key=tags.text_key)
-        mentions = self._mentions(task)
+    def _from_manifest(self, mentions: list[dict[str, Any]], task: TaskInput, config: str) -> dict[str, Any]:
+        index = task.index
         try:
-            result = build_result(mentions, task.text, tags)
+            result = build_result(mentions, task.text, region_tags(config))
         except PosthocInputError as exc:
             raise RequestError(f"tasks[{index}]: {exc}", field=f"tasks[{index}]", status=422) from exc
         prediction = {"result": result, "model_version": self.model_version}
@@ -147,19 +159,43 @@ class Predictor:
             )
         return prediction
 
-    def predict(self, tasks: list[Any], config: str) -> BatchPrediction:
+    def predict_one(self, raw_task: Any, index: int, config: str) -> dict[str, Any]:
+        """The prediction for one task; :class:`RequestError` if the task cannot be pre-filled."""
+        batch = self.predict([raw_task], config)
+        if batch.errors:
+            error = batch.errors[0]
+            raise RequestError(str(error["error"]), field=error["field"], status=int(error["status"]))
+        return batch.results[0]
+
+    def predict(self, tasks: list[Any], config: str, *, context: Any = None) -> BatchPrediction:
         """Predictions for a batch, one element per task in order (see the module docstring)."""
+        started = time.monotonic()
         try:
-            region_tags(config)
+            tags = region_tags(config)
         except PosthocInputError as exc:
             raise RequestError(str(exc), field="label_config", status=422) from exc
-        batch = BatchPrediction()
+        answers: dict[int, dict[str, Any] | RequestError] = {}
+        pending: list[LiveTask] = []
         for index, raw_task in enumerate(tasks):
             try:
-                batch.results.append(self.predict_one(raw_task, index, config))
+                task = parse_task(raw_task, index, text_key=tags.text_key)
+                mentions = self._manifest_mentions(task)
+                if mentions is None:
+                    pending.append(LiveTask(task, raw_task))
+                else:
+                    answers[index] = self._from_manifest(mentions, task, config)
             except RequestError as exc:
+                answers[index] = exc
+        if pending and self.live_predictor is not None:
+            answers.update(self.live_predictor.predict(pending, config, started=started, context=context))
+        batch = BatchPrediction()
+        for index, raw_task in enumerate(tasks):
+            answer = answers[index]
+            if isinstance(answer, RequestError):
                 task_id = raw_task.get("id") if isinstance(raw_task, dict) else None
-                entry = {**exc.body(), "task": task_id, "status": exc.status}
+                entry = {**answer.body(), "task": task_id, "status": answer.status}
                 batch.errors.append(entry)
                 batch.results.append({**entry, "model_version": self.model_version})
+            else:
+                batch.results.append(answer)
         return batch

@@ -46,6 +46,8 @@ class PredictRequest:
     tasks: list[Any]
     project: str | None
     label_config: str | None
+    #: ``params.context`` (interactive pre-annotation), handed to a live predictor as ``context=``
+    context: Any = None
 
 
 @dataclass(frozen=True)
@@ -87,7 +89,10 @@ def parse_predict(body: Any) -> PredictRequest:
     config = payload.get("label_config")
     if config is not None and not isinstance(config, str):
         raise RequestError("'label_config' must be the project's label config (an XML string)", field="label_config")
-    return PredictRequest(tasks=tasks, project=_optional_str(payload, "project"), label_config=config or None)
+    params = payload.get("params")
+    context = params.get("context") if isinstance(params, dict) else None
+    return PredictRequest(tasks=tasks, project=_optional_str(payload, "project"), label_config=config or None,
+                          context=context)
 
 
 def parse_task(task: Any, index: int, *, text_key: str) -> TaskInput:

@@ -171,6 +171,14 @@ def _cases() -> dict[str, Case]:
                                          "--port {free}", 2, ("garbage.bin",)),
         "backend-host-not-an-address": Case("backend serve --manifest manifest.sqlite --host 256.1.1.1 "
                                             "--port {free}", 2, ("--host", "256.1.1.1")),
+        # predict: the corpus, the predictor's options, a service that is not there
+        "predict-corpus-missing": Case("predict --predictor rel --url {dead} missing.jsonl --out p.jsonl", 2,
+                                       ("missing.jsonl",)),
+        "predict-rel-without-url": Case("predict --predictor rel gt.jsonl --out p.jsonl", 2, ("--url",)),
+        "predict-class-not-importable": Case("predict --predictor nosuchpkg.mod:Model gt.jsonl --out p.jsonl", 2,
+                                             ("nosuchpkg.mod",)),
+        "predict-rel-dead": Case("predict --predictor rel --url {dead} gt.jsonl --out p.jsonl --no-progress", 3,
+                                 ("REL", "news-01", "cannot connect")),
         "backend-port-in-use": Case("backend serve --manifest manifest.sqlite --port {busy}", 2,
                                     ("--port", "{busy}")),
         # ls / demo (nothing is started)

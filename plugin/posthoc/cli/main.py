@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "flags review": "posthoc.cli.flags:review_command",
     "flags apply": "posthoc.cli.flags:apply_command",
     "sequence": "posthoc.cli.sequence:sequence_command",
+    "predict": "posthoc.cli.predict:predict_command",
 }
 
 GROUP_HELP: dict[str, str] = {

@@ -1,0 +1,172 @@
+"""The ``nif`` predictor: a NIF web-service annotator called the way GERBIL calls one.
+
+Protocol (GERBIL's ``NIFBasedAnnotatorWebservice``, github.com/dice-group/gerbil, and NIF 2.0 Core,
+persistence.uni-leipzig.org/nlp2rdf): ``POST <url>`` with ``Content-Type: application/x-turtle`` and
+``Accept: application/x-turtle``; the body is a NIF 2.0 Turtle document holding one ``nif:Context``
+``<http://www.aksw.org/gerbil/NifWebService/request_N#char=0,L>`` (types ``nif:Context``,
+``nif:RFC5147String``) with ``nif:isString`` (the text), ``nif:beginIndex 0`` and ``nif:endIndex L``. The
+annotator answers the same document with its annotations added: one subject a mention, with
+``nif:referenceContext`` (the context), ``nif:beginIndex`` / ``nif:endIndex`` (else the ``#char=s,e`` of its
+URI), optional ``nif:anchorOf`` and zero or more ``itsrdf:taIdentRef`` (none: a recognised mention without a
+link, NIL; GERBIL's ``http://aksw.org/notInWiki/X`` are emerging entities; of several links the first
+non-NIL one in sorted order is taken). The answer is parsed with rdflib.
+
+Offsets. NIF counts characters; annotators written in Java (most GERBIL annotators, and GERBIL itself)
+count UTF-16 code units, which differ from code points after any astral character (emoji, rare CJK).
+``offsets="auto"`` (default) reads a document's mentions as code points when every ``nif:anchorOf`` equals
+the text there, else as UTF-16 units when every one does so, and refuses the answer otherwise; without any
+``anchorOf`` they are taken as code points. ``"codepoints"`` and ``"utf16"`` force one reading. Sent offsets
+are code points (NIF's definition).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Final, Literal
+
+from rdflib import RDF, XSD, Graph, Namespace, URIRef
+from rdflib import Literal as RdfLiteral
+from rdflib.term import Node
+
+from posthoc.links import normalise_link
+from posthoc_backend.predictors.base import PredictedMention, PredictorAnswerError, mention, sorted_unique
+from posthoc_backend.predictors.http import ServiceClient
+
+NIF: Final = Namespace("http://persistence.uni-leipzig.org/nlp2rdf/ontologies/nif-core#")
+ITSRDF: Final = Namespace("http://www.w3.org/2005/11/its/rdf#")
+#: the document URI GERBIL gives each request (a counter is appended)
+DOCUMENT_URI: Final = "http://www.aksw.org/gerbil/NifWebService/request_"
+TURTLE: Final = "application/x-turtle"
+_CHAR = re.compile(r"#char=(\d+),(\d+)$")
+Offsets = Literal["auto", "codepoints", "utf16"]
+
+
+def request_document(text: str, context: str) -> bytes:
+    """The NIF 2.0 Turtle request for ``text`` under the context URI ``context`` (UTF-8)."""
+    graph = Graph()
+    graph.bind("nif", NIF)
+    graph.bind("xsd", XSD)
+    node = URIRef(context)
+    graph.add((node, RDF.type, NIF.Context))
+    graph.add((node, RDF.type, NIF.RFC5147String))
+    graph.add((node, NIF.isString, RdfLiteral(text, datatype=XSD.string)))
+    graph.add((node, NIF.beginIndex, RdfLiteral(0, datatype=XSD.nonNegativeInteger)))
+    graph.add((node, NIF.endIndex, RdfLiteral(len(text), datatype=XSD.nonNegativeInteger)))
+    return graph.serialize(format="turtle", encoding="utf-8")
+
+
+def utf16_to_codepoints(text: str) -> dict[int, int]:
+    """UTF-16 code unit offset -> code point offset, at every code point boundary of ``text`` (and its end)."""
+    table: dict[int, int] = {}
+    unit = 0
+    for index, char in enumerate(text):
+        table[unit] = index
+        unit += 2 if ord(char) > 0xFFFF else 1
+    table[unit] = len(text)
+    return table
+
+
+def _int(value: Node | None) -> int | None:
+    if value is None:
+        return None
+    python = value.toPython() if isinstance(value, RdfLiteral) else None
+    if isinstance(python, bool) or not isinstance(python, int):
+        try:
+            return int(str(value))
+        except ValueError:
+            return None
+    return python
+
+
+def _pick_link(links: list[str]) -> str | None:
+    if not links:
+        return None
+    return sorted(links, key=lambda link: (normalise_link(link).is_nil, link))[0]
+
+
+class NIFLinker:
+    """A NIF web-service annotator as a :class:`~posthoc_backend.predictors.base.TextLinker`."""
+
+    name = "nif"
+
+    def __init__(self, url: str, *, timeout: float = 30.0, retries: int = 2, offsets: Offsets = "auto",
+                 concurrency: int = 2, backoff: float = 0.5) -> None:
+        if offsets not in ("auto", "codepoints", "utf16"):
+            raise ValueError(f"nif: offsets must be auto, codepoints or utf16, not {offsets!r}")
+        if concurrency < 1:
+            raise ValueError("nif: concurrency must be at least 1")
+        self.client = ServiceClient("NIF annotator", url, timeout=timeout, retries=retries, backoff=backoff)
+        self.offsets: Offsets = offsets
+        self.concurrency = concurrency
+        self._counter = itertools.count()
+        self._lock = threading.Lock()
+
+    def _context(self, text: str) -> str:
+        with self._lock:
+            number = next(self._counter)
+        return f"{DOCUMENT_URI}{number}#char=0,{len(text)}"
+
+    def link_one(self, text: str, *, deadline: float | None = None) -> list[PredictedMention]:
+        """The annotator's mentions of one text."""
+        if not text:
+            return []
+        context = self._context(text)
+        reply = self.client.post(data=request_document(text, context), deadline=deadline,
+                                 headers={"Content-Type": f"{TURTLE}; charset=utf-8", "Accept": TURTLE})
+        where = f"NIF annotator at {self.client.url}"
+        graph = Graph()
+        try:
+            graph.parse(data=reply.content.decode("utf-8"), format="turtle")
+        except UnicodeDecodeError:
+            raise PredictorAnswerError(f"{where}: the answer is not UTF-8") from None
+        except Exception as exc:  # rdflib raises assorted parser errors on broken Turtle
+            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]
+            raise PredictorAnswerError(f"{where}: the answer is not NIF Turtle ({reason})") from None
+        ours: Node = URIRef(context)
+        contexts = set(graph.subjects(NIF.isString, None))
+        if ours not in contexts and len(contexts) == 1:
+            (only,) = contexts
+            if str(graph.value(only, NIF.isString)) == text:
+                ours = only  # the annotator renamed the document but kept its text
+        phrases = []
+        for subject in sorted(set(graph.subjects(NIF.referenceContext, ours)), key=str):
+            begin, end = _int(graph.value(subject, NIF.beginIndex)), _int(graph.value(subject, NIF.endIndex))
+            fragment = _CHAR.search(str(subject))
+            if (begin is None or end is None) and fragment:
+                begin, end = int(fragment.group(1)), int(fragment.group(2))
+            if begin is None or end is None:
+                raise PredictorAnswerError(f"{where}: mention <{subject}> has no nif:beginIndex / nif:endIndex")
+            anchor = graph.value(subject, NIF.anchorOf)
+            links = [str(node) for node in graph.objects(subject, ITSRDF.taIdentRef)]
+            phrases.append((begin, end, None if anchor is None else str(anchor), _pick_link(links)))
+        return sorted_unique(self._mentions(text, phrases, where))
+
+    def _mentions(self, text: str, phrases: list[tuple[int, int, str | None, str | None]],
+                  where: str) -> list[PredictedMention]:
+        mode = self.offsets
+        if mode == "auto":
+            table = utf16_to_codepoints(text)
+            as_points = all(a is None or text[b:e] == a for b, e, a, _ in phrases)
+            as_units = all(a is None or (b in table and e in table and text[table[b]:table[e]] == a)
+                           for b, e, a, _ in phrases)
+            mode = "codepoints" if as_points or not as_units else "utf16"
+        if mode == "utf16":
+            table = utf16_to_codepoints(text)
+            converted = []
+            for begin, end, anchor, link in phrases:
+                if begin not in table or end not in table:
+                    raise PredictorAnswerError(f"{where}: mention {begin}..{end} (UTF-16 units) does not fall on "
+                                               "character boundaries of the text")
+                converted.append((table[begin], table[end], anchor, link))
+            phrases = converted
+        return [mention(text, begin, end, link, surface=anchor, service=where) for begin, end, anchor, link in phrases]
+
+    def link_texts(self, texts: Sequence[str], *, deadline: float | None = None) -> list[list[PredictedMention]]:
+        if self.concurrency == 1 or len(texts) <= 1:
+            return [self.link_one(text, deadline=deadline) for text in texts]
+        with ThreadPoolExecutor(max_workers=min(self.concurrency, len(texts))) as pool:
+            return list(pool.map(lambda text: self.link_one(text, deadline=deadline), texts))
