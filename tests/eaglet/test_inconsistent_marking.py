@@ -1,8 +1,11 @@
 """Inconsistent marking against a brute-force reference on random corpora (hypothesis).
 
 The reference re-derives the rule of paper 003 Sect. 4.3 item 6 the slow way: every token window of
-every length, leftmost-longest, skipping windows any annotation intersects; the fast module must
-propose exactly the same spans and links.
+every length, leftmost-longest, skipping windows any annotation intersects and (the default) windows
+that are a strict part of a longer unmarked capitalised sequence, found by walking outwards word by
+word; links are copied only when all marks agree and the title fits (``link_fits``, tested on its
+own). The fast module must propose exactly the same spans and links, with the defaults and with the
+paper's settings (``inside_names=True``, ``links="majority"``).
 """
 
 from __future__ import annotations
@@ -15,12 +18,49 @@ from tests.eaglet.helpers import build_corpus
 
 from posthoc.eaglet.pipeline import Pipeline
 from posthoc.eaglet.rules import InconsistentMarkingRule
+from posthoc.eaglet.rules.inconsistent_marking import CONNECTORS, NOT_NAMES, link_fits
 from posthoc.eaglet.words import tokens
 
-WORDS = ["Rio", "de", "Janeiro", "São", "Paulo", "東京", "FC", "Cafe\u0301", "2012", "and", ",", "👍"]
+WORDS = ["Rio", "de", "Janeiro", "São", "Paulo", "東京", "FC", "Cafe\u0301", "2012", "and", ",", "👍", "U.S.",
+         "The", "bank"]
 
 
-def brute_force(docs: dict[str, tuple[str, list[tuple[int, int, str]]]]) -> set[tuple[str, int, int, str]]:
+def _in_name(text: str, toks: list[tuple[int, int, str]], k: int) -> bool:
+    """Whether token k belongs to a capitalised sequence (the module docstring's definition)."""
+    def word(i: int) -> bool:
+        return 0 <= i < len(toks) and toks[i][2][:1].isupper() and toks[i][2] not in NOT_NAMES
+
+    def near(i: int) -> bool:  # token i follows token i - 1 after one space or nothing
+        return 0 < i < len(toks) and text[toks[i - 1][1]:toks[i][0]] in ("", " ")
+
+    token = toks[k][2]
+    if word(k):
+        return True
+    if not near(k):
+        return False
+    if token == "." and toks[k - 1][1] == toks[k][0] and word(k - 1) and len(toks[k - 1][2]) <= 4:
+        return True
+    between = word(k - 1) and word(k + 1) and near(k + 1)
+    if between and (token in CONNECTORS or (token == "-" and toks[k - 1][1] == toks[k][0] == toks[k + 1][0] - 1)):
+        return True
+    return token == "and" and between and word(k + 2) and near(k + 2)
+
+
+def _strict_part(text: str, toks: list[tuple[int, int, str]], i: int, j: int) -> tuple[int, int] | None:
+    """The longer capitalised sequence around window [i, j), or None when the window is not inside one."""
+    def joined(a: int, b: int) -> bool:
+        return _in_name(text, toks, a) and _in_name(text, toks, b) and text[toks[a][1]:toks[b][0]] in ("", " ")
+
+    left, right = i, j - 1
+    while left > 0 and joined(left - 1, left):
+        left -= 1
+    while right + 1 < len(toks) and joined(right, right + 1):
+        right += 1
+    return (left, right + 1) if (left, right + 1) != (i, j) else None
+
+
+def brute_force(docs: dict[str, tuple[str, list[tuple[int, int, str]]]], *,
+                paper: bool = False) -> set[tuple[str, int, int, str]]:
     links: dict[tuple[str, ...], Counter[str]] = {}
     for text, marks in docs.values():
         for start, end, link in marks:
@@ -38,7 +78,17 @@ def brute_force(docs: dict[str, tuple[str, list[tuple[int, int, str]]]]) -> set[
                 key = tuple(t for _, _, t in window)
                 touched = any(s < te and ts < e for s, e, _ in marks for ts, te, _ in window)
                 if key in links and not touched:
-                    best = max(sorted(links[key]), key=lambda link, k=key: links[k][link])
+                    longer = None if paper else _strict_part(text, toks, i, i + length)
+                    if longer and tuple(t for _, _, t in toks[longer[0]:longer[1]]) not in links:
+                        i += 1
+                        break
+                    counts = links[key]
+                    if paper:
+                        best = max(sorted(counts), key=lambda link, c=counts: c[link])
+                    else:
+                        only = next(iter(counts))
+                        surface = text[window[0][0]:window[-1][1]]
+                        best = only if len(counts) == 1 and link_fits(surface, only) else ""
                     found.add((doc_id, window[0][0], window[-1][1], best))
                     i += length
                     break
@@ -61,7 +111,8 @@ def corpora(draw: st.DrawFn) -> dict[str, tuple[str, list[tuple[int, int, str]]]
             if draw(st.booleans()) and draw(st.booleans()):
                 length = draw(st.integers(1, 3))
                 j = min(len(words), i + length)
-                marks.append((starts[i], starts[j - 1] + len(words[j - 1]), draw(st.sampled_from(["A", "B"]))))
+                link = draw(st.sampled_from(["A", "B", "Rio", "FC"]))
+                marks.append((starts[i], starts[j - 1] + len(words[j - 1]), link))
                 i = j
             else:
                 i += 1
@@ -69,10 +120,21 @@ def corpora(draw: st.DrawFn) -> dict[str, tuple[str, list[tuple[int, int, str]]]
     return docs
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(corpora())
 def test_matches_the_brute_force_reference(docs: dict[str, tuple[str, list[tuple[int, int, str]]]]) -> None:
     corpus = build_corpus({k: (text, list(marks)) for k, (text, marks) in docs.items()})
     flags = Pipeline((InconsistentMarkingRule(),)).run(corpus.documents, corpus.mentions)
     got = {(str(r.doc_id), int(r.start), int(r.end), str(r.link)) for r in flags.itertuples()}
     assert got == brute_force(docs)
+
+
+@settings(max_examples=40, deadline=None)
+@given(corpora())
+def test_paper_settings_match_the_brute_force_reference(docs: dict[str, tuple[str, list[tuple[int, int, str]]]]
+                                                        ) -> None:
+    corpus = build_corpus({k: (text, list(marks)) for k, (text, marks) in docs.items()})
+    rule = InconsistentMarkingRule(inside_names=True, links="majority")
+    flags = Pipeline((rule,)).run(corpus.documents, corpus.mentions)
+    got = {(str(r.doc_id), int(r.start), int(r.end), str(r.link)) for r in flags.itertuples()}
+    assert got == brute_force(docs, paper=True)

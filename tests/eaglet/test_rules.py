@@ -57,6 +57,27 @@ def test_positioning_accepts_spans_bounded_by_punctuation() -> None:
     assert run(PositioningRule(), corpus).empty
 
 
+def test_positioning_flags_trailing_space_and_trailing_punctuation_but_not_abbreviations() -> None:
+    text = ("Merck and Co Inc said; Japans Ministry (MITI), met U.S. and Apple Inc. and Yahoo! and (Seattle) "
+            "and Jr. Smith, in Bonn. ,Paris")
+    corpus = build_corpus({"1": (text, [
+        (0, 17, "Merck"),                    # trailing space
+        ("Japans Ministry (MITI),", "MITI"),  # trailing comma
+        ("U.S.", "US"), ("Apple Inc.", "Apple"), ("Yahoo!", "Yahoo"), ("(Seattle)", "Seattle"),
+        ("Smith,", "Smith"),                 # trailing comma
+        ("Bonn.", "Bonn"),                   # a sentence's full stop, not an abbreviation
+        (" ,Paris", "Paris"),                # leading space and comma
+    ])})
+    flags = run(PositioningRule(), corpus).set_index("surface")
+    assert set(flags.index) == {"Merck and Co Inc ", "Japans Ministry (MITI),", "Smith,", "Bonn.", " ,Paris"}
+    assert flags.loc["Merck and Co Inc ", "detail"] == ("ends with white space, which Rule 2 leaves outside a "
+                                                       "word; trimmed: [0,16) 'Merck and Co Inc'")
+    assert "ends with ','" in flags.loc["Japans Ministry (MITI),", "detail"]
+    assert "trimmed: " in flags.loc[" ,Paris", "detail"] and "'Paris'" in flags.loc[" ,Paris", "detail"]
+    assert (flags["suggestion"] == "delete").all()
+    assert run(PositioningRule(edges=False), corpus).empty
+
+
 # ---- overlapping ---------------------------------------------------------------------------------------------
 
 def test_overlapping_flags_both_partners_strictly() -> None:
@@ -88,14 +109,71 @@ def test_combined_marking_flags_parts_and_proposes_the_union() -> None:
     assert flags[flags["suggestion"] == "insert"]["surface"].tolist() == ["December 2012"]
 
 
-def test_combined_marking_chains_three_and_stops_at_punctuation_and_line_breaks() -> None:
+def test_combined_marking_paper_module_chains_three_and_stops_at_punctuation_and_line_breaks() -> None:
     text = "New York City Police, Steve Pagani\nVIENNA"
     corpus = build_corpus({"1": (text, [("New", "a"), ("York", "b"), ("City Police", "c"), ("Steve Pagani", "d"),
                                         ("VIENNA", "Vienna")])})
-    flags = run(CombinedMarkingRule(), corpus)
-    assert spans(flags, "insert") == {("combined_marking", 0, 20)}
-    eaglet_like = run(CombinedMarkingRule(cross_line_breaks=True), corpus)
+    assert run(CombinedMarkingRule(), corpus).empty  # no evidence that any union names one entity
+    paper = run(CombinedMarkingRule(require_evidence=False), corpus)
+    assert spans(paper, "insert") == {("combined_marking", 0, 20)}
+    eaglet_like = run(CombinedMarkingRule(require_evidence=False, cross_line_breaks=True), corpus)
     assert spans(eaglet_like, "insert") == {("combined_marking", 0, 20), ("combined_marking", 22, 41)}
+
+
+def test_combined_marking_needs_evidence_and_names_it() -> None:
+    corpus = build_corpus({
+        "1": ("Securities and Exchange Commission John Shad said. Morgan Stanley rose.",
+              [("Securities and Exchange Commission", "SEC"), ("John Shad", "John_Shad"), ("Morgan", "Morgan"),
+               ("Stanley", "Stanley")]),
+        "2": ("Shares of Morgan Stanley fell on 3 March 1987.", [("Morgan Stanley", "Morgan_Stanley"),
+                                                                ("3 March", "March_3"), ("1987", "1987")]),
+    })
+    flags = run(CombinedMarkingRule(), corpus)
+    inserts = flags[flags["suggestion"] == "insert"].set_index("surface")
+    assert set(inserts.index) == {"Morgan Stanley", "3 March 1987"}  # employer + person is not proposed
+    assert "annotated as one mention 1 time(s)" in inserts.loc["Morgan Stanley", "detail"]
+    assert inserts.loc["Morgan Stanley", "link"] == "https://en.wikipedia.org/wiki/Morgan_Stanley"
+    assert "is a date" in inserts.loc["3 March 1987", "detail"] and inserts.loc["3 March 1987", "link"] == ""
+    parts = flags[flags["suggestion"] == "check"]
+    assert len(parts) == 4 and parts["detail"].str.contains("may need pairing: ").all()
+
+
+def test_combined_marking_never_joins_touching_annotations_by_default() -> None:
+    text = "MorganMoody's Investors Service and December 2012"
+    corpus = build_corpus({"1": (text, [(0, 6, "Morgan_Stanley"), (6, 31, "Moody's"), ("December", "December"),
+                                        ("2012", "2012")]),
+                           "2": ("MorganMoody's Investors Service", [(0, 31, "X")])})
+    assert spans(run(CombinedMarkingRule(), corpus), "insert") == {("combined_marking", 36, 49)}
+    eaglet = run(CombinedMarkingRule(touching=True), corpus)
+    assert ("combined_marking", 0, 31) in spans(eaglet, "insert")
+
+
+def test_combined_marking_city_followed_by_its_state_or_country() -> None:
+    text = ("Grosse Pointe Park, Mich, Salem,Ore and Osaka, Japan; Canada, Australia; Portland, Maine; "
+            "Cordoba, La Pampa; N.J. American Midland")
+    corpus = build_corpus({"1": (text, [
+        ("Grosse Pointe Park", None), ("Mich", "Michigan"), ("Salem", "Salem,_Oregon"), ("Ore", "Oregon"),
+        ("Osaka", "Osaka"), ("Japan", "Japan"), ("Canada", "Canada"), ("Australia", "Australia"),
+        ("Portland", "Portland,_Oregon"), ("Maine", "Maine"), ("Cordoba", "Córdoba_Province,_Argentina"),
+        ("La Pampa", "La_Pampa_Province"), ("N.J.", "New_Jersey"), ("American Midland", None)])})
+    flags = run(CombinedMarkingRule(), corpus)
+    inserts = flags[flags["suggestion"] == "insert"]
+    assert inserts["surface"].tolist() == ["Grosse Pointe Park, Mich", "Salem,Ore", "Osaka, Japan"]
+    assert "'Grosse Pointe Park' is a place followed by its state or country 'Mich' (Michigan)" in \
+        inserts["detail"].iloc[0]
+
+
+def test_combined_marking_parts_with_one_link_and_kb_evidence() -> None:
+    text = "International Business Machines Corp IBM and Bank Leumi"
+    corpus = build_corpus({"1": (text, [("International Business Machines Corp", "IBM"), ("IBM", "IBM"),
+                                        ("Bank", "Bank"), ("Leumi", "Leumi")]),
+                           "2": ("International Business Machines Corp IBM", [(0, 40, None)])})
+    assert run(CombinedMarkingRule(), corpus).empty  # same link on both parts: nothing more specific
+    kb = KbSnapshot(redirects={"https://en.wikipedia.org/wiki/Bank_Leumi": "https://en.wikipedia.org/wiki/Leumi"})
+    flags = run(CombinedMarkingRule(kb=kb), corpus)
+    insert = flags[flags["suggestion"] == "insert"].iloc[0]
+    assert (insert["surface"], insert["link"]) == ("Bank Leumi", "https://en.wikipedia.org/wiki/Leumi")
+    assert "resolves in the KB" in insert["detail"]
 
 
 # ---- long description ----------------------------------------------------------------------------------------------
@@ -156,6 +234,7 @@ def test_inconsistent_marking_proposes_unmarked_occurrences_in_the_dataset() -> 
     })
     flags = run(InconsistentMarkingRule(), corpus)
     assert spans(flags) == {("inconsistent_marking", 4, 20)}  # Portland Timbers intersects a marked "Portland"
+    assert "marked 1 time(s) elsewhere in d, all linked to" in flags["detail"].iloc[0]
     row = flags.iloc[0]
     assert (row["doc_id"], row["suggestion"], row["link"]) == ("2", "insert", "https://en.wikipedia.org/wiki/"
                                                                              "Seattle_Sounders_FC")
@@ -216,3 +295,73 @@ def test_inconsistent_marking_lemma_mode_matches_plural_forms() -> None:
     assert run(InconsistentMarkingRule(), corpus).empty
     flags = run(InconsistentMarkingRule(normalise="lemma"), corpus)
     assert spans(flags) == {("inconsistent_marking", 4, 13)}
+
+
+def test_inconsistent_marking_skips_parts_of_longer_unmarked_names() -> None:
+    corpus = build_corpus({
+        "1": ("Ireland and New York and U.S. and Bureau", [("Ireland", "Ireland"), ("New York", "New_York"),
+                                                      ("U.S.", "United_States"), ("Bureau", "Bureau")]),
+        "2": ("The Republic of Ireland, New York City and the U.S. Bureau of Land Management; the U.S. economy. "
+              "Mr Ireland. New York Stock Exchange", [("New York Stock Exchange", "NYSE")]),
+        "3": ("Ireland won. The U.S. said. New York City Police", [("New York City", "New_York_City")]),
+    })
+    flags = run(InconsistentMarkingRule(), corpus)
+    got = {(str(r.doc_id), str(r.surface)) for r in flags.itertuples()}
+    # "New York City" is marked in document 3, so it is proposed whole in document 2
+    assert got == {("2", "New York City"), ("2", "U.S."), ("2", "Ireland"), ("3", "Ireland"), ("3", "U.S.")}
+    text = corpus.text_of("d", "2")
+    assert flags[flags["doc_id"] == "2"]["start"].tolist() == [text.index("New York City"),
+                                                               text.index("U.S. economy"), text.index("Ireland.")]
+    paper = run(InconsistentMarkingRule(inside_names=True), corpus)
+    assert len(paper) == len(flags) + 3  # Ireland (Republic of), U.S. and Bureau (U.S. Bureau of Land Management)
+
+
+def test_inconsistent_marking_copies_a_link_only_when_the_marks_agree() -> None:
+    corpus = build_corpus({
+        "1": ("U.S. Citizenship and the U.S. and the U.S.", [("U.S.", "USCIS"), ("U.S.", "United_States", 1),
+                                                             ("U.S.", "United_States", 2)]),
+        "2": ("In the U.S. today, Seattle", [("Seattle", "Seattle")]),
+        "3": ("Seattle again", []),
+    })
+    flags = run(InconsistentMarkingRule(), corpus).set_index("surface")
+    assert flags.loc["U.S.", "link"] == ""
+    assert "marked 3 time(s) elsewhere in d, with 2 different links (https://en.wikipedia.org/wiki/" \
+           "United_States x2, https://en.wikipedia.org/wiki/USCIS x1): no link copied" in flags.loc["U.S.", "detail"]
+    assert flags.loc["Seattle", "link"] == "https://en.wikipedia.org/wiki/Seattle"
+    majority = run(InconsistentMarkingRule(links="majority"), corpus).set_index("surface")
+    assert majority.loc["U.S.", "link"] == "https://en.wikipedia.org/wiki/United_States"
+    cautious = run(InconsistentMarkingRule(min_link_marks=2), corpus).set_index("surface")
+    assert cautious.loc["Seattle", "link"] == "" and "linked to https://en.wikipedia.org/wiki/Seattle there" in \
+        cautious.loc["Seattle", "detail"]
+    agreed = run(InconsistentMarkingRule(links="agreed"), corpus)
+    assert agreed.equals(run(InconsistentMarkingRule(), corpus))  # every title here fits its surface
+    with pytest.raises(PosthocInputError, match="links must be"):
+        run(InconsistentMarkingRule(links="vote"), corpus)
+
+
+@pytest.mark.parametrize(("surface", "link", "fits"), [
+    ("Obama", "Barack_Obama", True), ("Washington", "Washington,_D.C.", True), ("Seattle", "Seattle", True),
+    ("Donald Young", "Donald_Young_(tennis)", True), ("FBI", "Federal_Bureau_of_Investigation", True),
+    ("U.S.", "United_States", True), ("Orange County", "nil:Orange_County", True),
+    ("Baltimore", "Baltimore_Orioles", False), ("England", "England_cricket_team", False),
+    ("Cincinnati", "Eric_Kearney", False), ("Federal", "nil:Federal_Paperboard_Co_Inc", False),
+    ("Québec", "Qu%C3%A9bec", True), ("東京", "東京", True), ("Seattle Sounders", "Seattle_Sounders_FC", True),
+    ("Apple", "Apple_Inc.", True), ("Dish", "Dish_Network", False),
+])
+def test_a_link_is_copied_only_when_its_title_names_the_surface(surface: str, link: str, fits: bool) -> None:
+    from posthoc.eaglet.rules.inconsistent_marking import link_fits
+    from posthoc.links import normalise_link
+
+    assert link_fits(surface, normalise_link(link).link) is fits
+
+
+def test_inconsistent_marking_does_not_spread_a_metonym_link() -> None:
+    corpus = build_corpus({"1": ("Baltimore beat Boston. Baltimore won again.", [
+        ("Baltimore", "Baltimore_Orioles"), ("Baltimore", "Baltimore_Orioles", 1)]),
+        "2": ("He was born in Baltimore.", [])})
+    flags = run(InconsistentMarkingRule(), corpus)
+    assert flags["link"].tolist() == [""]
+    assert "linked to https://en.wikipedia.org/wiki/Baltimore_Orioles there; not copied: its title does not " \
+           "name the surface itself" in flags["detail"].iloc[0]
+    assert run(InconsistentMarkingRule(links="agreed"), corpus)["link"].tolist() == [
+        "https://en.wikipedia.org/wiki/Baltimore_Orioles"]

@@ -76,11 +76,12 @@ def default_pipeline(*, kb: KnowledgeBase | None = None, only: Sequence[str] | N
     """The pipeline in :data:`DEFAULT_ORDER` with the given options.
 
     ``only``: names from :data:`DEFAULT_ORDER` to run (default all); ``kb``: a KB for the URI
-    module (without one it checks only the form of links); ``tagger``: the long description
-    tagger (pattern / rules / auto); ``touching``: Eaglet's overlap rule (touching spans overlap);
-    ``cross_line_breaks``: combined marking across line breaks; ``normalise``: inconsistent
-    marking's token comparison (exact / casefold / lemma); ``match``, ``min_votes``: the completion
-    module's vote (span / span_link; default a strict majority).
+    module (without one it checks only the form of links) and combined marking's evidence;
+    ``tagger``: the long description tagger (pattern / rules / auto); ``touching``: Eaglet's
+    overlap rule (touching spans overlap); ``cross_line_breaks``: combined marking across line
+    breaks; ``normalise``: inconsistent marking's token comparison (exact / casefold / lemma);
+    ``match``, ``min_votes``: the completion module's vote (span / span_link; default a strict
+    majority).
     """
     selected = set(DEFAULT_ORDER if only is None else only)
     unknown = selected - set(DEFAULT_ORDER)
@@ -90,7 +91,7 @@ def default_pipeline(*, kb: KnowledgeBase | None = None, only: Sequence[str] | N
         LongDescriptionRule(enabled="long_description" in selected, tagger=tagger),
         PositioningRule(enabled="positioning" in selected),
         OverlappingRule(enabled="overlapping" in selected, touching=touching),
-        CombinedMarkingRule(enabled="combined_marking" in selected, cross_line_breaks=cross_line_breaks),
+        CombinedMarkingRule(enabled="combined_marking" in selected, cross_line_breaks=cross_line_breaks, kb=kb),
         UriRule(kb=kb, enabled="uri" in selected),
         InconsistentMarkingRule(enabled="inconsistent_marking" in selected, normalise=normalise),
         MissingEntitiesRule(enabled="missing_entity" in selected, match=match, min_votes=min_votes),
