@@ -1,0 +1,107 @@
+"""The seeded sample of flags labelled by hand (issue 17), and the precision it gives.
+
+The flags are those of the default pipeline on the two NIF gold standards in ``../shared/data/nif``
+(Reuters-128 and RSS-500, checked system GT, no KB). Per rule and corpus at most
+:data:`PER_RULE_AND_CORPUS` flags are drawn with :data:`SEED` (all when there are fewer):
+
+- ``positioning``: every flag;
+- ``combined_marking``: the proposed merges (``insert``); the ``check`` flags on their parts are the
+  same decision and are judged with them;
+- ``inconsistent_marking``: the proposals.
+
+Each drawn flag is labelled ``right`` / ``wrong`` / ``debatable`` by paper 003's rules (Sect. 3.2,
+3.4) with a one-line reason, in ``data/flag_sample.tsv``. Precision is ``right / labelled``
+(debatable counts against the rule); ``lenient`` leaves debatable ones out.
+
+``python -m tests.eaglet.flag_sample`` writes the unlabelled draw (it never overwrites labels).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Final
+
+import pandas as pd
+
+from posthoc.eaglet.pipeline import default_pipeline
+from posthoc.readers import Corpus, read_mentions
+
+SEED: Final = 17
+PER_RULE_AND_CORPUS: Final = 40
+SAMPLED_RULES: Final = {"positioning": ("delete",), "combined_marking": ("insert",),
+                        "inconsistent_marking": ("insert",)}
+LABELS: Final = ("right", "wrong", "debatable")
+SAMPLE_FILE: Final = Path(__file__).parent / "data" / "flag_sample.tsv"
+COLUMNS: Final = ("flag_id", "dataset", "doc_id", "rule", "start", "end", "surface", "link", "label", "reason")
+
+
+def corpora(shared_data: Path) -> Corpus:
+    """Reuters-128 and RSS-500 as one corpus (datasets kept apart)."""
+    return read_mentions(shared_data / "nif" / "Reuters-128.ttl").merge(read_mentions(shared_data / "nif" /
+                                                                                      "RSS-500.ttl"))
+
+
+def default_flags(corpus: Corpus) -> pd.DataFrame:
+    """The default pipeline's flags for GT (what a user gets without options)."""
+    return default_pipeline().run(corpus.documents, corpus.mentions, system="GT")
+
+
+def draw(flags: pd.DataFrame) -> pd.DataFrame:
+    """The seeded sample (module docstring), ordered by rule, dataset and flag id."""
+    parts = []
+    for rule, suggestions in SAMPLED_RULES.items():
+        chosen = flags[(flags["rule"] == rule) & flags["suggestion"].isin(suggestions)]
+        for _, group in chosen.groupby("dataset", sort=True):
+            group = group.sort_values("flag_id").reset_index(drop=True)
+            if len(group) > PER_RULE_AND_CORPUS:
+                group = group.sample(n=PER_RULE_AND_CORPUS, random_state=SEED)
+            parts.append(group.sort_values("flag_id"))
+    sample = pd.concat(parts, ignore_index=True) if parts else flags.head(0)
+    return sample[list(COLUMNS[:8])].reset_index(drop=True)
+
+
+def counts(flags: pd.DataFrame) -> pd.DataFrame:
+    """Flags per rule and dataset of the sampled kinds (the population the sample is drawn from)."""
+    rows = []
+    for rule, suggestions in SAMPLED_RULES.items():
+        chosen = flags[(flags["rule"] == rule) & flags["suggestion"].isin(suggestions)]
+        for dataset, group in chosen.groupby("dataset", sort=True):
+            rows.append({"rule": rule, "dataset": str(dataset), "flags": len(group)})
+    return pd.DataFrame(rows, columns=["rule", "dataset", "flags"])
+
+
+def read_sample(path: Path = SAMPLE_FILE) -> pd.DataFrame:
+    """The labelled sample (comment lines ``#`` hold the date and commits)."""
+    return pd.read_csv(path, sep="\t", comment="#", dtype=str, keep_default_na=False)
+
+
+def precision(sample: pd.DataFrame) -> pd.DataFrame:
+    """Per rule and dataset (and ``all`` datasets): labelled, right, wrong, debatable, precision, lenient."""
+    rows = []
+    groups = [*sample.groupby(["rule", "dataset"], sort=True),
+              *(((rule, "all"), group) for rule, group in sample.groupby("rule", sort=True))]
+    for (rule, dataset), group in groups:
+        tally = group["label"].value_counts()
+        right, wrong, debatable = (int(tally.get(label, 0)) for label in LABELS)
+        judged = right + wrong
+        rows.append({"rule": rule, "dataset": dataset, "labelled": len(group), "right": right, "wrong": wrong,
+                     "debatable": debatable, "precision": right / len(group) if len(group) else float("nan"),
+                     "lenient": right / judged if judged else float("nan")})
+    return pd.DataFrame(rows)
+
+
+def main(shared_data: Path) -> None:
+    if SAMPLE_FILE.exists():
+        sys.exit(f"{SAMPLE_FILE} exists; it holds labels, remove it by hand to draw again")
+    corpus = corpora(shared_data)
+    flags = default_flags(corpus)
+    sample = draw(flags).assign(label="", reason="")
+    SAMPLE_FILE.parent.mkdir(parents=True, exist_ok=True)
+    sample.to_csv(SAMPLE_FILE, sep="\t", index=False)
+    print(counts(flags).to_string(index=False))
+    print(f"{len(sample)} flags drawn to {SAMPLE_FILE}")
+
+
+if __name__ == "__main__":
+    main(Path(__file__).resolve().parents[3] / "shared" / "data" if len(sys.argv) < 2 else Path(sys.argv[1]))
