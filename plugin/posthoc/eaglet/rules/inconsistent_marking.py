@@ -264,5 +264,5 @@ class InconsistentMarkingRule:
                 self.links == "agreed" or not only or link_fits(surface, only))):
             return only, f"all linked to {only}" if only else "all without a link"
         why = (f"fewer than {self.min_link_marks} marks" if marked < self.min_link_marks else
-               "its title does not name the surface itself (a metonym fits its own context)")
+               "its title does not name the surface itself, so it may fit only where it was marked")
         return "", f"linked to {only} there; not copied: {why}, check it"
