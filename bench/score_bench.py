@@ -1,116 +1,159 @@
-"""Bench: full scoring of a synthetic study of the paper's size (seed 000 Table 1: 167,432 judgements).
+"""Bench: scoring a synthetic study of the paper's size (paper 000, Table 1: 167,432 judgements, 2,185 documents).
 
-Prints the wall time and peak memory of ``score_judgements`` with 1000 bootstrap resamples against
-the targets (10 s, 2 GB), and the ratio against a naive per-resample pandas loop measured in the
-same run: the naive loop resamples documents, takes their rows and recomputes verdicts, rates,
-the union, recall and shares with pandas for every resample. It is timed on a few resamples and
-extrapolated linearly to the same number (clearly labelled), then compared with our vectorised
-bootstrap of the same rates (``rates_with_intervals``) and with the full scoring.
+Two measurements, each side timed with ``benchlib.time_both`` (same runs, interleaved; median wall and
+CPU), and each checked for identical numbers before a ratio is printed:
 
-    python bench/score_bench.py                 # paper size, k = 1, 1000 resamples
-    python bench/score_bench.py --k 3 --scale 0.3   # three judges per annotation (Dawid-Skene, kappa)
+1. ``rates_with_intervals`` (every rate of Figure 3 right and Figure 4 with 1,000 document resamples)
+   against **the competent loop**: what an engineer who knows the bootstrap writes without our engine.
+   It aggregates per document once (the same per-document sufficient statistics,
+   :func:`posthoc.metrics.rates.rate_statistics`), then for each resample gathers the drawn documents'
+   rows of that matrix and sums them (``counts[drawn].sum(axis=0)``: one numpy call per resample, all
+   strata at once), then the same ratios and percentiles. It consumes the very same draws
+   (:func:`posthoc.metrics.bootstrap.stratum_draws` on the same seeded stream), so both must give
+   identical intervals (to 1e-12); the bench fails otherwise. Ours differs only in the resampling step:
+   the draws become count weights and all resamples of a stratum one matrix product
+   (:func:`posthoc.metrics.bootstrap.resampled_sums`). The resampling step alone is compared too.
+2. The whole ``score_judgements`` (every table, 1,000 resamples) against its target, < 1 s wall, and
+   its peak traced memory (< 2 GiB).
+
+    python bench/score_bench.py                  # paper size, k = 1, 1000 resamples
+    python bench/score_bench.py --k 3 --scale 0.3
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import resource
 import sys
 import time
 import tracemalloc
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from posthoc.metrics import rates_with_intervals, score_judgements
-from posthoc.synthetic import paper_sized_study
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchlib import BenchRun, time_both, time_runs  # noqa: E402
 
-TARGET_SECONDS = 10.0
+from posthoc.metrics import rates_with_intervals, score_judgements  # noqa: E402
+from posthoc.metrics.bootstrap import resampled_sums, stratum_draws  # noqa: E402
+from posthoc.metrics.inputs import JUDGEMENT_NEEDS, judged_rows  # noqa: E402
+from posthoc.metrics.rates import RateStatistics, rate_samples, rate_statistics, rates_table  # noqa: E402
+from posthoc.synthetic import paper_sized_study  # noqa: E402
+
+TARGET_RATIO = 5.0
+TARGET_SECONDS = 1.0
 TARGET_BYTES = 2 * 1024**3
 
 
-def naive_rates_bootstrap(judgements: pd.DataFrame, *, n_resamples: int, seed: int) -> pd.DataFrame:
-    """The baseline: a Python loop over resamples, pandas groupbys inside each (stratified by dataset)."""
-    rng = np.random.default_rng(seed)
-    rows = judgements.loc[~judgements["is_control"].astype(bool)].reset_index(drop=True)
-    rows = rows.assign(verify=rows["outcome"] == "verify")
-    doc_rows = rows.groupby(["dataset", "doc_id"]).indices
-    docs_by_dataset = {d: [k for k in doc_rows if k[0] == d] for d in rows["dataset"].unique()}
-    results = []
-    for _ in range(n_resamples):
-        taken, copies = [], []
-        for dataset_docs in docs_by_dataset.values():
-            for copy, pick in enumerate(rng.integers(0, len(dataset_docs), len(dataset_docs))):
-                index = doc_rows[dataset_docs[pick]]
-                taken.append(index)
-                copies.append(np.full(len(index), copy))
-        sample = rows.iloc[np.concatenate(taken)].assign(copy=np.concatenate(copies))
-        keys = ["dataset", "doc_id", "copy", "system", "start", "end", "link"]
-        verdict = (sample.groupby(keys)["verify"].mean() > 0.5).rename("verified").reset_index()
-        rates = verdict.groupby(["dataset", "system"])["verified"].agg(["sum", "size"])
-        union = (
-            verdict.loc[verdict["verified"]]
-            .drop_duplicates(["dataset", "doc_id", "copy", "start", "end", "link"])
-            .groupby("dataset")
-            .size()
-        )
-        shares = sample.groupby(["dataset", "system"])["outcome"].value_counts(normalize=True).unstack(fill_value=0)
-        table = pd.DataFrame(
-            {
-                "verification_rate": rates["sum"] / rates["size"],
-                "posthoc_recall": rates["sum"] / union.reindex(rates.index.get_level_values("dataset")).to_numpy(),
-            }
-        ).join(shares)
-        results.append(table)
-    stacked = pd.concat(results, keys=range(n_resamples), names=["resample"])
-    return stacked.groupby(level=["dataset", "system"]).quantile([0.025, 0.975])
+def judgement_stream(seed: int) -> np.random.Generator:
+    """The generator ``rates_with_intervals`` / ``score_judgements`` draw the judgement resamples from."""
+    return np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[0])
+
+
+def loop_sums(stats: RateStatistics, *, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """The competent loop's resampling: per resample, gather the drawn units' rows and sum them."""
+    picks: list[list[np.ndarray]] = [[] for _ in range(n_resamples)]
+    for members, first, draws in stratum_draws(stats.strata, n_resamples=n_resamples, rng=rng):
+        for offset, draw in enumerate(draws):
+            picks[first + offset].append(members[draw])
+    sums = np.empty((n_resamples, stats.counts.shape[1]))
+    for b, pick in enumerate(picks):
+        sums[b] = stats.counts[np.concatenate(pick)].sum(axis=0)
+    return sums
+
+
+def loop_rates_with_intervals(
+    judgements: pd.DataFrame, *, n_resamples: int, seed: int, resample_unit: str = "doc_id"
+) -> pd.DataFrame:
+    """The competent baseline of ``rates_with_intervals``: same statistics and draws, a loop over resamples."""
+    read = [c for c in (*JUDGEMENT_NEEDS, "chunk_id", "is_control") if c in judgements.columns]
+    stats = rate_statistics(judged_rows(judgements[read]), resample_unit=resample_unit)
+    sums = loop_sums(stats, n_resamples=n_resamples, rng=judgement_stream(seed))
+    return rates_table(stats, rate_samples(sums, stats), confidence=0.95)
+
+
+def max_difference(ours: pd.DataFrame, theirs: pd.DataFrame) -> float:
+    """Largest absolute difference of value / low / high (NaN only where both are NaN), same rows."""
+    if ours[["dataset", "system", "metric", "n"]].to_numpy().tolist() != (
+        theirs[["dataset", "system", "metric", "n"]].to_numpy().tolist()
+    ):
+        return float("inf")
+    worst = 0.0
+    for column in ("value", "low", "high"):
+        a, b = ours[column].to_numpy(float), theirs[column].to_numpy(float)
+        if not np.array_equal(np.isnan(a), np.isnan(b)):
+            return float("inf")
+        both = ~np.isnan(a)
+        worst = max(worst, float(np.max(np.abs(a[both] - b[both]), initial=0.0)))
+    return worst
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
-    parser.add_argument("--naive-resamples", type=int, default=20, help="resamples of the timed naive loop")
+    parser.add_argument("--runs", type=int, default=7, help="timed runs of each side (default 7; median)")
     parser.add_argument("--scale", type=float, default=1.0, help="multiply Table 1's sizes (default 1)")
     parser.add_argument("--k", type=int, default=1, help="judges per annotation (default 1, as in the paper)")
-    parser.add_argument("--unit", default="doc_id", help="resampling unit (doc_id, task, annotation, worker)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
 
-    started = time.perf_counter()
-    _, mentions, judgements = paper_sized_study(k=args.k, seed=args.seed, scale=args.scale)
-    made = time.perf_counter() - started
-    n_judged = int((~judgements["is_control"].astype(bool)).sum())
-    print(f"synthetic study: {n_judged:,} judgements (+{len(judgements) - n_judged:,} control rows), "
-          f"{len(mentions):,} mentions, k={args.k}, made in {made:.1f} s (not timed below)")  # fmt: skip
+    with BenchRun("score_bench", argv=sys.argv[1:] if argv is None else argv) as run:
+        started = time.perf_counter()
+        _, mentions, judgements = paper_sized_study(k=args.k, seed=args.seed, scale=args.scale)
+        n_judged = int((~judgements["is_control"].astype(bool)).sum())
+        n_docs = judgements[["dataset", "doc_id"]].drop_duplicates().shape[0]
+        run.print(f"synthetic study: {n_judged:,} judgements (+{len(judgements) - n_judged:,} control rows), "
+                  f"{n_docs:,} documents, {len(mentions):,} mentions, k={args.k}; made in "
+                  f"{time.perf_counter() - started:.1f} s (not timed)")  # fmt: skip
+        b = args.resamples
 
-    started, cpu_started = time.perf_counter(), time.process_time()
-    scores = score_judgements(judgements, mentions, n_resamples=args.resamples, seed=args.seed, resample_unit=args.unit)
-    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu_started
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
-    tracemalloc.start()
-    score_judgements(judgements, mentions, n_resamples=args.resamples, seed=args.seed, resample_unit=args.unit)
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    print(f"score_judgements, {args.resamples} resamples of {args.unit}: {seconds:.2f} s wall, {cpu:.2f} s CPU "
-          f"(target < {TARGET_SECONDS:.0f} s: {'met' if seconds < TARGET_SECONDS else 'MISSED'}; "
-          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")  # fmt: skip
-    print(f"  peak traced memory of the call {peak / 1024**2:.0f} MiB; process max RSS {rss / 1024**2:.0f} MiB "
-          f"(target < 2 GiB: {'met' if max(peak, rss) < TARGET_BYTES else 'MISSED'})")  # fmt: skip
-    print("  tables: " + ", ".join(f"{name} {len(table)}" for name, table in scores.tables().items()))
+        # 1. rates_with_intervals against the competent loop, same draws
+        ours, loop = time_both(
+            lambda: rates_with_intervals(judgements, n_resamples=b, seed=args.seed),
+            lambda: loop_rates_with_intervals(judgements, n_resamples=b, seed=args.seed),
+            runs=args.runs,
+        )
+        difference = max_difference(ours.result, loop.result)
+        run.print(f"\n1. rates + intervals ({len(ours.result)} rows), {b} document resamples, same draws")
+        run.print(f"   ours  rates_with_intervals : {ours.summary()}")
+        run.print(f"   competent loop            : {loop.summary()}")
+        run.print(f"   max |ours - loop| over value / low / high: {difference:.1e} (must be <= 1e-12)")
+        if not difference <= 1e-12:
+            run.fail(f"rates_with_intervals and the loop disagree (max difference {difference})")
+        wall_ratio, cpu_ratio = loop.wall_median / ours.wall_median, loop.cpu_median / ours.cpu_median
+        run.print(f"   speed-up, median wall {wall_ratio:.1f}x, median CPU {cpu_ratio:.1f}x "
+                  f"(target >= {TARGET_RATIO:.0f}x: {'met' if wall_ratio >= TARGET_RATIO else 'MISSED'})")  # fmt: skip
 
-    started = time.perf_counter()
-    rates_with_intervals(judgements, n_resamples=args.resamples, seed=args.seed)
-    ours = time.perf_counter() - started
-    started = time.perf_counter()
-    naive_rates_bootstrap(judgements, n_resamples=args.naive_resamples, seed=args.seed)
-    naive = time.perf_counter() - started
-    naive_full = naive * args.resamples / args.naive_resamples
-    print(f"rates + intervals, vectorised ({args.resamples} resamples): {ours:.2f} s")
-    print(f"naive per-resample pandas loop: {naive:.2f} s for {args.naive_resamples} resamples -> "
-          f"EXTRAPOLATED {naive_full:.0f} s for {args.resamples}")  # fmt: skip
-    print(f"ratio naive / vectorised (same rates): {naive_full / ours:.0f}x; "
-          f"naive rates alone / our full scoring: {naive_full / seconds:.0f}x")  # fmt: skip
+        read = [c for c in (*JUDGEMENT_NEEDS, "chunk_id", "is_control") if c in judgements.columns]
+        stats = rate_statistics(judged_rows(judgements[read]), resample_unit="doc_id")
+        engine, plain = time_both(
+            lambda: resampled_sums(stats.counts, stats.strata, n_resamples=b, rng=judgement_stream(args.seed)),
+            lambda: loop_sums(stats, n_resamples=b, rng=judgement_stream(args.seed)),
+            runs=args.runs,
+        )
+        sums_difference = float(np.max(np.abs(engine.result - plain.result)))
+        if not sums_difference <= 1e-9:
+            run.fail(f"resampled sums differ from the loop's (max difference {sums_difference})")
+        run.print(f"   the resampling step alone ({stats.counts.shape[0]:,} units x {stats.counts.shape[1]} "
+                  f"columns, {b} resamples): weights @ counts {engine.wall_median * 1000:.1f} ms vs loop "
+                  f"{plain.wall_median * 1000:.1f} ms wall median = {plain.wall_median / engine.wall_median:.1f}x "
+                  f"(CPU {plain.cpu_median / engine.cpu_median:.1f}x); sums equal to {sums_difference:.0e}")  # fmt: skip
+
+        # 2. the whole scoring
+        whole = time_runs(lambda: score_judgements(judgements, mentions, n_resamples=b, seed=args.seed),
+                          runs=args.runs)  # fmt: skip
+        tracemalloc.start()
+        score_judgements(judgements, mentions, n_resamples=b, seed=args.seed)
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        same = max_difference(whole.result.rates, ours.result)
+        if not same <= 1e-12:
+            run.fail(f"score_judgements' rates differ from rates_with_intervals' ({same})")
+        run.print(f"\n2. score_judgements, all tables, {b} resamples: {whole.summary()}")
+        run.print(f"   target < {TARGET_SECONDS:.0f} s wall (median): "
+                  f"{'met' if whole.wall_median < TARGET_SECONDS else 'MISSED'}; peak traced memory "
+                  f"{peak / 1024**2:.0f} MiB (target < 2 GiB: {'met' if peak < TARGET_BYTES else 'MISSED'})")  # fmt: skip
+        run.print("   tables: " + ", ".join(f"{n} {len(t)}" for n, t in whole.result.tables().items()))
     return 0
 
 

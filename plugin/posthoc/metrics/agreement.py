@@ -9,8 +9,10 @@ The systems of a dataset are those with at least one judged annotation on it.
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
+from posthoc.metrics.codes import column_codes, dense_codes
 from posthoc.metrics.inputs import ANNOTATION, judged_rows
 from posthoc.metrics.verification import verdicts_of
 
@@ -19,20 +21,33 @@ AGREEMENT_COLUMNS = ["dataset", "n_judges", "n_verified", "count"]
 
 def agreement_from_verdicts(verdicts: pd.DataFrame) -> pd.DataFrame:
     """The agreement table from :func:`~posthoc.metrics.verification.annotation_verdicts`."""
-    n_systems = verdicts.groupby("dataset")["system"].nunique()
-    per_annotation = verdicts.groupby(list(ANNOTATION), sort=True).agg(
-        systems=("system", "nunique"), n_judges=("n_judges", "sum"), n_verified=("n_verify", "sum")
+    if len(verdicts) == 0:
+        return pd.DataFrame(
+            {c: pd.Series(dtype="str" if c == "dataset" else "int64") for c in AGREEMENT_COLUMNS}
+        )
+    dataset, dataset_names = pd.factorize(verdicts["dataset"], sort=True)
+    system = pd.factorize(verdicts["system"], sort=False)[0]
+    pairs = np.unique(dataset.astype(np.int64) * (system.max() + 1) + system)
+    n_systems = np.bincount(pairs // (system.max() + 1), minlength=len(dataset_names))
+    # one verdict per system and annotation: an annotation's verdicts are its systems
+    annotation, first = dense_codes(*[column_codes(verdicts[key]) for key in ANNOTATION])
+    systems = np.bincount(annotation)
+    n_judges = np.bincount(annotation, weights=verdicts["n_judges"].to_numpy()).astype(np.int64)
+    n_verified = np.bincount(annotation, weights=verdicts["n_verify"].to_numpy()).astype(np.int64)
+    of_annotation = dataset[first].astype(np.int64)
+    everywhere = systems == n_systems[of_annotation]
+    judges_span, verified_span = int(n_judges.max()) + 1, int(n_verified.max()) + 1
+    key = (of_annotation[everywhere] * judges_span + n_judges[everywhere]) * verified_span + n_verified[everywhere]
+    cells, count = np.unique(key, return_counts=True)
+    names = np.asarray(dataset_names, dtype=object)
+    return pd.DataFrame(
+        {
+            "dataset": pd.array(names[cells // (judges_span * verified_span)], dtype="str"),
+            "n_judges": (cells // verified_span % judges_span).astype("int64"),
+            "n_verified": (cells % verified_span).astype("int64"),
+            "count": count.astype("int64"),
+        }
     )
-    per_annotation = per_annotation.reset_index()
-    everywhere = per_annotation["systems"].to_numpy() == n_systems.reindex(per_annotation["dataset"]).to_numpy()
-    table = (
-        per_annotation.loc[everywhere]
-        .groupby(["dataset", "n_judges", "n_verified"], sort=True)
-        .size()
-        .rename("count")
-        .reset_index()
-    )
-    return table.astype({"n_judges": "int64", "n_verified": "int64", "count": "int64"})[AGREEMENT_COLUMNS]
 
 
 def agreement_on_intersection(judgements: pd.DataFrame) -> pd.DataFrame:

@@ -24,13 +24,17 @@ denominator is 0 gives NaN and is skipped.
 
 from __future__ import annotations
 
+import functools
 import warnings
+from collections.abc import Iterator
 from typing import Final
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import ThreadpoolController
 
 from posthoc.errors import PosthocInputError
+from posthoc.metrics.codes import sorted_codes
 from posthoc.metrics.inputs import ANNOTATION
 
 UNITS: Final = ("doc_id", "task", "annotation", "worker")
@@ -39,11 +43,15 @@ BLOCK_CELLS: Final = 4_000_000
 
 
 def unit_codes(rows: pd.DataFrame, unit: str) -> tuple[np.ndarray, np.ndarray]:
-    """``(codes, strata)``: each row's unit index and each unit's stratum index, for ``unit`` in :data:`UNITS`."""
+    """``(codes, strata)``: each row's unit index and each unit's stratum index, for ``unit`` in :data:`UNITS`.
+
+    Units are numbered in the sort order of their keys (as ``groupby(sort=True)``); strata are the
+    sorted datasets (one stratum for ``worker``).
+    """
     if unit not in UNITS:
         raise PosthocInputError(f"resample_unit must be one of {', '.join(UNITS)}, not {unit!r}")
     if unit == "worker":
-        workers = pd.factorize(rows["worker"], sort=True)[0]
+        workers = pd.factorize(rows["worker"], sort=True)[0].astype(np.int64)
         return workers, np.zeros(workers.max() + 1 if len(workers) else 0, dtype=np.int64)
     if unit == "task":
         if "chunk_id" not in rows.columns or rows["chunk_id"].isna().any():
@@ -51,11 +59,12 @@ def unit_codes(rows: pd.DataFrame, unit: str) -> tuple[np.ndarray, np.ndarray]:
         keys = ["dataset", "doc_id", "chunk_id"]
     else:
         keys = ["dataset", "doc_id"] if unit == "doc_id" else list(ANNOTATION)
-    grouped = rows.groupby(keys, sort=True)
-    codes = grouped.ngroup().to_numpy()
-    datasets = grouped.size().index.get_level_values("dataset")
-    strata = pd.factorize(datasets, sort=True)[0]
-    return codes, strata.astype(np.int64)
+    factorized = [
+        rows[key].to_numpy(np.int64) if key in ("start", "end") else pd.factorize(rows[key], sort=True)[0]
+        for key in keys
+    ]
+    codes, first = sorted_codes(*factorized)
+    return codes, factorized[0][first].astype(np.int64)
 
 
 def unit_matrix(
@@ -66,44 +75,88 @@ def unit_matrix(
     return np.bincount(flat, weights=weights, minlength=n_units * n_columns).reshape(n_units, n_columns)
 
 
+def stratum_draws(
+    strata: np.ndarray, *, n_resamples: int, rng: np.random.Generator
+) -> Iterator[tuple[np.ndarray, int, np.ndarray]]:
+    """The resampling draws, stratum by stratum: ``(members, first, draws)``.
+
+    ``members`` are the units of one stratum (``n`` of them); ``draws`` is a ``(b, n)`` int array of
+    positions into ``members`` for resamples ``first .. first + b - 1``: each resample draws ``n``
+    units with replacement (``rng.integers``). Blocks of resamples bound the memory
+    (:data:`BLOCK_CELLS`); the draws are consumed in the same order whatever the block size.
+    Every consumer of these draws (:func:`resampled_sums`, a reference loop) sees the same resamples.
+    """
+    for stratum in np.unique(strata):
+        members = np.flatnonzero(strata == stratum)
+        n = len(members)
+        step = max(1, BLOCK_CELLS // n)
+        for first in range(0, n_resamples, step):
+            b = min(step, n_resamples - first)
+            yield members, first, rng.integers(0, n, size=(b, n))
+
+
+def count_weights(draws: np.ndarray) -> np.ndarray:
+    """``(b, n)`` float weights: how often each of the ``n`` units is drawn in each of ``b`` resamples.
+
+    One ``np.bincount`` of the offset draws: each row is a multinomial draw of ``n`` over ``n`` equal cells.
+    """
+    b, n = draws.shape
+    flat = (draws + (np.arange(b, dtype=np.int64) * n)[:, None]).ravel()
+    return np.bincount(flat, minlength=b * n).reshape(b, n).astype(float)
+
+
+@functools.cache
+def _blas() -> ThreadpoolController:
+    return ThreadpoolController()
+
+
 def resampled_sums(counts: np.ndarray, strata: np.ndarray, *, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
     """Column sums of ``counts`` (units x columns) in each of ``n_resamples`` stratified resamples of units.
 
-    Returns ``(n_resamples, n_columns)``. Units of stratum ``s`` are drawn ``n_s`` times with
-    replacement (``rng.integers``), turned into per-unit weights by ``np.bincount`` and applied as
-    ``weights @ counts``; only the columns a stratum touches are multiplied.
+    Returns ``(n_resamples, n_columns)``. The draws of :func:`stratum_draws` become per-unit count
+    weights (:func:`count_weights`) and the sums one matrix product ``weights @ counts`` per stratum
+    and block; only the columns a stratum touches are multiplied, on one BLAS thread.
     """
     n_units, n_columns = counts.shape
     if len(strata) != n_units:
         raise ValueError("strata must give one stratum per unit")
     sums = np.zeros((n_resamples, n_columns))
-    for stratum in np.unique(strata):
-        members = np.flatnonzero(strata == stratum)
-        block = counts[members]
-        touched = np.flatnonzero(np.any(block != 0, axis=0))
-        block = block[:, touched]
-        n = len(members)
-        step = max(1, BLOCK_CELLS // n)
-        for first in range(0, n_resamples, step):
-            b = min(step, n_resamples - first)
-            draws = rng.integers(0, n, size=(b, n)) + (np.arange(b) * n)[:, None]
-            weights = np.bincount(draws.ravel(), minlength=b * n).reshape(b, n).astype(float)
+    touched_of: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    with _blas().limit(limits=1, user_api="blas"):  # small products: a second BLAS thread only spins
+        for members, first, draws in stratum_draws(strata, n_resamples=n_resamples, rng=rng):
+            key = int(members[0])
+            if key not in touched_of:
+                block = counts[members]
+                touched = np.flatnonzero(np.any(block != 0, axis=0))
+                touched_of[key] = (touched, np.ascontiguousarray(block[:, touched]))
+            touched, block = touched_of[key]
             if len(touched):
-                sums[first : first + b, touched] += weights @ block
+                sums[first : first + len(draws), touched] += count_weights(draws) @ block
     return sums
 
 
 def percentile_interval(samples: np.ndarray, *, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile bounds over axis 0 of ``samples`` (resamples x statistics), NaN resamples skipped."""
+    """Percentile bounds over axis 0 of ``samples`` (resamples x statistics), NaN resamples skipped.
+
+    ``numpy.quantile`` (linear interpolation) on the columns without NaN, in one call;
+    ``numpy.nanquantile`` (the same rule on the non-NaN resamples) only on columns that have one.
+    """
     if not 0 < confidence < 1:
         raise PosthocInputError(f"confidence must be between 0 and 1, not {confidence}")
     tail = (1 - confidence) / 2
     if samples.shape[0] == 0:
         nan = np.full(samples.shape[1:], np.nan)
         return nan, nan.copy()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        low, high = np.nanquantile(samples, [tail, 1 - tail], axis=0)
+    flat = samples.reshape(samples.shape[0], -1)
+    bounds = np.empty((2, flat.shape[1]))
+    has_nan = np.isnan(flat).any(axis=0)
+    if (~has_nan).any():
+        bounds[:, ~has_nan] = np.quantile(flat[:, ~has_nan], [tail, 1 - tail], axis=0)
+    if has_nan.any():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            bounds[:, has_nan] = np.nanquantile(flat[:, has_nan], [tail, 1 - tail], axis=0)
+    low, high = bounds.reshape((2, *samples.shape[1:]))
     return low, high
 
 

@@ -29,6 +29,7 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
+from posthoc.metrics.codes import column_codes, lookup, shared_codes
 from posthoc.metrics.inputs import SYSTEM_ANNOTATION, judged_rows, mention_rows
 from posthoc.metrics.union import classify_against_gt
 from posthoc.metrics.verification import union_from_verdicts, verdicts_of
@@ -50,10 +51,8 @@ def _new_links(rows: pd.DataFrame, codes: np.ndarray) -> pd.Series:
     """The most common non-empty ``new_link`` of each annotation's edit judgements (ties: smallest)."""
     if "new_link" not in rows.columns:
         return pd.Series(dtype="str")
-    edits = pd.DataFrame(
-        {"code": codes, "new_link": rows["new_link"].to_numpy(), "outcome": rows["outcome"].to_numpy()}
-    )
-    edits = edits.loc[(edits["outcome"] == "edit") & edits["new_link"].notna()]
+    edited = ((rows["outcome"] == "edit") & rows["new_link"].notna()).to_numpy()
+    edits = pd.DataFrame({"code": codes[edited], "new_link": rows["new_link"][edited].to_numpy()})
     edits = edits.loc[edits["new_link"].astype(str).str.strip() != ""]
     if edits.empty:
         return pd.Series(dtype="str")
@@ -108,10 +107,16 @@ def gold_from(
     of_gt = np.flatnonzero((verdicts["system"] == gt_system).to_numpy())
     counts = verdicts[["n_verify", "n_edit", "n_remove"]].to_numpy()[of_gt]
     plurality = np.array(["verify", "edit", "remove"])[np.argmax(counts, axis=1)]  # argmax: first wins a tie
-    decided = verdicts.iloc[of_gt][list(SYSTEM_ANNOTATION)].assign(decision=plurality)
-    decided["new_link"] = _new_links(rows, codes).reindex(of_gt).to_numpy()
-    gt = gt.merge(decided, on=list(SYSTEM_ANNOTATION), how="left")
-    gt = gt.loc[gt["decision"] != "remove"].copy()
+    new_links = _new_links(rows, codes).reindex(of_gt).to_numpy()
+    gt_code, decided_code = shared_codes([gt, verdicts.iloc[of_gt]], SYSTEM_ANNOTATION)
+    where = lookup(gt_code, decided_code)  # each GT annotation's verdict among of_gt, or -1
+    judged = where >= 0
+    decision = np.full(len(gt), None, dtype=object)
+    decision[judged] = plurality[where[judged]]
+    new_link = np.full(len(gt), None, dtype=object)
+    new_link[judged] = new_links[where[judged]]
+    gt["decision"], gt["new_link"] = decision, new_link
+    gt = gt.loc[decision != "remove"].copy()
     gt["source"] = gt["decision"].map({"verify": "verified", "edit": "edited"}).fillna("unjudged")
     edited = (gt["decision"] == "edit").to_numpy()
     has_link = gt["new_link"].notna().to_numpy()
@@ -127,9 +132,7 @@ def gold_from(
 
     if missing is not None and len(missing):
         missing = missing.copy()
-        surfaces = _surfaces(rows)
-        missing = missing.join(surfaces, on=["dataset", "doc_id", "start", "end"])
-        missing["surface"] = missing["surface"].fillna("")
+        missing["surface"] = _surfaces(rows, missing)
         missing["system"] = gt_system
         missing["link_original"] = missing["link"]
         missing["is_nil"] = missing["link"].str.startswith("nil:")
@@ -137,11 +140,19 @@ def gold_from(
         parts.append(missing[GOLD_COLUMNS])
     gold = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
     gold = gold.astype({"start": "int64", "end": "int64", "is_nil": "bool"})
-    return gold.sort_values(["dataset", "doc_id", "start", "end", "link"], kind="stable").reset_index(drop=True)
+    keys = [column_codes(gold[c], sort=True) for c in ("dataset", "doc_id", "start", "end", "link")]
+    return gold.iloc[np.lexsort(keys[::-1])].reset_index(drop=True)  # lexsort is stable
 
 
-def _surfaces(rows: pd.DataFrame) -> pd.Series:
+def _surfaces(rows: pd.DataFrame, missing: pd.DataFrame) -> np.ndarray:
+    """The surface of each missing annotation's span: that of the first judgement row with it ("" if none)."""
     keys = ["dataset", "doc_id", "start", "end"]
     if "surface" not in rows.columns:
-        return pd.Series(dtype="str", name="surface")
-    return rows.drop_duplicates(keys).set_index(keys)["surface"].astype(str)
+        return np.full(len(missing), "", dtype=object)
+    row_code, missing_code = shared_codes([rows, missing], keys)  # rows' codes: 0, 1, ... by first row
+    running = np.maximum.accumulate(row_code)
+    first_rows = np.flatnonzero(np.concatenate([[True], running[1:] > running[:-1]])) if len(rows) else row_code
+    found = missing_code < len(first_rows)
+    out = np.full(len(missing), "", dtype=object)
+    out[found] = rows["surface"].iloc[first_rows[missing_code[found]]].astype(str).to_numpy(dtype=object)
+    return out

@@ -10,6 +10,7 @@ empty span matches itself). Links are compared as strings: the tables hold canon
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
@@ -59,6 +60,67 @@ def _any_overlap(
     return mask
 
 
+@dataclass(frozen=True)
+class SpanCodes:
+    """Integer codes of annotations, shared by every subset matched against another.
+
+    ``doc``: document code; ``start``, ``end``: offsets; ``link``: link code; ``span`` and
+    ``span_link``: dense codes of ``(doc, start, end)`` and ``(doc, start, end, link)``;
+    ``doc_link``: dense code of ``(doc, link)``. Codes are comparable across subsets of one table.
+    """
+
+    doc: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    link: np.ndarray
+    span: np.ndarray
+    span_link: np.ndarray
+    doc_link: np.ndarray
+
+    @classmethod
+    def of(cls, doc: np.ndarray, start: np.ndarray, end: np.ndarray, link: np.ndarray) -> SpanCodes:
+        span = _combine(_combine(doc, start), end)
+        return cls(doc, start, end, link, span, _combine(span, link), _combine(doc, link))
+
+    @classmethod
+    def of_table(cls, table: pd.DataFrame) -> SpanCodes:
+        """Codes of a table with ``dataset, doc_id, start, end, link``."""
+        doc = _combine(_codes(table["dataset"]), _codes(table["doc_id"]))
+        start, end = table["start"].to_numpy(np.int64), table["end"].to_numpy(np.int64)
+        return cls.of(doc, start, end, _codes(table["link"]))
+
+
+def code_flags(
+    codes: SpanCodes, left: np.ndarray, right: np.ndarray, *, flags: Iterable[str] = FLAGS
+) -> dict[str, np.ndarray]:
+    """:func:`match_flags` on integer codes: rows ``left`` of ``codes`` matched against rows ``right``.
+
+    ``left`` and ``right`` are index arrays (or boolean masks) into the arrays of ``codes``.
+    """
+    wanted = list(flags)
+    unknown = sorted(set(wanted) - set(FLAGS))
+    if unknown:
+        raise ValueError(f"unknown match flag(s) {unknown}; use {FLAGS}")
+    result: dict[str, np.ndarray] = {}
+    if "same_span" in wanted or "overlap" in wanted:
+        same_span = np.isin(codes.span[left], codes.span[right])
+    if "same_span_same_link" in wanted or "overlap_same_link" in wanted:
+        same_span_same_link = np.isin(codes.span_link[left], codes.span_link[right])
+    start_l, end_l, start_r, end_r = codes.start[left], codes.end[left], codes.start[right], codes.end[right]
+    for name in wanted:
+        if name == "same_span_same_link":
+            result[name] = same_span_same_link
+        elif name == "same_span":
+            result[name] = same_span
+        elif name == "overlap_same_link":
+            group_l, group_r = codes.doc_link[left], codes.doc_link[right]
+            result[name] = _any_overlap(group_l, start_l, end_l, group_r, start_r, end_r) | same_span_same_link
+        else:
+            doc_l, doc_r = codes.doc[left], codes.doc[right]
+            result[name] = _any_overlap(doc_l, start_l, end_l, doc_r, start_r, end_r) | same_span
+    return result
+
+
 def match_flags(left: pd.DataFrame, right: pd.DataFrame, *, flags: Iterable[str] = FLAGS) -> pd.DataFrame:
     """For each row of ``left``: is there a row of ``right`` in the same document that matches?
 
@@ -70,33 +132,10 @@ def match_flags(left: pd.DataFrame, right: pd.DataFrame, *, flags: Iterable[str]
     ``overlap_same_link``    overlapping span (identical included), same link (relaxed match);
     ``overlap``              overlapping span, any link.
     """
-    wanted = list(flags)
-    unknown = sorted(set(wanted) - set(FLAGS))
-    if unknown:
-        raise ValueError(f"unknown match flag(s) {unknown}; use {FLAGS}")
-    both = pd.concat([left[[*DOCUMENT, "link"]], right[[*DOCUMENT, "link"]]], ignore_index=True)
+    both = pd.concat(
+        [left[[*DOCUMENT, "start", "end", "link"]], right[[*DOCUMENT, "start", "end", "link"]]], ignore_index=True
+    )
     n = len(left)
-    doc = _combine(_codes(both["dataset"]), _codes(both["doc_id"]))
-    link = _codes(both["link"])
-    start = np.concatenate([left["start"].to_numpy(np.int64), right["start"].to_numpy(np.int64)])
-    end = np.concatenate([left["end"].to_numpy(np.int64), right["end"].to_numpy(np.int64)])
-    span = _combine(_combine(doc, start), end)
-    result: dict[str, np.ndarray] = {}
-    if "same_span" in wanted or "overlap" in wanted:
-        same_span = np.isin(span[:n], span[n:])
-    if "same_span_same_link" in wanted or "overlap_same_link" in wanted:
-        span_link = _combine(span, link)
-        same_span_same_link = np.isin(span_link[:n], span_link[n:])
-    for name in wanted:
-        if name == "same_span_same_link":
-            result[name] = same_span_same_link
-        elif name == "same_span":
-            result[name] = same_span
-        elif name == "overlap_same_link":
-            group = _combine(doc, link)
-            crossing = _any_overlap(group[:n], start[:n], end[:n], group[n:], start[n:], end[n:])
-            result[name] = crossing | same_span_same_link
-        else:
-            crossing = _any_overlap(doc[:n], start[:n], end[:n], doc[n:], start[n:], end[n:])
-            result[name] = crossing | same_span
+    everything = np.arange(len(both))
+    result = code_flags(SpanCodes.of_table(both), everything[:n], everything[n:], flags=flags)
     return pd.DataFrame(result, index=range(n))

@@ -37,8 +37,9 @@ import numpy as np
 import pandas as pd
 
 from posthoc.errors import PosthocInputError
+from posthoc.metrics.codes import sorted_codes
 from posthoc.metrics.inputs import mention_rows
-from posthoc.metrics.matching import match_flags
+from posthoc.metrics.matching import SpanCodes, code_flags
 from posthoc.tables import GT_SYSTEM
 
 MATCHINGS: Final = ("strict", "overlap")
@@ -69,54 +70,79 @@ def document_counts(
 
 
 def counts_of_rows(rows: pd.DataFrame, *, gt_system: str, matching: Sequence[str] = MATCHINGS) -> pd.DataFrame:
-    """:func:`document_counts` of an already validated mentions table."""
+    """:func:`document_counts` of an already validated mentions table.
+
+    Every key column is factorised once (:class:`~posthoc.metrics.matching.SpanCodes`); each system is
+    matched against the GT of its datasets on those integer codes.
+    """
     unknown = sorted(set(matching) - set(MATCHINGS))
     if unknown:
         raise PosthocInputError(f"preannotation: unknown matching {unknown}; use one of {', '.join(MATCHINGS)}")
-    by_document = rows.groupby(["dataset", "doc_id"], sort=True)
-    doc_of_row = by_document.ngroup().to_numpy()
-    documents = by_document.size().index.to_frame(index=False)
-    is_gt = (rows["system"] == gt_system).to_numpy()
-    flags = [_FLAG[m] for m in matching]
-    parts = []
-    systems = rows.loc[rows["system"] != gt_system, ["dataset", "system"]].drop_duplicates()
-    for system in sorted(systems["system"].unique()):
-        datasets = systems.loc[systems["system"] == system, "dataset"]
-        of_system = (rows["system"] == system).to_numpy()
-        predicted = rows.loc[of_system]
-        in_datasets = documents["dataset"].isin(datasets).to_numpy()
-        of_gt_here = is_gt & rows["dataset"].isin(datasets).to_numpy()
-        gt_here = rows.loc[of_gt_here]
-        system_flags = match_flags(predicted, gt_here, flags=flags)
-        gt_flags = match_flags(gt_here, predicted, flags=flags)
-        system_doc = doc_of_row[of_system]
-        gt_doc = doc_of_row[of_gt_here]
-        n_docs = len(documents)
-        n_system = np.bincount(system_doc, minlength=n_docs)
-        n_gt = np.bincount(gt_doc, minlength=n_docs)
-        for name in matching:
-            part = documents.loc[in_datasets].copy()
-            part["system"] = system
-            part["matching"] = name
-            part["tp_system"] = np.bincount(system_doc, weights=system_flags[_FLAG[name]], minlength=n_docs)[
-                in_datasets
-            ]
-            part["n_system"] = n_system[in_datasets]
-            part["tp_gt"] = np.bincount(gt_doc, weights=gt_flags[_FLAG[name]], minlength=n_docs)[in_datasets]
-            part["n_gt"] = n_gt[in_datasets]
-            parts.append(part)
     columns = ["dataset", "doc_id", "system", "matching", *COUNT_COLUMNS]
-    if not parts:
+    dataset, dataset_names = pd.factorize(rows["dataset"], sort=True)
+    doc_code, doc_names = pd.factorize(rows["doc_id"], sort=True)
+    system, system_names = pd.factorize(rows["system"], sort=True)
+    doc_of_row, first = sorted_codes(dataset, doc_code)  # documents sorted by dataset, doc_id
+    n_docs = len(first)
+    doc_dataset = dataset[first]
+    codes = SpanCodes.of(
+        doc_of_row, rows["start"].to_numpy(np.int64), rows["end"].to_numpy(np.int64),
+        pd.factorize(rows["link"], sort=False)[0].astype(np.int64),
+    )  # fmt: skip
+    gt_codes = np.flatnonzero(np.asarray(system_names) == gt_system)
+    is_gt = system == gt_codes[0] if len(gt_codes) else np.zeros(len(rows), dtype=bool)
+    n_datasets = len(dataset_names)
+    parts: dict[str, list[np.ndarray]] = {c: [] for c in ("doc", "system", "matching", *COUNT_COLUMNS)}
+    order = sorted(range(len(matching)), key=lambda i: matching[i])  # rows sorted by matching name
+    for code, name in enumerate(system_names):
+        if name == gt_system:
+            continue
+        of_system = system == code
+        present = np.bincount(dataset[of_system], minlength=n_datasets) > 0
+        gt_here = is_gt & present[dataset]
+        in_datasets = present[doc_dataset]
+        system_flags = code_flags(codes, of_system, gt_here, flags=[_FLAG[m] for m in matching])
+        gt_flags = code_flags(codes, gt_here, of_system, flags=[_FLAG[m] for m in matching])
+        system_doc, gt_doc = doc_of_row[of_system], doc_of_row[gt_here]
+        n_system = np.bincount(system_doc, minlength=n_docs)[in_datasets]
+        n_gt = np.bincount(gt_doc, minlength=n_docs)[in_datasets]
+        docs = np.flatnonzero(in_datasets)
+        for index in order:
+            flag = _FLAG[matching[index]]
+            parts["doc"].append(docs)
+            parts["system"].append(np.full(len(docs), code))
+            parts["matching"].append(np.full(len(docs), index))
+            tp_system = np.bincount(system_doc, weights=system_flags[flag], minlength=n_docs)
+            parts["tp_system"].append(tp_system[in_datasets])
+            parts["n_system"].append(n_system)
+            parts["tp_gt"].append(np.bincount(gt_doc, weights=gt_flags[flag], minlength=n_docs)[in_datasets])
+            parts["n_gt"].append(n_gt)
+    if not parts["doc"]:
         table = pd.DataFrame({c: pd.Series(dtype="int64" if c in COUNT_COLUMNS else "str") for c in columns})
     else:
-        table = pd.concat(parts, ignore_index=True)
+        doc = np.concatenate(parts["doc"])
+        system_of = np.concatenate(parts["system"])
+        matching_of = np.concatenate(parts["matching"])
+        # rows sorted by dataset, system, matching, doc_id (documents are sorted by dataset, doc_id)
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        final = np.lexsort((doc, rank[matching_of], system_of, doc_dataset[doc]))
+        table = pd.DataFrame(
+            {
+                "dataset": pd.array(np.asarray(dataset_names, dtype=object)[doc_dataset[doc[final]]], dtype="str"),
+                "doc_id": pd.array(np.asarray(doc_names, dtype=object)[doc_code[first][doc[final]]], dtype="str"),
+                "system": pd.array(np.asarray(system_names, dtype=object)[system_of[final]], dtype="str"),
+                "matching": pd.array(np.asarray(matching, dtype=object)[matching_of[final]], dtype="str"),
+                **{c: np.concatenate(parts[c])[final] for c in COUNT_COLUMNS},
+            }
+        )
     for column in COUNT_COLUMNS:
         table[column] = table[column].astype("int64")
     table["in_scope"] = (table["n_system"] + table["n_gt"]) > 0
     table["precision"] = _ratio(table["tp_system"].to_numpy(float), table["n_system"].to_numpy(float))
     table["recall"] = _ratio(table["tp_gt"].to_numpy(float), table["n_gt"].to_numpy(float))
     table["f1"] = _f1(table["precision"].to_numpy(), table["recall"].to_numpy())
-    return table.sort_values(["dataset", "system", "matching", "doc_id"], kind="stable").reset_index(drop=True)
+    return table
 
 
 def scores_from_counts(counts: pd.DataFrame, *, averaging: Sequence[str] = AVERAGINGS) -> pd.DataFrame:

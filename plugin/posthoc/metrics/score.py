@@ -17,144 +17,41 @@ import pandas as pd
 
 from posthoc.errors import PosthocInputError
 from posthoc.metrics.agreement import agreement_from_verdicts
-from posthoc.metrics.bootstrap import UNITS, percentile_interval, ratio, resampled_sums, unit_codes, unit_matrix
+from posthoc.metrics.bootstrap import UNITS, percentile_interval, ratio, resampled_sums, unit_matrix
 from posthoc.metrics.controls import control_results
 from posthoc.metrics.gold import gold_from
-from posthoc.metrics.inputs import ANNOTATION, is_control, judged_rows, mention_rows
+from posthoc.metrics.inputs import JUDGEMENT_NEEDS, is_control, judged_rows, mention_rows
 from posthoc.metrics.preannotation import counts_of_rows, scores_from_counts
+from posthoc.metrics.rates import RATE_METRICS, empty_rates, rate_samples, rate_statistics, rates_table
 from posthoc.metrics.reliability import aggregated_from, reliability_from_verdicts
 from posthoc.metrics.union import classify_against_gt, outcomes_from_letters
-from posthoc.metrics.verification import (
-    precision_recall_from,
-    rates_from_verdicts,
-    shares_from_rows,
-    union_from_verdicts,
-    verdicts_of,
-)
+from posthoc.metrics.verification import shares_from_rows, union_from_verdicts, verdicts_of
 from posthoc.scores import Scores
-from posthoc.tables import GT_SYSTEM, OUTCOMES
+from posthoc.tables import GT_SYSTEM
 
-RATE_METRICS: Final = (
-    "verification_rate",
-    "posthoc_precision",
-    "posthoc_recall",
-    "posthoc_f1",
-    "verify_share",
-    "edit_share",
-    "remove_share",
-)
-RATES_COLUMNS: Final = ["dataset", "system", "metric", "value", "low", "high", "n"]
 PREANNOTATION_COLUMNS: Final = [
     "dataset", "system", "matching", "averaging", "precision", "recall", "f1",
     "low_precision", "high_precision", "low_recall", "high_recall",
 ]  # fmt: skip
 EXCLUSION_COLUMNS: Final = ["kind", "worker", "task_key", "detail", "count"]
-#: Per (dataset, system) group: annotations, verified, judgements, verify / edit / remove judgements.
-_SLOTS: Final = 6
-
-
-def _f1(precision: np.ndarray, recall: np.ndarray) -> np.ndarray:
-    total = precision + recall
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(
-            total > 0, 2 * precision * recall / np.where(total > 0, total, 1), np.where(np.isnan(total), np.nan, 0.0)
-        )
+__all__ = ["RATE_METRICS", "rates_with_intervals", "score_judgements"]
 
 
 def _rates(
     rows: pd.DataFrame,
-    verdicts: pd.DataFrame,
-    codes: np.ndarray,
-    union: pd.DataFrame,
     *,
     resample_unit: str,
     n_resamples: int,
     rng: np.random.Generator,
     confidence: float,
+    ties_verified: bool,
 ) -> pd.DataFrame:
     """The rates table (:mod:`posthoc.scores`) with intervals from one stratified resampling of units."""
     if len(rows) == 0:
-        return pd.DataFrame(
-            {c: pd.Series(dtype="str" if c in ("dataset", "system", "metric") else "float64") for c in RATES_COLUMNS}
-        ).astype({"n": "int64"})
-    rates = rates_from_verdicts(verdicts)
-    pr = precision_recall_from(rates, union)
-    shares = shares_from_rows(rows)
-    groups = pd.MultiIndex.from_frame(rates[["dataset", "system"]])
-    datasets = pd.Index(sorted(rates["dataset"].unique()))
-    n_groups, n_datasets = len(groups), len(datasets)
-    group_of_verdict = groups.get_indexer(pd.MultiIndex.from_frame(verdicts[["dataset", "system"]]))
-    group = group_of_verdict[codes]
-    n_judges = verdicts["n_judges"].to_numpy()[codes].astype(float)
-    verified = verdicts["verified"].to_numpy()[codes].astype(float)
-    outcome = rows["outcome"].to_numpy()
-    union_keys = pd.MultiIndex.from_frame(union[list(ANNOTATION)])
-    union_of_verdict = union_keys.get_indexer(pd.MultiIndex.from_frame(verdicts[list(ANNOTATION)]))
-    n_systems = union["n_systems"].to_numpy().astype(float)
-    union_share = np.where(union_of_verdict >= 0, 1.0 / n_systems[np.maximum(union_of_verdict, 0)], 0.0)[codes]
-
-    unit, strata = unit_codes(rows, resample_unit)
-    n_units, n_columns = len(strata), _SLOTS * n_groups + n_datasets
-    weights = [1.0 / n_judges, verified / n_judges, np.ones(len(rows))] + [
-        (outcome == o).astype(float) for o in OUTCOMES
-    ]
-    columns = [group * _SLOTS + slot for slot in range(_SLOTS)]
-    dataset_column = _SLOTS * n_groups + datasets.get_indexer(rows["dataset"])
-    counts = unit_matrix(
-        np.tile(unit, _SLOTS + 1),
-        np.concatenate([*columns, dataset_column]),
-        np.concatenate([*weights, verified / n_judges * union_share]),
-        n_units,
-        n_columns,
-    )
-    sums = resampled_sums(counts, strata, n_resamples=n_resamples, rng=rng)
-    per_group = sums[:, : _SLOTS * n_groups].reshape(n_resamples, n_groups, _SLOTS)
-    union_sizes = sums[:, _SLOTS * n_groups :][:, datasets.get_indexer(groups.get_level_values("dataset"))]
-    precision = ratio(per_group[:, :, 1], per_group[:, :, 0])
-    recall = ratio(per_group[:, :, 1], union_sizes)
-    samples = {
-        "verification_rate": precision,
-        "posthoc_precision": precision,
-        "posthoc_recall": recall,
-        "posthoc_f1": _f1(precision, recall),
-        **{f"{o}_share": ratio(per_group[:, :, 3 + i], per_group[:, :, 2]) for i, o in enumerate(OUTCOMES)},
-    }
-    share_table = shares.set_index(["dataset", "system", "outcome"])
-    n_judgements = share_table.groupby(level=["dataset", "system"])["count"].sum().reindex(groups).to_numpy()
-    values = {
-        "verification_rate": (pr["precision"].to_numpy(), pr["n_annotations"].to_numpy()),
-        "posthoc_precision": (pr["precision"].to_numpy(), pr["n_annotations"].to_numpy()),
-        "posthoc_recall": (pr["recall"].to_numpy(), pr["n_union"].to_numpy()),
-        "posthoc_f1": (pr["f1"].to_numpy(), pr["n_annotations"].to_numpy()),
-        **{
-            f"{o}_share": (
-                share_table.xs(o, level="outcome")["share"].reindex(groups).to_numpy(),
-                n_judgements,
-            )
-            for o in OUTCOMES
-        },
-    }
-    parts = []
-    for metric in RATE_METRICS:
-        low, high = percentile_interval(samples[metric], confidence=confidence)
-        value, n = values[metric]
-        parts.append(
-            pd.DataFrame(
-                {
-                    "dataset": groups.get_level_values("dataset"),
-                    "system": groups.get_level_values("system"),
-                    "metric": metric,
-                    "value": value.astype(float),
-                    "low": low,
-                    "high": high,
-                    "n": n.astype("int64"),
-                }
-            )
-        )
-    table = pd.concat(parts, ignore_index=True)
-    order = {m: i for i, m in enumerate(RATE_METRICS)}
-    table = table.sort_values(["dataset", "system", "metric"], key=lambda c: c.map(order) if c.name == "metric" else c)
-    return table.reset_index(drop=True)[RATES_COLUMNS]
+        return empty_rates()
+    stats = rate_statistics(rows, resample_unit=resample_unit, ties_verified=ties_verified)
+    sums = resampled_sums(stats.counts, stats.strata, n_resamples=n_resamples, rng=rng)
+    return rates_table(stats, rate_samples(sums, stats), confidence=confidence)
 
 
 def rates_with_intervals(
@@ -174,12 +71,12 @@ def rates_with_intervals(
     intervals as :func:`score_judgements` for the same rows and seed.
     """
     _check_options(n_resamples, resample_unit, confidence)
-    rows = judged_rows(judgements).reset_index(drop=True)
-    verdicts, codes = verdicts_of(rows, ties_verified=ties_verified)
+    read = [c for c in (*JUDGEMENT_NEEDS, "chunk_id", "is_control") if c in judgements.columns]
+    rows = judged_rows(judgements[read] if set(JUDGEMENT_NEEDS) <= set(read) else judgements)
     rng = _generators(seed)[0]
     return _rates(
-        rows, verdicts, codes, union_from_verdicts(verdicts),
-        resample_unit=resample_unit, n_resamples=n_resamples, rng=rng, confidence=confidence,
+        rows, resample_unit=resample_unit, n_resamples=n_resamples, rng=rng, confidence=confidence,
+        ties_verified=ties_verified,
     )  # fmt: skip
 
 
@@ -348,8 +245,8 @@ def score_judgements(
     union = union_from_verdicts(verdicts)
     judgement_rng, preannotation_rng = _generators(seed)
     rates = _rates(
-        rows, verdicts, codes, union,
-        resample_unit=resample_unit, n_resamples=n_resamples, rng=judgement_rng, confidence=confidence,
+        rows, resample_unit=resample_unit, n_resamples=n_resamples, rng=judgement_rng, confidence=confidence,
+        ties_verified=ties_verified,
     )  # fmt: skip
     preannotation = _preannotation(
         source, gt_system=gt_system, n_resamples=n_resamples, rng=preannotation_rng, confidence=confidence

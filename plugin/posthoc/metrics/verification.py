@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from posthoc.metrics.codes import column_codes, sorted_codes
 from posthoc.metrics.inputs import ANNOTATION, SYSTEM_ANNOTATION, judged_rows
 from posthoc.tables import OUTCOMES
 
@@ -35,18 +36,14 @@ def verdicts_of(rows: pd.DataFrame, *, ties_verified: bool = False) -> tuple[pd.
     the verdict row of judgement ``i``.
     """
     keys = list(SYSTEM_ANNOTATION)
-    grouped = rows.groupby(keys, sort=True)
-    codes = grouped.ngroup().to_numpy()
-    verdicts = grouped.size().rename("n_judges").reset_index()
-    if "mention_id" in rows.columns:
-        first = np.full(len(verdicts), len(rows))
-        np.minimum.at(first, codes, np.arange(len(rows)))  # each annotation's first judgement row
-        verdicts.insert(len(keys), "mention_id", rows["mention_id"].to_numpy()[first] if len(rows) else [])
-    else:
-        verdicts.insert(len(keys), "mention_id", None)
-    outcome = rows["outcome"].to_numpy()
+    codes, first = sorted_codes(*[column_codes(rows[key], sort=True) for key in keys])  # groupby(keys) order
+    verdicts = rows[keys].iloc[first].reset_index(drop=True)
+    verdicts["n_judges"] = np.bincount(codes, minlength=len(first)).astype("int64")
+    mention_ids = rows["mention_id"].iloc[first].to_numpy() if "mention_id" in rows.columns else None
+    verdicts.insert(len(keys), "mention_id", mention_ids)
     for name in OUTCOMES:
-        verdicts[f"n_{name}"] = np.bincount(codes, weights=outcome == name, minlength=len(verdicts)).astype("int64")
+        chose = (rows["outcome"] == name).to_numpy()
+        verdicts[f"n_{name}"] = np.bincount(codes, weights=chose, minlength=len(verdicts)).astype("int64")
     twice = 2 * verdicts["n_verify"]
     verdicts["verified"] = (twice > verdicts["n_judges"]) | (ties_verified & (twice == verdicts["n_judges"]))
     return verdicts, codes
@@ -83,13 +80,21 @@ def verification_rates(judgements: pd.DataFrame, *, ties_verified: bool = False)
 
 def union_from_verdicts(verdicts: pd.DataFrame) -> pd.DataFrame:
     """The verification union ``V(d)`` from :func:`annotation_verdicts` (see :func:`verification_union`)."""
-    verified = verdicts.loc[verdicts["verified"], [*SYSTEM_ANNOTATION]]
+    verified = verdicts.loc[verdicts["verified"].to_numpy(), [*SYSTEM_ANNOTATION]]
     system_code, system_names = pd.factorize(verified["system"], sort=True)
-    grouped = verified.assign(_bit=np.left_shift(1, system_code.astype(object))).groupby(list(ANNOTATION), sort=True)
-    union = grouped["system"].agg(n_systems="size").reset_index()
-    masks = grouped["_bit"].sum().to_numpy()
-    names = {mask: ",".join(n for i, n in enumerate(system_names) if mask >> i & 1) for mask in set(masks.tolist())}
-    union["systems"] = [names[mask] for mask in masks.tolist()]
+    codes, first = sorted_codes(*[column_codes(verified[key], sort=True) for key in ANNOTATION])
+    union = verified[list(ANNOTATION)].iloc[first].reset_index(drop=True)
+    union["n_systems"] = np.bincount(codes, minlength=len(first)).astype("int64")
+    if len(system_names) <= 62:  # each verdict is one system of its annotation: the bits add up
+        masks = np.zeros(len(first), dtype=np.int64)
+        np.add.at(masks, codes, np.left_shift(np.int64(1), system_code.astype(np.int64)))
+        mask_list = masks.tolist()
+    else:
+        wide = np.zeros(len(first), dtype=object)
+        np.add.at(wide, codes, np.left_shift(1, system_code.astype(object)))
+        mask_list = wide.tolist()
+    names = {mask: ",".join(n for i, n in enumerate(system_names) if mask >> i & 1) for mask in set(mask_list)}
+    union["systems"] = pd.array([names[mask] for mask in mask_list], dtype="str")
     return union
 
 

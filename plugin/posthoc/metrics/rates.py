@@ -1,0 +1,197 @@
+"""The rates table with bootstrap intervals: per-unit sufficient statistics once, then one resampling.
+
+Paper 000 sections 3.2 and 4 (Figure 3 right, Figure 4). Every rate of :data:`RATE_METRICS` is a ratio
+of sums over resampling units (documents by default) of five counts per ``(dataset, system)`` group
+and one per dataset (judgements are the sum of slots 2-4):
+
+====  ========================================================================================
+slot  per unit and group
+====  ========================================================================================
+0     annotations judged (each judgement of an annotation with ``k`` judges counts ``1 / k``)
+1     verified annotations (``verified / k`` per judgement)
+2-4   verify / edit / remove judgements
+D     per dataset: verification-union annotations (``verified / k / n_systems`` per judgement,
+      so an annotation verified for three systems counts once)
+====  ========================================================================================
+
+:func:`rate_statistics` computes the ``(units, 5 G + D)`` matrix once from integer codes (one
+factorisation per key column, no groupby of strings); :func:`posthoc.metrics.bootstrap.resampled_sums`
+turns all resamples into one matrix product per stratum; :func:`rate_samples` forms the ratios and
+:func:`rates_table` the table. Point values come from the exact integer counts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+import pandas as pd
+
+from posthoc.metrics.bootstrap import percentile_interval, ratio, unit_codes
+from posthoc.metrics.codes import dense_codes, sorted_codes
+from posthoc.tables import OUTCOMES
+
+RATE_METRICS: Final = (
+    "verification_rate",
+    "posthoc_precision",
+    "posthoc_recall",
+    "posthoc_f1",
+    "verify_share",
+    "edit_share",
+    "remove_share",
+)
+RATES_COLUMNS: Final = ["dataset", "system", "metric", "value", "low", "high", "n"]
+#: Per (dataset, system) group: annotations, verified, verify / edit / remove judgements.
+SLOTS: Final = 5
+
+
+@dataclass(frozen=True)
+class RateStatistics:
+    """Sufficient statistics of the rates: per-unit counts and the exact totals.
+
+    ``datasets``, ``systems``: names per group (sorted by dataset, then system); ``group_dataset``:
+    each group's dataset index; ``counts``: ``(units, 5 G + D)`` (module docstring); ``strata``: each
+    unit's stratum; ``n_annotations, n_verified, n_judgements``: per group; ``outcome_counts``:
+    ``(G, 3)`` verify / edit / remove judgements; ``n_union``: per dataset.
+    """
+
+    datasets: np.ndarray
+    systems: np.ndarray
+    group_dataset: np.ndarray
+    counts: np.ndarray
+    strata: np.ndarray
+    n_annotations: np.ndarray
+    n_verified: np.ndarray
+    n_judgements: np.ndarray
+    outcome_counts: np.ndarray
+    n_union: np.ndarray
+
+    @property
+    def n_groups(self) -> int:
+        return len(self.datasets)
+
+
+def _f1(precision: np.ndarray, recall: np.ndarray) -> np.ndarray:
+    total = precision + recall
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(
+            total > 0, 2 * precision * recall / np.where(total > 0, total, 1), np.where(np.isnan(total), np.nan, 0.0)
+        )
+
+
+def rate_statistics(rows: pd.DataFrame, *, resample_unit: str, ties_verified: bool = False) -> RateStatistics:
+    """:class:`RateStatistics` of validated, control-free judgement rows (``judged_rows``), non-empty.
+
+    An annotation ``(dataset, doc_id, system, start, end, link)`` is verified when more than half of
+    its judges chose verify (a tie too with ``ties_verified``), as in :mod:`posthoc.metrics.verification`.
+    """
+    dataset, dataset_names = pd.factorize(rows["dataset"], sort=True)
+    system, system_names = pd.factorize(rows["system"], sort=True)
+    doc = pd.factorize(rows["doc_id"], sort=True)[0]
+    link = pd.factorize(rows["link"], sort=False)[0]
+    start, end = rows["start"].to_numpy(np.int64), rows["end"].to_numpy(np.int64)
+    outcome = np.zeros(len(rows), dtype=np.int64)  # index into OUTCOMES (verify, edit, remove)
+    for index, name in enumerate(OUTCOMES[1:], start=1):
+        outcome[(rows["outcome"] == name).to_numpy()] = index
+    annotation, _ = dense_codes(dataset, doc, start, end, link)  # across systems: the union's identity
+    verdict, first = dense_codes(annotation, system)  # one system's annotation
+    n_judges = np.bincount(verdict)
+    twice = 2 * np.bincount(verdict, weights=outcome == 0).astype(np.int64)
+    verified = (twice > n_judges) | (ties_verified & (twice == n_judges))
+
+    pair = dataset[first].astype(np.int64) * len(system_names) + system[first]
+    present = np.bincount(pair, minlength=len(dataset_names) * len(system_names)) > 0
+    pairs = np.flatnonzero(present)  # the (dataset, system) groups, sorted
+    group_of_verdict = (np.cumsum(present) - 1)[pair]
+    n_groups, n_datasets = len(pairs), len(dataset_names)
+    annotation_of_verdict = annotation[first]
+    n_systems = np.bincount(annotation_of_verdict, weights=verified, minlength=annotation.max() + 1)
+    dataset_of_annotation = np.zeros(len(n_systems), dtype=np.int64)
+    dataset_of_annotation[annotation_of_verdict] = dataset[first]
+    n_union = np.bincount(dataset_of_annotation, weights=n_systems > 0, minlength=n_datasets).astype(np.int64)
+
+    group = group_of_verdict[verdict]
+    per_judge = 1.0 / n_judges[verdict]
+    verified_share = verified[verdict] * per_judge
+    union_share = verified_share / np.maximum(n_systems[annotation], 1)
+    if resample_unit == "doc_id":  # the default: reuse the sorted codes
+        unit, first_row = sorted_codes(dataset, doc)
+        strata = dataset[first_row].astype(np.int64)
+    else:
+        unit, strata = unit_codes(rows, resample_unit)
+    n_columns = SLOTS * n_groups + n_datasets
+    size = len(strata) * n_columns
+    base = unit * n_columns + group * SLOTS
+    flat = np.bincount(base + 2 + outcome, minlength=size).astype(float)
+    flat += np.bincount(base, weights=per_judge, minlength=size)
+    flat += np.bincount(base + 1, weights=verified_share, minlength=size)
+    flat += np.bincount(unit * n_columns + SLOTS * n_groups + dataset, weights=union_share, minlength=size)
+    counts = flat.reshape(len(strata), n_columns)
+    return RateStatistics(
+        datasets=np.asarray(dataset_names)[pairs // len(system_names)],
+        systems=np.asarray(system_names)[pairs % len(system_names)],
+        group_dataset=(pairs // len(system_names)).astype(np.int64),
+        counts=counts,
+        strata=strata,
+        n_annotations=np.bincount(group_of_verdict, minlength=n_groups),
+        n_verified=np.bincount(group_of_verdict, weights=verified, minlength=n_groups).astype(np.int64),
+        n_judgements=np.bincount(group, minlength=n_groups),
+        outcome_counts=np.bincount(group * 3 + outcome, minlength=3 * n_groups).reshape(n_groups, 3),
+        n_union=n_union,
+    )
+
+
+def rate_samples(sums: np.ndarray, stats: RateStatistics) -> dict[str, np.ndarray]:
+    """Each metric of :data:`RATE_METRICS` per resample: ``(resamples, groups)`` from resampled column sums."""
+    n_groups = stats.n_groups
+    per_group = sums[:, : SLOTS * n_groups].reshape(len(sums), n_groups, SLOTS)
+    union_sizes = sums[:, SLOTS * n_groups :][:, stats.group_dataset]
+    precision = ratio(per_group[:, :, 1], per_group[:, :, 0])
+    recall = ratio(per_group[:, :, 1], union_sizes)
+    judgements = per_group[:, :, 2:].sum(axis=2)
+    return {
+        "verification_rate": precision,
+        "posthoc_precision": precision,
+        "posthoc_recall": recall,
+        "posthoc_f1": _f1(precision, recall),
+        **{f"{o}_share": ratio(per_group[:, :, 2 + i], judgements) for i, o in enumerate(OUTCOMES)},
+    }
+
+
+def rates_table(stats: RateStatistics, samples: dict[str, np.ndarray], *, confidence: float) -> pd.DataFrame:
+    """The rates table (:mod:`posthoc.scores`): point values from the exact counts, percentile bounds."""
+    precision = stats.n_verified / stats.n_annotations
+    n_union = stats.n_union[stats.group_dataset]
+    recall = ratio(stats.n_verified.astype(float), n_union.astype(float))
+    values = {
+        "verification_rate": (precision, stats.n_annotations),
+        "posthoc_precision": (precision, stats.n_annotations),
+        "posthoc_recall": (recall, n_union),
+        "posthoc_f1": (_f1(precision, recall), stats.n_annotations),
+        **{
+            f"{o}_share": (stats.outcome_counts[:, i] / stats.n_judgements, stats.n_judgements)
+            for i, o in enumerate(OUTCOMES)
+        },
+    }
+    stacked = np.stack([samples[metric] for metric in RATE_METRICS], axis=2)  # resamples x groups x metrics
+    low, high = percentile_interval(stacked, confidence=confidence)
+    n_metrics = len(RATE_METRICS)
+    return pd.DataFrame(
+        {
+            "dataset": pd.array(np.repeat(stats.datasets, n_metrics), dtype="str"),
+            "system": pd.array(np.repeat(stats.systems, n_metrics), dtype="str"),
+            "metric": pd.array(np.tile(np.asarray(RATE_METRICS, dtype=object), stats.n_groups), dtype="str"),
+            "value": np.stack([values[m][0] for m in RATE_METRICS], axis=1).astype(float).ravel(),
+            "low": low.ravel(),
+            "high": high.ravel(),
+            "n": np.stack([values[m][1] for m in RATE_METRICS], axis=1).astype("int64").ravel(),
+        }
+    )
+
+
+def empty_rates() -> pd.DataFrame:
+    """The rates table of no judgements."""
+    return pd.DataFrame(
+        {c: pd.Series(dtype="str" if c in ("dataset", "system", "metric") else "float64") for c in RATES_COLUMNS}
+    ).astype({"n": "int64"})
