@@ -26,19 +26,16 @@ import argparse
 import sys
 import time
 import tracemalloc
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from benchlib import BenchRun, time_both, time_runs
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import BenchRun, time_both, time_runs  # noqa: E402
-
-from posthoc.metrics import rates_with_intervals, score_judgements  # noqa: E402
-from posthoc.metrics.bootstrap import resampled_sums, stratum_draws  # noqa: E402
-from posthoc.metrics.inputs import JUDGEMENT_NEEDS, judged_rows  # noqa: E402
-from posthoc.metrics.rates import RateStatistics, rate_samples, rate_statistics, rates_table  # noqa: E402
-from posthoc.synthetic import paper_sized_study  # noqa: E402
+from posthoc.metrics import rates_with_intervals, score_judgements
+from posthoc.metrics.bootstrap import resampled_sums, stratum_draws
+from posthoc.metrics.inputs import JUDGEMENT_NEEDS, judged_rows
+from posthoc.metrics.rates import RateStatistics, rate_samples, rate_statistics, rates_table
+from posthoc.synthetic import paper_sized_study
 
 TARGET_RATIO = 5.0
 TARGET_SECONDS = 1.0
@@ -101,7 +98,8 @@ def main(argv: list[str] | None = None) -> int:
         started = time.perf_counter()
         _, mentions, judgements = paper_sized_study(k=args.k, seed=args.seed, scale=args.scale)
         n_judged = int((~judgements["is_control"].astype(bool)).sum())
-        n_docs = judgements[["dataset", "doc_id"]].drop_duplicates().shape[0]
+        judged = judgements.loc[~judgements["is_control"].astype(bool)]
+        n_docs = judged[["dataset", "doc_id"]].drop_duplicates().shape[0]
         run.print(f"synthetic study: {n_judged:,} judgements (+{len(judgements) - n_judged:,} control rows), "
                   f"{n_docs:,} documents, {len(mentions):,} mentions, k={args.k}; made in "
                   f"{time.perf_counter() - started:.1f} s (not timed)")  # fmt: skip
@@ -137,7 +135,8 @@ def main(argv: list[str] | None = None) -> int:
         run.print(f"   the resampling step alone ({stats.counts.shape[0]:,} units x {stats.counts.shape[1]} "
                   f"columns, {b} resamples): weights @ counts {engine.wall_median * 1000:.1f} ms vs loop "
                   f"{plain.wall_median * 1000:.1f} ms wall median = {plain.wall_median / engine.wall_median:.1f}x "
-                  f"(CPU {plain.cpu_median / engine.cpu_median:.1f}x); sums equal to {sums_difference:.0e}")  # fmt: skip
+                  f"(CPU {plain.cpu_median / engine.cpu_median:.1f}x); "
+                  f"sums equal to {sums_difference:.0e}")  # fmt: skip
 
         # 2. the whole scoring
         whole = time_runs(lambda: score_judgements(judgements, mentions, n_resamples=b, seed=args.seed),
@@ -152,7 +151,8 @@ def main(argv: list[str] | None = None) -> int:
         run.print(f"\n2. score_judgements, all tables, {b} resamples: {whole.summary()}")
         run.print(f"   target < {TARGET_SECONDS:.0f} s wall (median): "
                   f"{'met' if whole.wall_median < TARGET_SECONDS else 'MISSED'}; peak traced memory "
-                  f"{peak / 1024**2:.0f} MiB (target < 2 GiB: {'met' if peak < TARGET_BYTES else 'MISSED'})")  # fmt: skip
+                  f"{peak / 1024**2:.0f} MiB "
+                  f"(target < 2 GiB: {'met' if peak < TARGET_BYTES else 'MISSED'})")  # fmt: skip
         run.print("   tables: " + ", ".join(f"{n} {len(t)}" for n, t in whole.result.tables().items()))
     return 0
 
