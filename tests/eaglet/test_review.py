@@ -151,6 +151,11 @@ def test_review_tasks_prefill_every_flag_with_its_suggested_link(flags_dir: Path
     assert {item["id"] for item in items} == set(flags["flag_id"])
     china = [i for i in items if i["from_name"] == "link" and i["value"]["text"] == [W + "China"]]
     assert len(china) == 1 and china[0]["value"]["start"] == 62
+    reasons = {i["id"]: i["meta"]["text"][0] for i in items if i["from_name"] == "flag"}
+    assert len(reasons) == len(flags)
+    merge = flag_id(flags, EX1, "combined_marking", 3, "insert")
+    assert reasons[merge] == "insert: combined annotation of 'December' + '2012': 'December 2012' is a date; " \
+                             "choose the most precise entity"
 
 
 @pytest.mark.labelstudio
@@ -175,9 +180,14 @@ def test_review_round_trip_in_label_studio(flags_dir: Path, ls_server: Any, ls_a
     as_reviewer = LabelStudioClient(ls_server.url, reviewer.token)
     tasks = list(admin.tasks(project_id))
     assert len(tasks) == 2
+    reasons = dict(zip(flags["flag_id"], flags["detail"], strict=True))
     for task in tasks:
         predictions = admin.predictions(int(task["id"]))
         assert len(predictions) == 1 and predictions[0]["model_version"] == "eaglet"
+        # every flag reaches the reviewer with its reason: the region's meta text (the info panel)
+        shown = {item["id"]: item["meta"]["text"][0] for item in predictions[0]["result"]
+                 if item["from_name"] == "flag"}
+        assert shown and all(reasons[fid] in text for fid, text in shown.items())
         result = annotate(predictions[0]["result"], task["data"]["text"], task["data"]["doc_id"], flags)
         as_reviewer.post(f"/api/tasks/{task['id']}/annotations/", {"result": result, "lead_time": 3.5})
 

@@ -52,6 +52,8 @@ def test_reviewer_accepts_flags_in_the_browser(browser: Any, ls_server: Any, ls_
     page.screenshot(path=str(tmp_path / "1-review.png"))
     highlights.filter(has_text="China").first.click()
     assert page.locator("label:has-text('accept')").count() >= 1
+    # the flag's reason is on screen for the selected region (its meta text, in the info panel)
+    page.get_by_text("redirects to https://en.wikipedia.org/wiki/China").first.wait_for(timeout=10_000)
     shown = page.locator("textarea[name=link], input[name=link], [data-testid=htx-textbox-content]")
     assert W + "China" in " ".join(el.input_value() if el.evaluate("e => 'value' in e") else el.inner_text()
                                    for el in shown.all())
