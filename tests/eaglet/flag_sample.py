@@ -29,7 +29,7 @@ from posthoc.readers import Corpus, read_mentions
 
 SEED: Final = 17
 PER_RULE_AND_CORPUS: Final = 40
-SAMPLED_RULES: Final = {"positioning": ("delete",), "combined_marking": ("insert",),
+SAMPLED_RULES: Final = {"positioning": ("delete", "update-span"), "combined_marking": ("insert",),
                         "inconsistent_marking": ("insert",)}
 LABELS: Final = ("right", "wrong", "debatable")
 SAMPLE_FILE: Final = Path(__file__).parent / "data" / "flag_sample.tsv"

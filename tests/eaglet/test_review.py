@@ -213,3 +213,24 @@ def test_review_without_a_token_is_one_line_and_exit_2(flags_dir: Path, monkeypa
     with pytest.raises(SystemExit) as exit_info:
         main(["flags", "review", "--flags", str(flags_dir), "--url", "http://127.0.0.1:9"])
     assert exit_info.value.code == 2
+
+
+def test_accepting_a_trailing_space_flag_trims_the_annotation_instead_of_deleting_it() -> None:
+    from tests.eaglet.helpers import build_corpus
+
+    from posthoc.eaglet.pipeline import default_pipeline
+
+    corpus = build_corpus({"1": ("Merck and Co Inc said so, Bonn.", [(0, 17, "Merck_&_Co."), (26, 31, "Bonn")])})
+    flags = default_pipeline(only=["positioning"]).run(corpus.documents, corpus.mentions)
+    assert flags["suggestion"].tolist() == ["update-span", "update-span"]
+    task = review_tasks(flags, corpus.documents)[0]
+    result = [dict(item) for item in task["predictions"][0]["result"]]
+    for item in [i for i in result if i["from_name"] == "flag"]:
+        choice = "accept" if item["value"]["start"] == 0 else "reject"
+        result.append({"id": item["id"], "from_name": "decision", "to_name": "text", "type": "choices",
+                       "value": {**{k: item["value"][k] for k in ("start", "end", "text")}, "choices": [choice]}})
+    export = [{"id": 1, "data": task["data"], "annotations": [{"id": 5, "completed_by": 1, "result": result}]}]
+    corrected, changes = corrected_gold(corpus, flags, export)
+    got = {(int(r.start), int(r.end), str(r.surface), str(r.link)) for r in corrected.mentions.itertuples()}
+    assert got == {(0, 16, "Merck and Co Inc", W + "Merck_%26_Co."), (26, 31, "Bonn.", W + "Bonn")}
+    assert sorted(changes["action"]) == ["none", "update"]

@@ -74,7 +74,12 @@ def test_positioning_flags_trailing_space_and_trailing_punctuation_but_not_abbre
                                                        "word; trimmed: [0,16) 'Merck and Co Inc'")
     assert "ends with ','" in flags.loc["Japans Ministry (MITI),", "detail"]
     assert "trimmed: " in flags.loc[" ,Paris", "detail"] and "'Paris'" in flags.loc[" ,Paris", "detail"]
-    assert (flags["suggestion"] == "delete").all()
+    assert (flags["suggestion"] == "update-span").all()
+    merck = flags.loc["Merck and Co Inc "]
+    assert (merck["partner_start"], merck["partner_end"], merck["partner_link"]) == (0, 16, merck["link"])
+    only_punctuation = run(PositioningRule(), build_corpus({"1": ("a , b", [(2, 3, "Comma")])}))
+    assert only_punctuation[["suggestion", "detail"]].values.tolist() == [
+        ["delete", "starts with ',', which Rule 2 leaves outside a word; nothing is left"]]
     assert run(PositioningRule(edges=False), corpus).empty
 
 

@@ -7,9 +7,11 @@ Columns (:data:`FLAG_COLUMNS`)
 ``dataset, doc_id`` the document; ``start, end, surface, link`` the flagged annotation (code points;
                    for an ``insert`` the proposed one); ``rule`` one of :data:`RULES`;
 ``suggestion``     one of :data:`SUGGESTIONS`: ``delete`` the annotation, ``check`` it by hand,
-                   ``insert`` the proposed annotation, ``update-uri`` to ``partner_link``;
+                   ``insert`` the proposed annotation, ``update-uri`` to ``partner_link``,
+                   ``update-span`` to ``[partner_start, partner_end)`` keeping its link;
 ``partner_start, partner_end, partner_link`` the other annotation of a pair (overlapping, combined
-                   marking), or the new URI (outdated URI); -1 / "" when there is none;
+                   marking), the new URI (outdated URI) or the new span (``update-span``); -1 / ""
+                   when there is none;
 ``detail``         a human-readable reason; ``system`` the system whose annotations were checked.
 """
 
@@ -37,7 +39,7 @@ RULES: Final = (
     "inconsistent_marking",
     "missing_entity",
 )
-SUGGESTIONS: Final = ("delete", "check", "insert", "update-uri")
+SUGGESTIONS: Final = ("delete", "check", "insert", "update-uri", "update-span")
 FLAG_COLUMNS: Final = (
     "flag_id",
     "dataset",

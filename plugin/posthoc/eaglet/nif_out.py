@@ -119,7 +119,7 @@ def write_flagged_nif(corpus: Corpus, flags: pd.DataFrame, path: str | os.PathLi
         graph.add((phrase, EAGLET.hasFlagId, Literal(str(row.flag_id))))
         if str(row.detail):
             graph.add((phrase, RDFS.comment, Literal(str(row.detail))))
-        if int(row.partner_start) >= 0:
+        if int(row.partner_start) >= 0 and row.suggestion != "update-span":
             graph.add((phrase, EAGLET.hasPairPartner,
                        _phrase(documents, doc_id, int(row.partner_start), int(row.partner_end))))
         if row.suggestion == "update-uri" and str(row.partner_link):

@@ -15,12 +15,14 @@ Decisions (:func:`corrected_gold`)
 ----------------------------------
 For a flag on an existing annotation: *accept* applies the suggestion -- ``delete`` and ``check``
 remove the annotation, ``update-uri`` sets its link to the region's link (the suggested one unless
-edited); *modify* replaces it by the region's span and link; *reject*, no decision, or deleting
-the region leave it unchanged. For a proposal (``insert``): *accept* adds it with the region's
-link, *modify* adds the region's span and link, anything else adds nothing. A region without a
-flag id (drawn by the reviewer) adds a mention unless rejected. When one annotation gets both a
-removal and an update, the removal wins (logged). An insert equal to an annotation already present
-changes nothing (logged). The latest non-cancelled annotation of a task counts; documents without
+edited), ``update-span`` moves it to the suggested span (``partner_start``/``partner_end``; a
+positioning flag's trimmed span) with the region's link; *modify* replaces it by the region's span
+and link; *reject*, no decision, or deleting the region leave it unchanged. For a proposal
+(``insert``): *accept* adds it with the region's link, *modify* adds the region's span and link,
+anything else adds nothing. A region without a flag id (drawn by the reviewer) adds a mention
+unless rejected. When one annotation gets both a removal and an update, the removal wins (logged).
+An insert equal to an annotation already present changes nothing (logged). The latest
+non-cancelled annotation of a task counts; documents without
 a task or without an annotation are unchanged. Every decision is one row of the change log.
 """
 
@@ -243,6 +245,8 @@ def corrected_gold(corpus: Corpus, flags: pd.DataFrame, tasks: list[dict[str, An
             link = region.link if region.link else (str(flag["partner_link"]) if flag["suggestion"] == "update-uri"
                                                      else str(flag["link"]))
             span = (int(flag["start"]), int(flag["end"])) if decision == "accept" else (region.start, region.end)
+            if decision == "accept" and flag["suggestion"] == "update-span":
+                span = (int(flag["partner_start"]), int(flag["partner_end"]))
             if flag["suggestion"] == "insert":
                 inserts.append((entry, span, link))
             elif decision == "accept" and flag["suggestion"] in ("delete", "check"):

@@ -15,8 +15,10 @@ sequence of whole words. Two cases are flagged:
   a closing bracket or quote whose opening one is inside the span ("(MITI)"), an opening one whose
   closing one is inside, and a final "!" or "?" ("Yahoo!"). Symbols and emoji are not punctuation.
 
-Suggestion ``delete`` (Eaglet's ``Deleted``); ``detail`` names the problem and gives the whole-word
-or trimmed span for the reviewer who prefers to modify it.
+Suggestions: inside a word, ``delete`` (Eaglet's ``Deleted``), with the whole-word span in ``detail``
+for the reviewer who prefers to modify it; outside the words, ``update-span`` to the trimmed span
+(``partner_start``/``partner_end``, same link): accepting it trims the annotation rather than
+deleting a right mention (``delete`` when nothing would be left).
 """
 
 from __future__ import annotations
@@ -104,9 +106,14 @@ class PositioningRule:
                     flags.append(context.flag(a, self.name, "delete", detail=detail))
                     continue
                 problem, left, right = edge_problem(a.surface) if self.edges else ("", 0, 0)
-                if problem:
-                    start, end = a.start + left, a.end - right
-                    trimmed = f"trimmed: [{start},{end}) {text[start:end]!r}" if start < end else "nothing is left"
-                    flags.append(context.flag(a, self.name, "delete",
-                                              detail=f"{problem}, which Rule 2 leaves outside a word; {trimmed}"))
+                if not problem:
+                    continue
+                start, end = a.start + left, a.end - right
+                detail = f"{problem}, which Rule 2 leaves outside a word"
+                if start < end:
+                    flags.append(context.flag(a, self.name, "update-span", partner_start=start, partner_end=end,
+                                              partner_link=a.link,
+                                              detail=f"{detail}; trimmed: [{start},{end}) {text[start:end]!r}"))
+                else:
+                    flags.append(context.flag(a, self.name, "delete", detail=f"{detail}; nothing is left"))
         return flags
