@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "study plan": "posthoc.cli.plan:plan_command",
     "study create": "posthoc.cli.setup:create_command",
     "study status": "posthoc.cli.status:status_command",
+    "study estimate": "posthoc.cli.estimate:estimate_command",
     "ls start": "posthoc.cli.ls:start_command",
     "ls stop": "posthoc.cli.ls:stop_command",
     "ls status": "posthoc.cli.ls:status_command",

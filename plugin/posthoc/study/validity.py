@@ -1,0 +1,122 @@
+"""How far the planner's expected half-widths can be trusted: predictions against scored simulated studies.
+
+:func:`check_halfwidths` makes corpora of different sizes (:func:`posthoc.synthetic.synthetic_study`),
+plans each with :func:`posthoc.study.plan_study`, predicts every cell's 95% half-width with
+:func:`posthoc.study.estimate.estimate_study` from the true outcome rates, then simulates the study's
+judgements once (:func:`posthoc.study.simulate.simulate_judgements`, a fresh seed) and scores them with
+the real code at its defaults (:func:`posthoc.metrics.rates_with_intervals`: 1000 bootstrap resamples of
+documents, the intervals of :func:`posthoc.metrics.score_judgements`). Each corpus gives several
+studies: its first ``n`` documents per dataset in a seeded order, for several ``n``.
+
+:func:`check_hours` cuts a pilot (every worker's first batch) out of a simulated study and compares
+the hours the estimate predicts for the rest with the simulated truth.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from posthoc.study.config import StudyConfig
+from posthoc.study.design import plan_study
+from posthoc.study.estimate import estimate_study
+from posthoc.study.keys import stream_rng
+from posthoc.study.rates import PRIOR_SHARES, PRIOR_SPREAD, OutcomeRates
+from posthoc.study.simulate import TaskTime, simulate_judgements
+
+COLUMNS = ["study", "documents", "k", "dataset", "system", "metric", "n_annotations", "predicted", "achieved",
+           "ratio"]
+
+
+def true_rates(seed: int, systems: Sequence[str] = ("GT", "E2E", "REL")) -> OutcomeRates:
+    """Known true rates of a simulated study: a verify share per system drawn within paper 000's per-cell spread."""
+    rng = stream_rng(seed, "true-rates")
+    rows = []
+    for system in systems:
+        verify = float(rng.uniform(*PRIOR_SPREAD))
+        edit = (1 - verify) * PRIOR_SHARES[1] / (PRIOR_SHARES[1] + PRIOR_SHARES[2])
+        rows.append({"dataset": "*", "system": system, "verify": verify, "edit": edit, "remove": 1 - verify - edit})
+    cells = pd.DataFrame(rows)
+    return OutcomeRates(cells=cells, consistency=float(rng.uniform(0.2, 0.8)), source="truth")
+
+
+def _per_dataset(rates: OutcomeRates, datasets: Sequence[str]) -> OutcomeRates:
+    cells = pd.concat([rates.cells.assign(dataset=d) for d in datasets], ignore_index=True)
+    return OutcomeRates(default=rates.default, consistency=rates.consistency, cells=cells, source=rates.source)
+
+
+def check_halfwidths(n_corpora: int = 10, *, sizes: Sequence[int] = (300, 450, 700, 1000, 1500), k_every: int = 5,
+                     runs: int = 500, seed: int = 0, progress: bool = False) -> pd.DataFrame:
+    """Predicted against achieved half-widths of ``n_corpora x len(sizes)`` studies: columns :data:`COLUMNS`.
+
+    Corpus ``c`` has ``max(sizes)`` documents per dataset (two datasets, four annotations per document
+    and system); every ``k_every``-th corpus is judged by k = 3 judges (and only up to its third size).
+    """
+    from tqdm import tqdm
+
+    from posthoc.metrics import rates_with_intervals
+    from posthoc.synthetic import synthetic_study
+
+    parts = []
+    bar = tqdm(total=n_corpora * len(sizes), desc="validity studies", disable=not progress, leave=False)
+    for c in range(n_corpora):
+        k = 3 if k_every and c % k_every == k_every - 1 else 1
+        wanted = sorted(sizes)[:3] if k > 1 else sorted(sizes)
+        documents, mentions, _ = synthetic_study(max(wanted), mentions_per_doc=4.0, seed=seed + c)
+        order = stream_rng(seed + c, "validity-order")
+        rank = np.zeros(len(documents), dtype=np.int64)
+        for _, where in documents.groupby("dataset").indices.items():
+            rank[where] = order.permutation(len(where))
+        for n in wanted:
+            chosen = documents.loc[rank < n]
+            keys = pd.MultiIndex.from_frame(chosen[["dataset", "doc_id"]])
+            subset = mentions.loc[pd.MultiIndex.from_frame(mentions[["dataset", "doc_id"]]).isin(keys)]
+            plan = plan_study(chosen, subset, StudyConfig(name=f"validity-{c}-{n}", seed=seed + c, k=k))
+            truth = _per_dataset(true_rates(seed + c), sorted(set(chosen["dataset"])))
+            cells = estimate_study(plan, rates=truth, runs=runs, seed=seed + c).cells
+            judgements = simulate_judgements(plan, truth, seed=seed + 1000 * c + n)
+            scored = rates_with_intervals(judgements)
+            scored = scored.assign(achieved=(scored["high"] - scored["low"]) / 2)
+            merged = cells.merge(scored[["dataset", "system", "metric", "achieved"]],
+                                 on=["dataset", "system", "metric"], how="inner")
+            parts.append(pd.DataFrame({
+                "study": plan.config.name, "documents": len(chosen), "k": k, "dataset": merged["dataset"],
+                "system": merged["system"], "metric": merged["metric"], "n_annotations": merged["n_annotations"],
+                "predicted": merged["halfwidth"], "achieved": merged["achieved"],
+                "ratio": merged["halfwidth"] / merged["achieved"],
+            }))
+            bar.update(1)
+    bar.close()
+    return pd.concat(parts, ignore_index=True)[COLUMNS]
+
+
+def check_hours(n_docs: int = 150, *, n_workers: int = 12, seed: int = 0,
+                time: TaskTime | None = None) -> dict[str, float]:
+    """Hours predicted for the rest of a study from a pilot of every worker's first batch, against the truth.
+
+    ``n_docs`` documents per dataset (two datasets) shared by ``n_workers`` workers, so each does several
+    batches (with the default, one batch a worker, a first batch would be the whole study).
+
+    Returns ``predicted``, ``true``, ``ratio`` (predicted / true) for the total and the worst worker's
+    ratio (``worst_worker_ratio``), and the pilot's share of the study's regions.
+    """
+    from posthoc.synthetic import synthetic_study
+
+    documents, mentions, _ = synthetic_study(n_docs, mentions_per_doc=4.0, seed=seed)
+    plan = plan_study(documents, mentions, StudyConfig(name="hours", seed=seed, k=1, n_workers=n_workers))
+    judgements = simulate_judgements(plan, OutcomeRates(), seed=seed + 1, time=time)
+    first = judgements["batch"].to_numpy() == 0
+    pilot = judgements.loc[first]
+    estimate = estimate_study(plan, pilot=pilot, runs=2, seed=seed)
+    rest = judgements.loc[~first].drop_duplicates(["worker", "task_key"])
+    true_by_worker = rest.groupby("worker")["lead_time"].sum() / 3600.0
+    predicted_by_worker = estimate.per_worker.set_index("worker")["hours_left"].reindex(true_by_worker.index)
+    worker_ratio = (predicted_by_worker / true_by_worker).to_numpy()
+    return {
+        "predicted": float(estimate.time["hours_left"]), "true": float(true_by_worker.sum()),
+        "ratio": float(estimate.time["hours_left"] / true_by_worker.sum()),
+        "worst_worker_ratio": float(worker_ratio[np.argmax(np.abs(np.log(worker_ratio)))]),
+        "pilot_share": float(first.mean()), "workers": float(len(plan.workers)),
+    }
