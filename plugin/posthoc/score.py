@@ -325,7 +325,11 @@ def _run_locked(manifest: Any, target: Path, *, ls_url: str | None, token: str |
         flattened = collect_judgements(manifest, ls_url=ls_url, token=token, export_files=export_files,
                                        project_ids=project_ids, label_config=label_config,
                                        work_dir=work_dir, progress=progress)
-        digest = fingerprint(flattened, options, str(manifest.digest))
+        from posthoc.study.outcome_section import estimate_digest, estimate_path, plan_against_outcome_section
+
+        manifest_path = getattr(manifest, "path", None)
+        estimate_hash = estimate_digest(manifest_path) if manifest_path is not None else ""
+        digest = fingerprint(flattened, options, str(manifest.digest) + (f":{estimate_hash}" if estimate_hash else ""))
         report_path = target / "report.html"
         marker = target / FINGERPRINT_NAME
         if periodic and report_path.is_file() and marker.is_file() \
@@ -349,6 +353,10 @@ def _run_locked(manifest: Any, target: Path, *, ls_url: str | None, token: str |
         from posthoc.report.study_sections import study_sections
 
         sections = [*study_sections(flattened.judgements), *extra_sections]
+        if manifest_path is not None:  # the estimate of `posthoc study estimate`, when saved beside the manifest
+            planned = plan_against_outcome_section(estimate_path(manifest_path), scores, flattened.judgements,
+                                                   study=str(manifest.study))
+            sections += [planned] if planned is not None else []
         written = _stage_outputs(stage, scores=scores, flattened=flattened, manifest=manifest, fmt=fmt,
                                  summary=summary, extra_sections=sections)
         _commit(stage, target, written)

@@ -50,7 +50,7 @@ class StudyShape:
     ``cells``: ``dataset, system`` (sorted); per annotation ``cell``, ``doc`` (index into ``doc_keys``),
     ``local_union`` (its union key's index within its document), ``judges``; per document
     ``doc_dataset``, ``doc_first`` / ``doc_count`` (its annotations' range) and ``doc_unions``; per cell
-    ``cell_dataset``.
+    ``cell_dataset``; ``annotations``: each annotation's ``dataset, doc_id, system, start, end, link``.
     """
 
     cells: pd.DataFrame
@@ -66,6 +66,7 @@ class StudyShape:
     doc_unions: np.ndarray
     cell_dataset: np.ndarray
     k: int
+    annotations: pd.DataFrame
 
     @classmethod
     def from_judgements(cls, judgements: pd.DataFrame, *, k: int = 1) -> StudyShape:
@@ -98,7 +99,8 @@ class StudyShape:
                    doc=doc_codes.astype(np.int64), local_union=local_union.astype(np.int64),
                    judges=verdicts["n_judges"].to_numpy(dtype=np.int64), doc_dataset=doc_dataset.astype(np.int64),
                    doc_first=doc_first, doc_count=doc_count.astype(np.int64), doc_unions=doc_unions,
-                   cell_dataset=cell_dataset.astype(np.int64), k=k)
+                   cell_dataset=cell_dataset.astype(np.int64), k=k,
+                   annotations=verdicts[["dataset", "doc_id", "system", "start", "end", "link"]])
 
     def with_judges(self, k: int) -> StudyShape:
         """The same study with ``k`` judges an item instead of :attr:`k`."""
@@ -156,6 +158,19 @@ class StudyShape:
             for metric in AGREEMENT_METRICS:
                 out[metric] = np.vstack([part[metric] for part in parts])
         return out
+
+    def as_judgements(self, doc_copies: np.ndarray, verified: np.ndarray) -> pd.DataFrame:
+        """A replicate as the judgements table the scoring code reads (one judge an annotation).
+
+        Copy ``c`` of a document is document ``<doc_id>#<c>``; a verified annotation is judged ``verify``,
+        another ``edit``. :func:`posthoc.metrics.rates_with_intervals` on it gives :meth:`statistics`' numbers.
+        """
+        annotation, copy = self.expand(doc_copies)
+        rows = self.annotations.iloc[annotation].reset_index(drop=True)
+        rows["doc_id"] = rows["doc_id"].astype(str) + "#" + pd.Series(copy).astype(str)
+        rows["worker"] = "w"
+        rows["outcome"] = np.where(verified, "verify", "edit")
+        return rows
 
     def expand(self, doc_copies: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(annotation, copy)`` of every annotation of every document copy, in copy order."""

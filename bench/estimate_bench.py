@@ -1,0 +1,102 @@
+"""An estimate of a paper-sized study (paper 000, Table 1): time, and one replicate against the real scoring code.
+
+Builds the corpus of ``plan_bench.py`` (2,185 documents, GT / E2E / REL, about 31,000 tasks), then times
+what ``posthoc study estimate`` does with its defaults: ``plan_study`` and
+:func:`posthoc.study.estimate.estimate_study` with 200 simulated studies (twice: the paper's prior
+shares and the low end of its per-cell spread). Target on this 2-core machine: under 60 s.
+
+Baseline (what a competent engineer would write first): each simulated study as a judgements table
+scored by the real code, :func:`posthoc.metrics.rates_with_intervals` with ``n_resamples=0`` (point
+estimates only; a bootstrap inside every replicate would cost 1000 times more). Both sides score the
+same replicates (the same document copies and outcomes), the bench checks they give identical
+precision and recall, and prints the time a replicate takes on each side.
+
+    python bench/estimate_bench.py [--runs 200] [--baseline-replicates 3] [--seed 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import pandas as pd
+from benchlib import BenchRun, time_both
+from plan_bench import synthesise
+
+from posthoc.metrics import rates_with_intervals
+from posthoc.study import StudyConfig, plan_study
+from posthoc.study.estimate import estimate_study
+from posthoc.study.rates import OutcomeRates
+from posthoc.study.replicates import StudyShape
+from posthoc.study.simulate import plan_judgements
+
+
+def _replicate(shape: StudyShape, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    copies = np.concatenate([rng.choice(np.flatnonzero(shape.doc_dataset == d), int((shape.doc_dataset == d).sum()))
+                             for d in range(len(shape.datasets))])
+    annotation, _ = shape.expand(copies)
+    verified = rng.random(len(annotation)) < OutcomeRates().shares_for(
+        shape.cells["dataset"].to_numpy(), shape.cells["system"].to_numpy())[shape.cell[annotation], 0]
+    return copies, verified
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=200, help="simulated studies (the CLI's default)")
+    parser.add_argument("--baseline-replicates", type=int, default=3, help="replicates timed on both sides")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    with BenchRun("estimate_bench") as run:
+        documents, mentions = synthesise(args.seed)
+        wall0, cpu0 = time.perf_counter(), time.process_time()
+        plan = plan_study(documents, mentions, StudyConfig(name="paper-size", seed=args.seed))
+        plan_wall, plan_cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+        wall0, cpu0 = time.perf_counter(), time.process_time()
+        estimate = estimate_study(plan, runs=args.runs, seed=args.seed)
+        est_wall, est_cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+        c, t = estimate.counts, estimate.time
+        run.print(f"corpus: {c['documents']} documents, {len(mentions)} annotations; plan: {c['tasks']} tasks "
+                  f"({c['real_tasks']} to verify, {c['control_tasks']} control), {c['regions']} regions to judge, "
+                  f"{c['workers']} workers (Table 1: 2,185 documents, 31,105 tasks, 167,432 judgements)")
+        run.print(f"estimate: {t['hours']:.0f} annotator-hours at {t['seconds_per_region']:g} s a region, cost "
+                  f"{t['cost']:.0f} at {t['hourly_rate']:g} an hour (paper 000 paid 6,520 USD); "
+                  f"{len(estimate.cells)} cells, half-widths {estimate.cells['halfwidth'].min():.4f}-"
+                  f"{estimate.cells['halfwidth'].max():.4f}")
+        total = plan_wall + est_wall
+        run.print(f"time: plan_study {plan_wall:.2f} s + estimate_study ({args.runs} simulated studies, twice) "
+                  f"{est_wall:.2f} s = {total:.2f} s wall (target < 60 s): {'OK' if total < 60 else 'OVER'}; "
+                  f"CPU {plan_cpu:.2f} + {est_cpu:.2f} = {plan_cpu + est_cpu:.2f} s")
+
+        shape = StudyShape.from_judgements(plan_judgements(plan))
+        rng = np.random.default_rng(args.seed)
+        replicates = [_replicate(shape, rng) for _ in range(args.baseline_replicates)]
+        position = {"ours": 0, "base": 0}
+
+        def ours() -> dict[str, np.ndarray]:
+            copies, verified = replicates[position["ours"] % len(replicates)]
+            position["ours"] += 1
+            return shape.statistics(copies, verified)
+
+        def base() -> pd.Series:
+            copies, verified = replicates[position["base"] % len(replicates)]
+            position["base"] += 1
+            return rates_with_intervals(shape.as_judgements(copies, verified), n_resamples=0).set_index(
+                ["dataset", "system", "metric"])["value"]
+
+        mine, theirs = time_both(ours, base, runs=args.baseline_replicates)
+        cells = pd.MultiIndex.from_frame(shape.cells)
+        for metric in ("posthoc_precision", "posthoc_recall"):
+            expected = theirs.result.xs(metric, level="metric").reindex(cells).to_numpy()
+            if not np.allclose(mine.result[metric][0], expected, rtol=0, atol=1e-12):
+                run.fail(f"{metric}: the replicate statistics differ from rates_with_intervals")
+        run.print(f"one replicate ({len(shape.annotations)} annotations): ours {mine.summary()}")
+        run.print(f"                baseline (judgements table + rates_with_intervals): {theirs.summary()}")
+        run.print(f"same precision and recall on {args.baseline_replicates} replicates; ratio "
+                  f"{theirs.wall_median / mine.wall_median:.0f}x (wall), {theirs.cpu_median / mine.cpu_median:.0f}x "
+                  f"(CPU); {args.runs} replicates the baseline way: about "
+                  f"{theirs.wall_median * args.runs:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,257 @@
+"""Study planning (issue 16): counts, replicated studies, pilots, hours, the smallest plan for a target.
+
+Known answers: the real scoring code on the same judgements (replicate statistics), ``plan_study`` (counts),
+the binomial half-width ``1.96 sqrt(p (1 - p) / n)`` worked by hand, Fleiss' kappa = a**2 under the consistency
+model, and simulations with known true rates and times.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from study_factory import make_corpus
+
+from posthoc.errors import PosthocInputError
+from posthoc.metrics import rates_with_intervals
+from posthoc.metrics.inputs import judged_rows
+from posthoc.metrics.reliability import reliability_from_verdicts
+from posthoc.metrics.verification import verdicts_of
+from posthoc.study import StudyConfig, plan_study
+from posthoc.study.counts import item_table, plan_counts, subset_counts
+from posthoc.study.estimate import CELL_COLUMNS, estimate_study
+from posthoc.study.rates import (
+    DEFAULT_HOURLY_RATE,
+    DEFAULT_SECONDS_PER_REGION,
+    PRIOR_CONSISTENCY,
+    PRIOR_SHARES,
+    OutcomeRates,
+    _decline_two_of_three,
+    pilot_time,
+    rates_from_pilot,
+)
+from posthoc.study.replicates import Z95, StudyShape, document_order, replicate_study
+from posthoc.study.simulate import plan_judgements, simulate_judgements
+from posthoc.study.validity import check_halfwidths, check_hours
+from posthoc.synthetic import synthetic_study
+
+
+@pytest.fixture(scope="module")
+def corpus() -> tuple[pd.DataFrame, pd.DataFrame]:
+    return make_corpus(60, seed=1)
+
+
+def _sorted_verdicts(judgements: pd.DataFrame) -> pd.DataFrame:
+    verdicts, _ = verdicts_of(judged_rows(judgements).reset_index(drop=True))
+    keys = ["dataset", "doc_id", "system", "start", "end", "link"]
+    return verdicts.sort_values(keys, kind="stable").reset_index(drop=True)
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_replicate_statistics_equal_the_real_scoring_code(corpus: tuple[pd.DataFrame, pd.DataFrame], k: int) -> None:
+    documents, mentions = corpus
+    plan = plan_study(documents, mentions, StudyConfig(name="t", seed=3, k=k))
+    judgements = simulate_judgements(plan, OutcomeRates(default=(0.7, 0.2, 0.1), consistency=0.5), seed=5)
+    shape = StudyShape.from_judgements(plan_judgements(plan), k=k)
+    verdicts = _sorted_verdicts(judgements)
+    counts = verdicts[["n_verify", "n_edit", "n_remove"]].to_numpy()
+    every_document_once = np.arange(len(shape.doc_keys))
+    ours = shape.statistics(every_document_once, verdicts["verified"].to_numpy(), counts)
+    real = rates_with_intervals(judgements, n_resamples=0).set_index(["dataset", "system", "metric"])["value"]
+    cells = pd.MultiIndex.from_frame(shape.cells)
+    for metric in ("posthoc_precision", "posthoc_recall"):
+        expected = real.xs(metric, level="metric").reindex(cells).to_numpy()
+        assert np.allclose(ours[metric][0], expected, rtol=0, atol=1e-12)
+    if k > 1:
+        reliability = reliability_from_verdicts(verdicts).set_index(["measure", "dataset"])["value"]
+        for measure in ("fleiss_kappa", "krippendorff_alpha"):
+            assert np.allclose(ours[measure][0], reliability.xs(measure).reindex(list(shape.datasets)).to_numpy())
+
+
+def test_replicated_precision_half_width_is_the_binomial_one_worked_by_hand() -> None:
+    documents, mentions, _ = synthetic_study(400, mentions_per_doc=4.0, seed=2)
+    plan = plan_study(documents, mentions, StudyConfig(name="binomial", seed=2))
+    shape = StudyShape.from_judgements(plan_judgements(plan))
+    p = 0.85
+    rates = OutcomeRates(default=(p, 0.1, 0.05))
+    summary = replicate_study(shape, rates, runs=1500, seed=4).summary()
+    precision = summary[summary["metric"] == "posthoc_precision"]
+    by_hand = 1.96 * np.sqrt(p * (1 - p) / precision["n_annotations"].to_numpy())
+    assert np.allclose(precision["halfwidth"].to_numpy(), by_hand, rtol=0.08)
+    assert np.allclose(precision["expected"], p, atol=0.005)
+    assert np.allclose(precision["halfwidth"], Z95 * precision["sd"])
+
+
+def test_agreement_under_the_consistency_model_is_its_square() -> None:
+    documents, mentions, _ = synthetic_study(60, mentions_per_doc=4.0, seed=3)
+    plan = plan_study(documents, mentions, StudyConfig(name="kappa", seed=3, k=3))
+    shape = StudyShape.from_judgements(plan_judgements(plan), k=3)
+    summary = replicate_study(shape, OutcomeRates(consistency=0.6), runs=100, seed=1).summary()
+    kappa = summary[summary["metric"] == "fleiss_kappa"]
+    assert len(kappa) == 2 and (kappa["system"] == "*").all()
+    assert np.allclose(kappa["expected"], 0.36, atol=0.03)
+    assert (kappa["halfwidth"] > 0).all()
+    # and the prior's consistency is the one at which 5% of annotations have two or more of three judges declining
+    assert _decline_two_of_three(PRIOR_CONSISTENCY) == pytest.approx(0.05, abs=1e-4)
+
+
+@pytest.mark.parametrize(("k", "n_workers", "controls"), [(1, None, True), (3, None, True), (1, 7, True),
+                                                          (2, 9, False)])
+def test_counts_without_planning_equal_plan_study(corpus: tuple[pd.DataFrame, pd.DataFrame], k: int,
+                                                 n_workers: int | None, controls: bool) -> None:
+    documents, mentions = corpus
+    config = StudyConfig(name="counts", seed=4, k=k, n_workers=n_workers, control_tasks=controls)
+    plan = plan_study(documents, mentions, config)
+    counted = plan_counts(plan)
+    assert counted["tasks"] == plan.summary["tasks"] and counted["control_tasks"] == plan.summary["control_tasks"]
+    assert counted["regions"] == plan.summary["annotations"]
+    assert counted["control_regions"] == plan.summary["control_annotations"]
+    fields = ("tasks", "real_tasks", "control_tasks", "regions", "control_regions", "workers", "documents")
+    assert {f: subset_counts(item_table(plan), config, k=k)[f] for f in fields} == {f: counted[f] for f in fields}
+    # a sample of documents, counted without planning, against a plan of that sample
+    if n_workers is None:
+        half = documents.iloc[::2]
+        sub = plan_study(half, mentions[mentions["doc_id"].isin(half["doc_id"])], config)
+        items = item_table(plan)
+        chosen = items[items["doc_id"].isin(half["doc_id"])]
+        assert {f: subset_counts(chosen, config, k=k)[f] for f in fields} == {f: plan_counts(sub)[f] for f in fields}
+
+
+def test_estimate_with_the_defaults(corpus: tuple[pd.DataFrame, pd.DataFrame], tmp_path: Path) -> None:
+    documents, mentions = corpus
+    plan = plan_study(documents, mentions, StudyConfig(name="defaults", seed=1))
+    estimate = estimate_study(plan)
+    counts, time = estimate.counts, estimate.time
+    regions = counts["regions"] + counts["control_regions"]
+    assert time["seconds_per_region"] == DEFAULT_SECONDS_PER_REGION == 15.0
+    assert time["hours"] == pytest.approx(regions * 15.0 / 3600)
+    assert time["cost"] == pytest.approx(time["hours"] * DEFAULT_HOURLY_RATE)
+    assert estimate.per_worker["hours"].sum() == pytest.approx(time["hours"])
+    assert estimate.settings["runs"] == 200 and estimate.settings["rates_source"] == "prior"
+    assert tuple(estimate.settings["outcome_shares_default"]) == PRIOR_SHARES
+    cells = estimate.cells
+    assert list(cells.columns) == CELL_COLUMNS
+    assert set(cells["metric"]) == {"posthoc_precision", "posthoc_recall"}  # k = 1: no agreement figures
+    assert len(cells) == 2 * len(plan.summary["systems"]) * documents["dataset"].nunique()
+    assert (cells["halfwidth"] > 0).all() and (cells["halfwidth"] < 0.2).all()
+    precision = cells[cells["metric"] == "posthoc_precision"]
+    assert (precision["halfwidth_low"] > precision["halfwidth"]).all()  # a lower verify share is wider
+    assert np.allclose(precision["expected"], PRIOR_SHARES[0], atol=0.02)
+    json_path, csv_path = estimate.write(tmp_path)
+    record = json.loads(json_path.read_text(encoding="utf-8"))
+    assert record["format"] == "posthoc-study-estimate/1" and record["study"] == "defaults"
+    assert "NaN" not in json_path.read_text(encoding="utf-8")
+    assert pd.read_csv(csv_path).shape == (len(cells), len(CELL_COLUMNS))
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary file left
+    again = estimate_study(plan)
+    assert again.cells.equals(estimate.cells)  # seeded
+
+
+@pytest.mark.parametrize(("option", "value"), [("runs", 1), ("seconds_per_region", 0.0), ("hourly_rate", -1.0),
+                                               ("target_halfwidth", 1.5), ("seconds_per_region", float("nan"))])
+def test_bad_settings_are_refused(corpus: tuple[pd.DataFrame, pd.DataFrame], option: str, value: float) -> None:
+    documents, mentions = corpus
+    plan = plan_study(documents, mentions, StudyConfig(name="bad", seed=1))
+    with pytest.raises(PosthocInputError, match=option.replace("_", "-")):
+        estimate_study(plan, **{option: value})  # type: ignore[arg-type]
+
+
+def test_a_pilot_gives_the_rates_and_the_pace() -> None:
+    documents, mentions, _ = synthetic_study(150, mentions_per_doc=4.0, seed=6)
+    plan = plan_study(documents, mentions, StudyConfig(name="pilot", seed=6, k=3, n_workers=24))
+    truth = OutcomeRates(default=(0.8, 0.15, 0.05), consistency=0.7)
+    judgements = simulate_judgements(plan, truth, seed=7)
+    rates = rates_from_pilot(judgements)
+    assert rates.source == "pilot"
+    assert np.allclose(rates.default, (0.8, 0.15, 0.05), atol=0.01)
+    # each cell has ~600 annotations whose 3 judgements are correlated (a = 0.7): sd of a share about 0.016
+    assert np.allclose(rates.cells[["verify", "edit", "remove"]].to_numpy(), [0.8, 0.15, 0.05], atol=0.05)
+    assert rates.consistency == pytest.approx(0.7, abs=0.04)  # sqrt of the pilot's Fleiss' kappa
+    pace = pilot_time(judgements)
+    tasks = judgements.drop_duplicates(["worker", "task_key"])
+    assert pace.seconds_per_region == pytest.approx(tasks["lead_time"].sum() / len(judgements))
+    assert pace.n_tasks == len(tasks) and pace.n_regions == len(judgements)
+
+
+def test_hours_left_after_a_pilot_of_one_batch_per_worker_are_within_15_percent() -> None:
+    for seed in range(4):
+        checked = check_hours(300, n_workers=20, seed=seed)
+        assert checked["pilot_share"] < 0.3  # the pilot is one batch of several
+        assert abs(checked["ratio"] - 1) < 0.15, checked
+
+
+def test_the_smallest_plan_reaches_the_target_and_a_smaller_one_does_not() -> None:
+    documents, mentions, _ = synthetic_study(200, mentions_per_doc=4.0, seed=8)
+    plan = plan_study(documents, mentions, StudyConfig(name="target", seed=8))
+    estimate = estimate_study(plan, runs=200, target_halfwidth=0.03)
+    target = estimate.target
+    assert target is not None and target["best"] is not None
+    best = target["best"]
+    assert best["k"] == 1 and best["widest"] <= 0.03 and best["documents"] < len(documents)
+    assert best["hours"] == pytest.approx((best["regions"] + best["control_regions"]) * 15 / 3600)
+    shape = StudyShape.from_judgements(plan_judgements(plan))
+    rank = document_order(shape, 0)
+    needed = {d["dataset"]: d["documents"] for d in best["datasets"]}
+    n = np.array([needed[d] for d in shape.datasets])
+    assert len(target["sample"]) == int(n.sum())
+    selected = rank < n[shape.doc_dataset]
+    reached = replicate_study(shape, OutcomeRates(), runs=200, seed=0, selected=selected).summary()
+    assert reached["halfwidth"].max() <= 0.03
+    fewer = rank < np.floor(n * 0.8)[shape.doc_dataset]
+    short = replicate_study(shape, OutcomeRates(), runs=200, seed=0, selected=fewer).summary()
+    assert short["halfwidth"].max() > 0.03
+    unreachable = estimate_study(plan, runs=50, target_halfwidth=0.001).target
+    assert unreachable is not None and unreachable["best"] is None
+
+
+def test_the_target_search_tries_judges_when_k_is_above_one() -> None:
+    documents, mentions, _ = synthetic_study(40, mentions_per_doc=4.0, seed=9)
+    plan = plan_study(documents, mentions, StudyConfig(name="judges", seed=9, k=3))
+    target = estimate_study(plan, runs=60, target_halfwidth=0.2, max_judges=4).target
+    assert target is not None
+    assert [c["k"] for c in target["candidates"]] == [2, 3, 4]
+    best = target["best"]
+    assert best is not None and best["hours"] == min(c["hours"] for c in target["candidates"] if c["reached"])
+
+
+def test_a_cell_the_pilot_did_not_reach_takes_its_pooled_shares() -> None:
+    pilot = pd.DataFrame({"dataset": ["a"] * 10, "system": ["GT"] * 10, "worker": "w1", "task_key": "t1",
+                          "outcome": ["verify"] * 8 + ["edit", "remove"], "lead_time": 30.0})
+    rates = rates_from_pilot(pilot)
+    shares = rates.shares_for(np.array(["a", "b"]), np.array(["GT", "REL"]))
+    assert np.allclose(shares[1], (0.8, 0.1, 0.1))
+    assert np.allclose(shares[0], (0.8, 0.1, 0.1))  # shrunk towards the pooled shares, which are its own
+    assert math.isclose(rates.consistency, PRIOR_CONSISTENCY)  # k = 1 pilot: the prior stays
+
+
+@pytest.mark.slow
+def test_predicted_half_widths_are_within_15_percent_of_the_achieved_over_50_studies() -> None:
+    # 11 corpora: 9 judged once (five sizes each), 2 by k = 3 judges (three sizes): 51 studies, 546 cells
+    checked = check_halfwidths(11, sizes=(500, 650, 800, 1000, 1200), runs=1000)
+    assert checked["study"].nunique() >= 50
+    assert checked["documents"].nunique() >= 5
+    assert checked["ratio"].notna().all()
+    worst = checked.loc[(checked["ratio"] - 1).abs().idxmax()]
+    assert ((checked["ratio"] - 1).abs() <= 0.15).all(), worst.to_dict()
+    assert abs(checked["ratio"].median() - 1) < 0.03
+
+
+def test_a_resampled_replicate_scored_by_the_real_code_gives_the_same_numbers(
+        corpus: tuple[pd.DataFrame, pd.DataFrame]) -> None:
+    documents, mentions = corpus
+    plan = plan_study(documents, mentions, StudyConfig(name="copies", seed=2))
+    shape = StudyShape.from_judgements(plan_judgements(plan))
+    rng = np.random.default_rng(3)
+    copies = rng.integers(0, len(shape.doc_keys), len(shape.doc_keys))  # documents drawn twice, some never
+    annotation, _ = shape.expand(copies)
+    verified = rng.random(len(annotation)) < 0.8
+    ours = shape.statistics(copies, verified)
+    real = rates_with_intervals(shape.as_judgements(copies, verified), n_resamples=0)
+    real = real.set_index(["dataset", "system", "metric"])["value"]
+    for metric in ("posthoc_precision", "posthoc_recall"):
+        expected = real.xs(metric, level="metric").reindex(pd.MultiIndex.from_frame(shape.cells)).to_numpy()
+        assert np.allclose(ours[metric][0], expected, rtol=0, atol=1e-12)
