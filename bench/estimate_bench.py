@@ -11,7 +11,12 @@ estimates only; a bootstrap inside every replicate would cost 1000 times more). 
 same replicates (the same document copies and outcomes), the bench checks they give identical
 precision and recall, and prints the time a replicate takes on each side.
 
-    python bench/estimate_bench.py [--runs 200] [--baseline-replicates 3] [--seed 1]
+Then the trust figures of docs/study.md: predicted against achieved half-widths over ``--validity-corpora``
+corpora of several sizes (:func:`posthoc.study.validity.check_halfwidths`, 1000 simulated studies a
+prediction, the real scoring code at its defaults for the achieved), and hours predicted after a pilot of
+one batch per worker against the simulated truth (:func:`posthoc.study.validity.check_hours`).
+
+    python bench/estimate_bench.py [--runs 200] [--baseline-replicates 3] [--seed 1] [--validity-corpora 11]
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from posthoc.study.estimate import estimate_study
 from posthoc.study.rates import OutcomeRates
 from posthoc.study.replicates import StudyShape
 from posthoc.study.simulate import plan_judgements
+from posthoc.study.validity import check_halfwidths, check_hours
 
 
 def _replicate(shape: StudyShape, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -46,6 +52,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=200, help="simulated studies (the CLI's default)")
     parser.add_argument("--baseline-replicates", type=int, default=3, help="replicates timed on both sides")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--validity-corpora", type=int, default=11, help="corpora of the validity check (0: skip)")
     args = parser.parse_args()
     with BenchRun("estimate_bench") as run:
         documents, mentions = synthesise(args.seed)
@@ -96,6 +103,35 @@ def main() -> None:
                   f"{theirs.wall_median / mine.wall_median:.0f}x (wall), {theirs.cpu_median / mine.cpu_median:.0f}x "
                   f"(CPU); {args.runs} replicates the baseline way: about "
                   f"{theirs.wall_median * args.runs:.0f} s")
+        if args.validity_corpora:
+            _validity(run, args.validity_corpora)
+
+
+def _validity(run: BenchRun, corpora: int) -> None:
+    wall0 = time.perf_counter()
+    checked = check_halfwidths(corpora, sizes=(500, 650, 800, 1000, 1200), runs=1000)
+    off = (checked["ratio"] - 1).abs()
+    run.print(f"validity: {checked['study'].nunique()} simulated studies ({checked['documents'].min()}-"
+              f"{checked['documents'].max()} documents, k = 1 and 3), {len(checked)} cells, "
+              f"{checked['n_annotations'].min()}-{checked['n_annotations'].max()} annotations a cell "
+              f"({time.perf_counter() - wall0:.0f} s)")
+    run.print(f"  predicted / achieved half-width: median {checked['ratio'].median():.3f}, sd "
+              f"{checked['ratio'].std():.3f}, range {checked['ratio'].min():.3f}-{checked['ratio'].max():.3f}; "
+              f"within 15%: {(off <= 0.15).mean():.1%} of cells ({int((off > 0.15).sum())} outside), within 10%: "
+              f"{(off <= 0.10).mean():.1%}")
+    for metric, part in checked.groupby("metric"):
+        run.print(f"  {metric}: sd {part['ratio'].std():.3f}, range {part['ratio'].min():.3f}-"
+                  f"{part['ratio'].max():.3f}, within 15%: {((part['ratio'] - 1).abs() <= 0.15).mean():.1%}")
+    for documents, part in checked.groupby("documents"):
+        run.print(f"  {documents} documents: sd {part['ratio'].std():.3f}, within 15%: "
+                  f"{((part['ratio'] - 1).abs() <= 0.15).mean():.1%} of {len(part)}")
+    hours = [check_hours(300, n_workers=20, seed=seed) for seed in range(8)]
+    ratios = [h["ratio"] for h in hours]
+    workers = [h["worst_worker_ratio"] for h in hours]
+    share = hours[0]["pilot_share"]
+    run.print(f"hours after a pilot of one batch per worker (8 studies, 20 workers, pilot {share:.0%} of the "
+              f"regions): predicted / true for the rest {min(ratios):.3f}-{max(ratios):.3f}; worst single "
+              f"worker {min(workers):.2f}-{max(workers):.2f}")
 
 
 if __name__ == "__main__":
