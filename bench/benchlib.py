@@ -15,11 +15,18 @@ Use::
     with BenchRun("score_bench") as run:
         run.print("...")                  # printed and saved
         ours, base = time_both(lambda: f(x), lambda: g(x), runs=5)
-        run.print(f"ratio {base.wall_median / ours.wall_median:.1f}x")
+        if not same(ours.result, base.result):
+            run.fail("the two sides disagree")   # nothing is saved, exit status 1
+        run.headline(f"{base.wall_median / ours.wall_median:.1f}x faster than the loop")
+
+``run.headline(text)`` prints and saves ``headline: text``; ``scripts/bench_table.py`` builds the README's
+benchmark table from the headline lines of every ``bench/results/*.txt`` (and ``bench/run_all.sh`` runs
+every ``bench/*_bench.py``), so a new bench joins both by using :class:`BenchRun` and :meth:`BenchRun.headline`.
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import platform
 import statistics
@@ -31,9 +38,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, NoReturn
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
+#: Prefix of the lines ``scripts/bench_table.py`` puts in the README's table.
+HEADLINE = "headline: "
 
 
 def _commit() -> str:
@@ -45,8 +54,9 @@ def _commit() -> str:
             check=True,
             timeout=10,
         ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "-C", str(Path(__file__).resolve().parent), "status", "--porcelain", "--untracked-files=no"],
+        dirty = subprocess.run(  # saved results do not make the tree dirty: a run of all benches rewrites them
+            ["git", "-C", str(Path(__file__).resolve().parent), "status", "--porcelain", "--untracked-files=no",
+             "--", ":(top)", ":(top,exclude)bench/results"],
             capture_output=True,
             text=True,
             check=True,
@@ -105,26 +115,33 @@ class Timing:
         )
 
 
+def _timed(func: Callable[[], Any], timing: Timing) -> None:
+    gc.collect()  # garbage of the previous run is not charged to this one
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    timing.result = func()
+    timing.cpu.append(time.process_time() - cpu0)
+    timing.wall.append(time.perf_counter() - wall0)
+
+
 def time_runs(func: Callable[[], Any], *, runs: int) -> Timing:
     """Run ``func`` ``runs`` times; wall (``perf_counter``) and process CPU (``process_time``) per run."""
     timing = Timing()
     for _ in range(runs):
-        wall0, cpu0 = time.perf_counter(), time.process_time()
-        timing.result = func()
-        timing.cpu.append(time.process_time() - cpu0)
-        timing.wall.append(time.perf_counter() - wall0)
+        _timed(func, timing)
     return timing
 
 
 def time_both(ours: Callable[[], Any], baseline: Callable[[], Any], *, runs: int) -> tuple[Timing, Timing]:
-    """Time both sides the same way, interleaved run by run so load drifts hit both alike."""
+    """Time both sides the same way, interleaved run by run so load drifts hit both alike.
+
+    The side that goes first alternates from round to round (warm caches favour neither), and a
+    ``gc.collect()`` precedes every run, outside its time.
+    """
     mine, theirs = Timing(), Timing()
-    for _ in range(runs):
-        for func, timing in ((ours, mine), (baseline, theirs)):
-            wall0, cpu0 = time.perf_counter(), time.process_time()
-            timing.result = func()
-            timing.cpu.append(time.process_time() - cpu0)
-            timing.wall.append(time.perf_counter() - wall0)
+    for round_ in range(runs):
+        pairs = ((ours, mine), (baseline, theirs))
+        for func, timing in pairs if round_ % 2 == 0 else pairs[::-1]:
+            _timed(func, timing)
     return mine, theirs
 
 
@@ -153,8 +170,12 @@ class BenchRun:
         print(line, flush=True)
         self.lines.append(line)
 
-    def fail(self, message: str) -> None:
-        """Stop the bench: the two sides disagree, or a target check cannot run."""
+    def headline(self, text: str) -> None:
+        """A figure for the README's table (``scripts/bench_table.py``): printed and saved as ``headline: text``."""
+        self.print(f"{HEADLINE}{text}")
+
+    def fail(self, message: str) -> NoReturn:
+        """Stop the bench: the two sides disagree, or a target check cannot run (exit status 1, nothing saved)."""
         raise SystemExit(f"{self.name}: FAILED: {message}")
 
     def __exit__(

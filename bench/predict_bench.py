@@ -8,6 +8,13 @@ then measures:
 2. requests per second and errors with ``--clients`` concurrent clients (threads, one
    ``requests.Session`` each) sending ``--requests`` single-task /predict requests in total.
 
+Baseline: the floor of this server and client on this machine now, ``GET /health`` on the same gunicorn
+(it does no work: parsing, routing and JSON of a tiny reply only). Sequential single-task /predict and
+/health requests are timed with ``benchlib.time_both`` (interleaved, the same number of requests, the same
+statistic, wall and CPU of this client process); the concurrent phase sends the same number of requests
+with the same clients to both. Same numbers: a sample of /predict replies from gunicorn must equal the
+replies of the same app called in-process (Flask's test client, no HTTP server); the bench fails otherwise.
+
 Targets (issue 3): p50 under 20 ms for one task, over 200 requests/s, 0 errors. The figures
 depend on the machine; they are printed next to the targets, never asserted.
 
@@ -17,7 +24,6 @@ Usage: ``python bench/predict_bench.py [--copies 10] [--workers 2] [--clients 20
 from __future__ import annotations
 
 import argparse
-import os
 import socket
 import statistics
 import subprocess
@@ -31,6 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import requests
+from benchlib import BenchRun, time_both
 
 
 def build_manifest(folder: Path, copies: int) -> Path:
@@ -149,7 +156,7 @@ def pct(values: list[float], q: float) -> float:
     return float(np.percentile(values, q))
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--copies", type=int, default=10, help="copies of the sample corpus in the manifest")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers")
@@ -162,10 +169,11 @@ def main() -> None:
 
     from posthoc.paths import label_config
     from posthoc.study.manifest import Manifest
+    from posthoc_backend.app import create_app
 
     config = label_config("entity_verification")
     rng = np.random.default_rng(args.seed)
-    with tempfile.TemporaryDirectory(prefix="posthoc-bench-") as scratch:
+    with BenchRun("predict_bench") as run, tempfile.TemporaryDirectory(prefix="posthoc-bench-") as scratch:
         folder = Path(scratch)
         started = time.perf_counter()
         manifest_path = build_manifest(folder, args.copies)
@@ -173,44 +181,75 @@ def main() -> None:
         records = manifest.tasks().to_dict("records")
         mentions = len(manifest.mentions())
         manifest.close()
-        print(f"manifest: {len(records)} tasks, {mentions} pre-filled mentions "
-              f"(sample corpus x {args.copies}), built in {time.perf_counter() - started:.1f} s")
+        run.print(f"manifest: {len(records)} tasks, {mentions} pre-filled mentions "
+                  f"(sample corpus x {args.copies}), built in {time.perf_counter() - started:.1f} s")
+        in_process = create_app(manifest_path).test_client()
         process, url = start_gunicorn(manifest_path, folder / "events.sqlite3", workers=args.workers)
         try:
-            print(f"gunicorn: {args.workers} sync workers on {url}; python {sys.version.split()[0]}, "
-                  f"{os.cpu_count()} CPUs")
+            run.print(f"gunicorn: {args.workers} sync workers on {url}")
 
             def pick(n: int) -> list[dict[str, Any]]:
                 return [records[i] for i in rng.integers(0, len(records), size=n)]
 
             sequential(url, [payload(pick(1), config) for _ in range(20)])  # warm-up
-            single, single_errors = sequential(url, [payload(pick(1), config) for _ in range(args.single)])
+            mismatches = 0
+            with requests.Session() as session:
+                for body in [payload(pick(5), config) for _ in range(20)]:
+                    served = session.post(f"{url}/predict", json=body, timeout=60).json()
+                    mismatches += served != in_process.post("/predict", json=body).get_json()
+            if mismatches:
+                run.fail(f"{mismatches} of 20 /predict replies from gunicorn differ from the in-process app's")
+            run.print("same replies: 20 of 20 /predict replies (5 tasks each) equal the in-process app's")
+            bad_replies = [0]
+            bodies = iter([payload(pick(1), config) for _ in range(args.single)])
+            with requests.Session() as predict_session, requests.Session() as health_session:
+
+                def one_predict() -> None:
+                    reply = predict_session.post(f"{url}/predict", json=next(bodies), timeout=60)
+                    bad_replies[0] += reply.status_code != 200 or "errors" in reply.json()
+
+                def one_health() -> None:
+                    bad_replies[0] += health_session.get(f"{url}/health", timeout=60).status_code != 200
+
+                single_timing, health_timing = time_both(one_predict, one_health, runs=args.single)
+            single = [t * 1000 for t in single_timing.wall]
+            health_single = [t * 1000 for t in health_timing.wall]
             batch, batch_errors = sequential(url, [payload(pick(100), config) for _ in range(args.batches)])
             wall, conc_errors, conc_latencies = concurrent(
                 url, [payload(pick(1), config) for _ in range(args.requests)], clients=args.clients)
             health_wall, health_errors, _ = concurrent(url, [{}] * args.requests, clients=args.clients,
                                                        path="/health")
+            errors = bad_replies[0]
         finally:
             process.terminate()
             process.wait(timeout=30)
 
-    rps = args.requests / wall
-    health_rps = args.requests / health_wall
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"machine load average (1 min) after the run: {load:.1f}")
-    print()
-    print(f"{'measure':<44}{'figure':>14}   target")
-    print(f"{'/predict 1 task, p50 (sequential)':<44}{statistics.median(single):>11.2f} ms   < 20 ms")
-    print(f"{'/predict 1 task, p95 (sequential)':<44}{pct(single, 95):>11.2f} ms")
-    print(f"{'/predict 100 tasks, p50 (sequential)':<44}{statistics.median(batch):>11.2f} ms")
-    print(f"{'/predict 100 tasks, p95 (sequential)':<44}{pct(batch, 95):>11.2f} ms")
-    print(f"{f'{args.clients} clients, {args.requests} requests: rate':<44}{rps:>9.1f} req/s   > 200 req/s")
-    print(f"{f'{args.clients} clients: latency p50 / p95':<44}"
-          f"{statistics.median(conc_latencies):>6.1f} / {pct(conc_latencies, 95):.1f} ms")
-    print(f"{f'{args.clients} clients, GET /health (floor): rate':<44}{health_rps:>9.1f} req/s")
-    print(f"{'/predict rate / /health rate':<44}{rps / health_rps:>14.2f}")
-    print(f"{'errors (all phases)':<44}{single_errors + batch_errors + conc_errors + health_errors:>14d}   0")
+        rps = args.requests / wall
+        health_rps = args.requests / health_wall
+        run.print(f"sequential, {args.single} requests each, interleaved: /predict 1 task "
+                  f"{single_timing.summary()}; GET /health {health_timing.summary()}")
+        run.print()
+        run.print(f"{'measure':<44}{'figure':>14}   target")
+        run.print(f"{'/predict 1 task, p50 (sequential)':<44}{statistics.median(single):>11.2f} ms   < 20 ms")
+        run.print(f"{'/predict 1 task, p95 (sequential)':<44}{pct(single, 95):>11.2f} ms")
+        run.print(f"{'GET /health (floor), p50 (sequential)':<44}{statistics.median(health_single):>11.2f} ms")
+        run.print(f"{'/predict 100 tasks, p50 (sequential)':<44}{statistics.median(batch):>11.2f} ms")
+        run.print(f"{'/predict 100 tasks, p95 (sequential)':<44}{pct(batch, 95):>11.2f} ms")
+        run.print(f"{f'{args.clients} clients, {args.requests} requests: rate':<44}{rps:>9.1f} req/s   > 200 req/s")
+        run.print(f"{f'{args.clients} clients: latency p50 / p95':<44}"
+                  f"{statistics.median(conc_latencies):>6.1f} / {pct(conc_latencies, 95):.1f} ms")
+        run.print(f"{f'{args.clients} clients, GET /health (floor): rate':<44}{health_rps:>9.1f} req/s")
+        run.print(f"{'/predict rate / /health rate':<44}{rps / health_rps:>14.2f}")
+        all_errors = errors + batch_errors + conc_errors + health_errors
+        run.print(f"{'errors (all phases)':<44}{all_errors:>14d}   0")
+        run.print()
+        run.headline(f"/predict 1 task p50 {statistics.median(single):.2f} ms (GET /health floor "
+                     f"{statistics.median(health_single):.2f} ms; target < 20 ms); 100 tasks p50 "
+                     f"{statistics.median(batch):.1f} ms")
+        run.headline(f"{args.clients} clients: {rps:.0f} req/s (/health floor {health_rps:.0f} req/s; target > 200), "
+                     f"{all_errors} errors; replies equal the in-process app's")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
