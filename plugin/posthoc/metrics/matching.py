@@ -16,6 +16,8 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
+from posthoc.metrics.codes import dense_codes
+
 DOCUMENT: Final = ["dataset", "doc_id"]
 #: Flags :func:`match_flags` can compute, from the strictest to the loosest.
 FLAGS: Final = ("same_span_same_link", "same_span", "overlap_same_link", "overlap")
@@ -51,8 +53,9 @@ def _any_overlap(
     if len(group_right) == 0 or len(group_left) == 0:
         return mask
     big = int(max(end_right.max(), end_left.max(), start_left.max(), start_right.max())) + 2
-    order = np.lexsort((start_right, group_right))
-    keys = group_right[order] * big + start_right[order]
+    keys = group_right * big + start_right
+    order = np.argsort(keys, kind="stable")
+    keys = keys[order]
     running_end = np.maximum.accumulate(group_right[order] * big + end_right[order])
     before = np.searchsorted(keys, group_left * big + end_left, side="left") - 1
     found = before >= 0
@@ -79,8 +82,8 @@ class SpanCodes:
 
     @classmethod
     def of(cls, doc: np.ndarray, start: np.ndarray, end: np.ndarray, link: np.ndarray) -> SpanCodes:
-        span = _combine(_combine(doc, start), end)
-        return cls(doc, start, end, link, span, _combine(span, link), _combine(doc, link))
+        span = dense_codes(doc, start, end)[0]
+        return cls(doc, start, end, link, span, dense_codes(span, link)[0], dense_codes(doc, link)[0])
 
     @classmethod
     def of_table(cls, table: pd.DataFrame) -> SpanCodes:
