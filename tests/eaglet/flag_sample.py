@@ -13,7 +13,9 @@ Each drawn flag is labelled ``right`` / ``wrong`` / ``debatable`` by paper 003's
 3.4) with a one-line reason, in ``data/flag_sample.tsv``. Precision is ``right / labelled``
 (debatable counts against the rule); ``lenient`` leaves debatable ones out.
 
-``python -m tests.eaglet.flag_sample`` writes the unlabelled draw (it never overwrites labels).
+``python -m tests.eaglet.flag_sample [--wned]`` writes the unlabelled draw (it never overwrites
+labels); ``--wned`` draws the held-out sample from WNED-Wikipedia, a corpus the rules were not
+designed on (:data:`HELD_OUT_PER_RULE` per rule), with the same seed.
 """
 
 from __future__ import annotations
@@ -33,7 +35,15 @@ SAMPLED_RULES: Final = {"positioning": ("delete", "update-span"), "combined_mark
                         "inconsistent_marking": ("insert",)}
 LABELS: Final = ("right", "wrong", "debatable")
 SAMPLE_FILE: Final = Path(__file__).parent / "data" / "flag_sample.tsv"
+#: A corpus the rules were not designed on (drawn after they were merged): WNED-Wikipedia, 20 per rule.
+HELD_OUT_FILE: Final = Path(__file__).parent / "data" / "flag_sample_wned.tsv"
+HELD_OUT_PER_RULE: Final = 20
 COLUMNS: Final = ("flag_id", "dataset", "doc_id", "rule", "start", "end", "surface", "link", "label", "reason")
+
+
+def held_out(shared_data: Path) -> Corpus:
+    """WNED-Wikipedia (``../shared/data/wned-wikipedia``), the held-out corpus."""
+    return read_mentions(shared_data / "wned-wikipedia")
 
 
 def corpora(shared_data: Path) -> Corpus:
@@ -47,15 +57,15 @@ def default_flags(corpus: Corpus) -> pd.DataFrame:
     return default_pipeline().run(corpus.documents, corpus.mentions, system="GT")
 
 
-def draw(flags: pd.DataFrame) -> pd.DataFrame:
+def draw(flags: pd.DataFrame, *, per_rule_and_corpus: int = PER_RULE_AND_CORPUS) -> pd.DataFrame:
     """The seeded sample (module docstring), ordered by rule, dataset and flag id."""
     parts = []
     for rule, suggestions in SAMPLED_RULES.items():
         chosen = flags[(flags["rule"] == rule) & flags["suggestion"].isin(suggestions)]
         for _, group in chosen.groupby("dataset", sort=True):
             group = group.sort_values("flag_id").reset_index(drop=True)
-            if len(group) > PER_RULE_AND_CORPUS:
-                group = group.sample(n=PER_RULE_AND_CORPUS, random_state=SEED)
+            if len(group) > per_rule_and_corpus:
+                group = group.sample(n=per_rule_and_corpus, random_state=SEED)
             parts.append(group.sort_values("flag_id"))
     sample = pd.concat(parts, ignore_index=True) if parts else flags.head(0)
     return sample[list(COLUMNS[:8])].reset_index(drop=True)
@@ -91,17 +101,19 @@ def precision(sample: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def main(shared_data: Path) -> None:
-    if SAMPLE_FILE.exists():
-        sys.exit(f"{SAMPLE_FILE} exists; it holds labels, remove it by hand to draw again")
-    corpus = corpora(shared_data)
-    flags = default_flags(corpus)
-    sample = draw(flags).assign(label="", reason="")
-    SAMPLE_FILE.parent.mkdir(parents=True, exist_ok=True)
-    sample.to_csv(SAMPLE_FILE, sep="\t", index=False)
+def main(shared_data: Path, *, wned: bool = False) -> None:
+    target = HELD_OUT_FILE if wned else SAMPLE_FILE
+    if target.exists():
+        sys.exit(f"{target} exists; it holds labels, remove it by hand to draw again")
+    flags = default_flags(held_out(shared_data) if wned else corpora(shared_data))
+    sample = draw(flags, per_rule_and_corpus=HELD_OUT_PER_RULE if wned else PER_RULE_AND_CORPUS)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    sample.assign(label="", reason="").to_csv(target, sep="\t", index=False)
     print(counts(flags).to_string(index=False))
-    print(f"{len(sample)} flags drawn to {SAMPLE_FILE}")
+    print(f"{len(sample)} flags drawn to {target}")
 
 
 if __name__ == "__main__":
-    main(Path(__file__).resolve().parents[3] / "shared" / "data" if len(sys.argv) < 2 else Path(sys.argv[1]))
+    arguments = [a for a in sys.argv[1:] if a != "--wned"]
+    main(Path(__file__).resolve().parents[3] / "shared" / "data" if not arguments else Path(arguments[0]),
+         wned="--wned" in sys.argv)
