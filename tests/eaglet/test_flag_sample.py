@@ -4,7 +4,8 @@ The sample was drawn from the default pipeline's flags on Reuters-128 and RSS-50
 were frozen (the file names both commits). The tests check that the file is a complete labelling,
 that it is still exactly the seeded draw of what the rules flag today (a rule change that alters the
 flags fails here until the sample is drawn and labelled again), compute precision per rule and
-corpus, and check the figures docs/eaglet.md reports.
+corpus, and check the figures docs/eaglet.md reports. The same for a held-out sample from
+WNED-Wikipedia, drawn after the rules were merged.
 """
 
 from __future__ import annotations
@@ -14,7 +15,19 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from tests.eaglet.flag_sample import LABELS, SAMPLE_FILE, corpora, counts, default_flags, draw, precision, read_sample
+from tests.eaglet.flag_sample import (
+    HELD_OUT_FILE,
+    HELD_OUT_PER_RULE,
+    LABELS,
+    SAMPLE_FILE,
+    corpora,
+    counts,
+    default_flags,
+    draw,
+    held_out,
+    precision,
+    read_sample,
+)
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "eaglet.md"
 
@@ -80,4 +93,34 @@ def test_docs_report_the_measured_precision(sample: pd.DataFrame) -> None:
         line = (f"| `{rule}` | {dataset} | {int(row['labelled'])} | {int(row['right'])} | {int(row['wrong'])} "
                 f"| {int(row['debatable'])} "
                 f"| {row['precision']:.1%} | {row['lenient']:.1%} |")
+        assert line in docs, line
+
+
+# ---- held-out: WNED-Wikipedia, a corpus the rules were not designed on --------------------------------------
+
+@pytest.fixture(scope="module")
+def held_out_sample() -> pd.DataFrame:
+    return read_sample(HELD_OUT_FILE)
+
+
+def test_the_held_out_sample_is_the_seeded_draw_of_todays_flags_on_wned(held_out_sample: pd.DataFrame,
+                                                                      shared_data: Path) -> None:
+    assert set(held_out_sample["label"]) <= set(LABELS) and (held_out_sample["reason"].str.len() > 10).all()
+    header = " ".join(line for line in HELD_OUT_FILE.read_text(encoding="utf-8").splitlines() if line[:1] == "#")
+    assert re.search(r"rules: commit [0-9a-f]{7,} .*draw: commit [0-9a-f]{7,}", header) and "seed 17" in header
+    drawn = draw(default_flags(held_out(shared_data)), per_rule_and_corpus=HELD_OUT_PER_RULE)
+    columns = ["flag_id", "dataset", "doc_id", "rule", "start", "end", "surface", "link"]
+    assert drawn.astype(str)[columns].values.tolist() == held_out_sample[columns].values.tolist()
+    assert held_out_sample["rule"].value_counts().to_dict() == {rule: HELD_OUT_PER_RULE for rule in
+                                                                ("positioning", "combined_marking",
+                                                                 "inconsistent_marking")}
+
+
+def test_docs_report_the_held_out_precision(held_out_sample: pd.DataFrame) -> None:
+    docs = DOCS.read_text(encoding="utf-8")
+    for (rule, dataset), row in table(held_out_sample).iterrows():
+        if dataset == "all":
+            continue
+        line = (f"| `{rule}` | {dataset} | {int(row['labelled'])} | {int(row['right'])} | {int(row['wrong'])} "
+                f"| {int(row['debatable'])} | {row['precision']:.1%} | {row['lenient']:.1%} |")
         assert line in docs, line
