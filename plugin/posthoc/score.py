@@ -352,7 +352,8 @@ def _run_locked(manifest: Any, target: Path, *, ls_url: str | None, token: str |
         stage = work_dir / "stage"
         from posthoc.report.study_sections import study_sections
 
-        sections = [*study_sections(flattened.judgements), *extra_sections]
+        excluded_workers = scores.controls.loc[scores.controls["excluded"], "worker"] if len(scores.controls) else ()
+        sections = [*study_sections(flattened.judgements, exclude_workers=excluded_workers), *extra_sections]
         if manifest_path is not None:  # the estimate of `posthoc study estimate`, when saved beside the manifest
             planned = plan_against_outcome_section(estimate_path(manifest_path), scores, flattened.judgements,
                                                    study=str(manifest.study))

@@ -10,10 +10,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import statsmodels.api as sm
 
 from posthoc.errors import PosthocInputError
-from posthoc.sequence import read_sequence_csv, read_snow_rte, sequence_table_from_judgements
-from posthoc.sequence.simulate import simulate_binary
+from posthoc.sequence import fit_lag1, lagged_design, read_sequence_csv, read_snow_rte, sequence_table_from_judgements
+from posthoc.sequence.simulate import simulate_binary, simulate_continuous
+from posthoc.validity.sequence import simulate_task_study
 
 
 def _posthoc(*args: str) -> subprocess.CompletedProcess[str]:
@@ -48,36 +50,48 @@ def test_bad_tables_name_the_problem(tmp_path: Path, content: str, message: str)
 
 def _judgements() -> pd.DataFrame:
     rows = [
-        # worker, task, position, start, outcome, dataset, system, is_control
-        ("w1", "t1", 0, 9, "verify", "d", "A", False), ("w1", "t1", 0, 0, "remove", "d", "A", False),
-        ("w1", "t2", 1, 0, "verify", "d", "B", False), ("w1", "c1", 2, 0, "edit", "d", "CONTROL", True),
-        ("w2", "t3", 0, 0, "verify", "d", "A", False), ("w2", "t4", 1, 0, "edit", "d", "B", False),
+        # worker, task, item, position, start, outcome, dataset, system, is_control
+        ("w1", "t1", "A1", 0, 9, "verify", "d", "A", False), ("w1", "t1", "A1", 0, 0, "remove", "d", "A", False),
+        ("w1", "t2", "B1", 1, 0, "verify", "d", "B", False), ("w1", "c1", "C", 2, 0, "edit", "d", "CONTROL", True),
+        ("w1", "t5", "A2", 3, 0, "verify", "d", "A", False), ("w1", "t5", "A2", 3, 5, "verify", "d", "A", False),
+        ("w2", "t3", "A1", 0, 0, "verify", "d", "A", False), ("w2", "t4", "B2", 1, 0, "edit", "d", "B", False),
     ]
-    frame = pd.DataFrame(rows, columns=["worker", "task_key", "position", "start", "outcome", "dataset", "system",
-                                        "is_control"])
+    frame = pd.DataFrame(rows, columns=["worker", "task_key", "item_id", "position", "start", "outcome", "dataset",
+                                        "system", "is_control"])
     return frame.assign(end=frame["start"] + 3)
 
 
-def test_judgements_adapter_per_task_by_hand() -> None:
-    table = sequence_table_from_judgements(_judgements(), unit="task").set_index("item")
-    assert "c1" not in table.index
-    # t1: one of two annotations verified -> 0.5; gold = system A's rate over the other worker: w2 1/1
-    assert table.loc["t1", "label"] == 0.5 and table.loc["t1", "gold"] == 1.0
-    # t3 (w2, A): gold from w1's A judgements: 1 verified of 2
-    assert table.loc["t3", "gold"] == 0.5
-    # t4 (w2, B): w1 verified its B annotation
-    assert table.loc["t4", "label"] == 0.0 and table.loc["t4", "gold"] == 1.0
-
-
-def test_judgements_adapter_per_annotation_by_hand() -> None:
+def test_judgements_adapter_one_row_a_task_by_hand() -> None:
     table = sequence_table_from_judgements(_judgements())
-    w1 = table[table["worker"] == "w1"]
-    # text order within task t1: the annotation at 0 (removed) comes before the one at 9 (verified)
-    assert w1["item"].tolist() == ["t1:0-3", "t1:9-12", "t2:0-3"]
-    assert w1["position"].tolist() == [0, 1, 2] and w1["label"].tolist() == [0.0, 1.0, 1.0]
-    # gold of w1's A annotations: w2's A rate (1 of 1); of w2's A annotation: w1's (1 of 2)
-    assert w1["gold"].tolist() == [1.0, 1.0, 0.0]
-    assert table.loc[table["item"] == "t3:0-3", "gold"].item() == 0.5
+    # one row a task in served order, the control task left out (w1's positions 0, 1, 3)
+    assert table[["worker", "item", "position"]].values.tolist() == [
+        ["w1", "A1", 0], ["w1", "B1", 1], ["w1", "A2", 3], ["w2", "A1", 0], ["w2", "B2", 1]]
+    # label: every region verified (t1 had a removal, t4 an edit)
+    assert table["label"].tolist() == [0.0, 1.0, 1.0, 1.0, 0.0]
+    # gold: A1 was also judged by the other worker -> their label (w2: 1, w1: 0); the other items by one judge
+    # only -> the cell's rate over the other worker: (d, B) for w1 is w2's t4 = 0, (d, A) for w1 is w2's t3 = 1,
+    # (d, B) for w2 is w1's t2 = 1
+    assert table["gold"].tolist() == [1.0, 0.0, 1.0, 0.0, 1.0]
+
+
+def test_judgements_adapter_verify_share_and_exclusions() -> None:
+    shares = sequence_table_from_judgements(_judgements(), label="verify_share")
+    assert shares["label"].tolist() == [0.5, 1.0, 1.0, 1.0, 0.0]
+    assert shares["gold"].tolist() == [1.0, 0.0, 1.0, 0.5, 1.0]
+    alone = sequence_table_from_judgements(_judgements(), exclude_workers=["w2"])
+    assert set(alone["worker"]) == {"w1"}
+    # nobody else judged anything: no gold can be formed without the worker's own labels
+    assert alone["gold"].isna().all()
+    with pytest.raises(PosthocInputError, match="label must be"):
+        sequence_table_from_judgements(_judgements(), label="verified")
+
+
+def test_judgements_adapter_never_makes_regions_consecutive_items() -> None:
+    judgements = simulate_task_study(6, 12, seed=4)
+    table = sequence_table_from_judgements(judgements)
+    tasks = judgements.drop_duplicates(["worker", "task_key"])
+    assert len(table) == len(tasks) == 6 * 12
+    assert not table.duplicated(["worker", "item"]).any()
 
 
 def test_snow_rte_reports_b1_per_subset(shared_data: Path, tmp_path: Path) -> None:
@@ -96,10 +110,34 @@ def test_snow_rte_reports_b1_per_subset(shared_data: Path, tmp_path: Path) -> No
     for subset in ("all", "moderate", "good"):
         row = coefficients.loc[subset]
         assert np.isfinite(row["b1"]) and row["b1_low"] < row["b1"] < row["b1_high"]
+    # the figures of docs/sequence.md, unchanged by the continuous and task-level work (issue 10)
+    assert coefficients.loc[["all", "moderate", "good"], "b1"].round(3).tolist() == [0.006, -0.008, -0.065]
     html = (out / "report.html").read_text(encoding="utf-8")
     assert "best available guess" in html and "data:image/png;base64," in html
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert summary["n_judgements"] == 8000
+
+
+def test_snow_rte_b1_equals_an_independent_statsmodels_fit(shared_data: Path) -> None:
+    table = read_snow_rte(shared_data / "snow2008" / "rte_sequence_by_assignment.csv")
+    design = lagged_design(table)
+    exog = sm.add_constant(design[["previous", "gold", "bias"]].to_numpy(float))
+    peer = sm.Logit(design["label"].to_numpy(float), exog).fit(disp=0)
+    fit = fit_lag1(table)
+    np.testing.assert_allclose([fit.b0, fit.b1, fit.b2, fit.b3], peer.params, rtol=1e-7, atol=1e-9)
+
+
+def test_cli_continuous_defaults_recover_the_lag(tmp_path: Path) -> None:
+    """The report of issue 10: 0-100 scores, true lag +0.4, 30 workers x 60 items, each worker their own offset
+    and scale; the defaults printed b1 = -0.000 (the worker bias of z-scores was the label itself)."""
+    path = tmp_path / "scores.csv"
+    simulate_continuous(30, 60, b1=0.4, centre=50, offset_sd=10, scale_range=(5, 15), seed=21).to_csv(path, index=False)
+    out = tmp_path / "out"
+    result = _posthoc("sequence", str(path), "--gold-col", "gold", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    row = pd.read_csv(out / "coefficients.csv").set_index("subset").loc["all"]
+    assert row["kind"] == "continuous" and row["b1_low"] <= 0.4 <= row["b1_high"]
+    assert abs(row["b1"] - 0.4) < 0.05 and row["b1_high"] - row["b1_low"] < 0.2
 
 
 def test_cli_on_a_table_and_on_bad_input(tmp_path: Path) -> None:

@@ -53,15 +53,25 @@ SNOW_CAVEAT = (
               help="Binary: accuracy against gold at or above which a worker is 'good' (seed 004: 60%).")
 @click.option("--good-correlation", type=float, default=0.5, show_default=True,
               help="Continuous: correlation with gold above which a worker is 'good' (seed 004: 0.5).")
-@click.option("--no-worker-bias", is_flag=True, help="Leave out the worker-bias control (leave-one-out label rate).")
+@click.option("--no-worker-bias", is_flag=True, help="Leave out the worker-bias control (the worker's mean label over "
+              "their other items, computed on the labels as given).")
+@click.option("--standardise", is_flag=True,
+              help="Continuous: z-score each worker's labels first (paper 004 section 3.3). Off by default: "
+                   "per-worker centring biases a lagged coefficient by about -(1 + b1) / T with T items a worker.")
+@click.option("--task-label", type=click.Choice(["all-verified", "verify-share"]), default="all-verified",
+              show_default=True,
+              help="Layout judgements (one row a task in served order): all-verified = 1 when every pre-filled "
+                   "annotation of the task was verified (logistic); verify-share = the share verified (linear).")
 def sequence_command(table: Path, out_dir: Path, layout: str, kind: str, worker_col: str, item_col: str,
                      position_col: str, sequence_col: str | None, label_col: str, gold_col: str | None,
-                     good_threshold: float, good_correlation: float, no_worker_bias: bool) -> None:
-    """Test a table of judgements for sequence effects (seed 004).
+                     good_threshold: float, good_correlation: float, no_worker_bias: bool, standardise: bool,
+                     task_label: str) -> None:
+    """Test a table of judgements for sequence effects (paper 004).
 
     Fits Y(t) = b0 + b1 Y(t-1) + b2 gold + b3 worker-bias per worker subset (all, moderate, good, bad) and
     position tertile, audits how alike workers' orders are, and for continuous scores compares the mean score
-    after low, middle and high items (Welch's t-test). Writes tables and report.html into --out.
+    after low, middle and high items (Welch's t-test). Writes tables and report.html into --out. A posthoc
+    study (--layout judgements) is tested one task at a time in each worker's served order.
     """
     caveat = ""
     if layout == "snow-rte":
@@ -73,7 +83,7 @@ def sequence_command(table: Path, out_dir: Path, layout: str, kind: str, worker_
         except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
             raise PosthocInputError(f"{table}: cannot read judgements ({exc})") from exc
         try:
-            sequences = sequence_table_from_judgements(judgements)
+            sequences = sequence_table_from_judgements(judgements, label=task_label.replace("-", "_"))
         except PosthocInputError as exc:
             raise PosthocInputError(f"{table}: {exc}") from exc
     elif layout == "ls-rating":
@@ -90,8 +100,8 @@ def sequence_command(table: Path, out_dir: Path, layout: str, kind: str, worker_
     if sequences.empty:
         raise PosthocInputError(f"{table}: no judgements to test (no rows in the {layout} layout); give a table "
                                 "with one row per judgement")
-    options = {"kind": kind, "worker_bias": not no_worker_bias, "good_threshold": good_threshold,
-               "good_correlation": good_correlation}
+    options = {"kind": kind, "worker_bias": not no_worker_bias, "standardise": standardise,
+               "good_threshold": good_threshold, "good_correlation": good_correlation}
     by_subset = lag1_by_subset(sequences, **options)  # type: ignore[arg-type]
     by_tertile = lag1_by_tertile(sequences, **options)  # type: ignore[arg-type]
     audit = audit_orders(sequences)

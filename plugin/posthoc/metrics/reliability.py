@@ -18,7 +18,7 @@ An item is an annotation of one system ``(dataset, doc_id, system, start, end, l
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 import pandas as pd
@@ -126,6 +126,27 @@ def dawid_skene(judgements: pd.DataFrame, *, n_iter: int = 100, tol: float = 1e-
     rows = judged_rows(judgements)
     _, codes = verdicts_of(rows)
     return DawidSkene(n_iter=n_iter, tol=tol).fit_predict(crowd_frame(rows, codes)).sort_index().rename("dawid_skene")
+
+
+def dawid_skene_workers(judgements: pd.DataFrame, *, n_iter: int = 100, tol: float = 1e-5
+                        ) -> tuple[pd.Series, pd.DataFrame]:
+    """crowd-kit ``DawidSkene`` fitted once: ``(labels, workers)``.
+
+    ``labels`` is indexed like :func:`majority_vote`; ``workers`` has ``worker, accuracy``: the estimated
+    probability that the worker gives the true outcome, ``sum_c prior(c) P(says c | true c)`` from the fitted
+    confusion matrices (crowd-kit's ``errors_`` and ``priors_``).
+    """
+    from crowdkit.aggregation import DawidSkene
+
+    rows = judged_rows(judgements)
+    _, codes = verdicts_of(rows)
+    model: Any = DawidSkene(n_iter=n_iter, tol=tol).fit(crowd_frame(rows, codes))
+    labels = pd.Series(model.labels_).sort_index().rename("dawid_skene")
+    errors, priors = pd.DataFrame(model.errors_), pd.Series(model.priors_)
+    workers = sorted(errors.index.get_level_values(0).unique())
+    accuracy = [sum(float(priors[c]) * float(errors.loc[(w, c), c]) if (w, c) in errors.index else 0.0
+                    for c in priors.index) for w in workers]
+    return labels, pd.DataFrame({"worker": workers, "accuracy": accuracy})
 
 
 def aggregated_from(rows: pd.DataFrame, verdicts: pd.DataFrame, codes: np.ndarray) -> pd.DataFrame:

@@ -1,13 +1,15 @@
 """Report sections that every scored study gets beside Figures 3-6, when its data allow them.
 
-- Sequence effects (seed 004): the logistic lag-1 model on each worker's stream of judged annotations
-  (verified or not) and the order audit (planned position against ``created_at``). Needs two workers or more.
+- Sequence effects (seed 004): the lag-1 model on each worker's stream of *tasks* in served order (every
+  annotation verified or not; the verify share), the same workers as the main metrics, and the order audit
+  (planned position against ``created_at``). Needs two workers or more.
 - CrowdTruth (seed 002): disagreement metrics on verify / edit / remove, when annotations have two judges or
   more (an agreement sub-study, k > 1).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import pandas as pd
@@ -16,26 +18,51 @@ from posthoc.errors import PosthocInputError
 from posthoc.report.html import Section
 
 
-def sequence_effects_section(judgements: pd.DataFrame) -> Section | None:
-    """The seed 004 section for a study's judgements, or None when there is too little to fit."""
+def sequence_effects_section(judgements: pd.DataFrame, *, exclude_workers: Iterable[str] = ()) -> Section | None:
+    """The paper 004 section for a study's judgements, or None when there is too little to fit.
+
+    One row a task in the worker's served order (:mod:`posthoc.sequence.study`); the binary label "every
+    pre-filled annotation verified" gives the main tables, the continuous verify share one more table.
+    ``exclude_workers``: the workers the main metrics excluded (failed control task), left out here too.
+    """
     from posthoc.sequence import audit_orders, lag1_by_subset, lag1_by_tertile, sequence_table_from_judgements
+    from posthoc.sequence.lag_model import worker_subsets
     from posthoc.sequence.report import sequence_section
 
-    if judgements.empty or judgements["worker"].nunique() < 2:
+    excluded = sorted({str(w) for w in exclude_workers})
+    kept = judgements[~judgements["worker"].astype(str).isin(excluded)] if excluded else judgements
+    if kept.empty or kept["worker"].nunique() < 2:
         return None
     try:
-        table = sequence_table_from_judgements(judgements)
+        table = sequence_table_from_judgements(kept)
+        shares = sequence_table_from_judgements(kept, label="verify_share")
     except PosthocInputError:
         return None
     if len(table) < 10:
         return None
-    served = judgements.drop_duplicates(["worker", "task_key"])[["worker", "task_key", "position", "created_at"]]
+    served = kept.drop_duplicates(["worker", "task_key"])[["worker", "task_key", "position", "created_at"]]
     audit = audit_orders(served.rename(columns={"task_key": "item"}))
-    caveat = ("One row a judged annotation in the order the worker met them (task position, then text order); "
-              "label: verified or not (control tasks left out); gold: the same system's verification rate on the "
-              "dataset over the other workers (seed 004 footnote 1). Each worker's stream is one sequence, served "
-              "in the planned order.")
-    return sequence_section(lag1_by_subset(table), lag1_by_tertile(table), audit=audit, caveat=caveat)
+    subsets = worker_subsets(table)
+    counts = ", ".join(f"{name} {len(subsets[name])}" for name in ("all", "moderate", "good", "bad"))
+    definitions = (
+        "Items are tasks: one row a task in the order the worker was served it (control tasks left out; regions "
+        "of one task are judged together, so they are never consecutive items). Label: 1 when every pre-filled "
+        "annotation of the task was verified, else 0 (logistic); the last table uses the task's share of "
+        "verified annotations instead (linear). Gold: the same item's label from the other workers who judged "
+        "it, or, when nobody else did, the rate of the same system on the same dataset over the other workers "
+        "(paper 004 footnote 1), so it holds nothing of the current judgement. Worker subsets (paper 004 "
+        "section 3.1): all; moderate, without workers whose every task had the same outcome (for example "
+        "verifying everything); good, workers whose task outcome matched the gold rounded to 0 or 1 in at least "
+        f"60% of their tasks; bad, the other workers with gold. Workers: {counts}."
+    )
+    if excluded:
+        definitions += (f" Left out, as in the main metrics: {len(excluded)} worker(s) who failed their control "
+                        f"task ({', '.join(excluded)}).")
+    caveat = "Each worker's stream is one sequence, served in the planned order (one project a worker)."
+    return sequence_section(lag1_by_subset(table), lag1_by_tertile(table), audit=audit, caveat=caveat,
+                            definitions=definitions,
+                            extra_tables=[(lag1_by_subset(shares), "b1 per worker subset, label = the task's "
+                                                                   "share of verified annotations (linear)")])
 
 
 def crowdtruth_section(judgements: pd.DataFrame) -> Section | None:
@@ -64,7 +91,8 @@ def crowdtruth_run(judgements: pd.DataFrame) -> Any:
                           title="CrowdTruth disagreement metrics on verify / edit / remove")
 
 
-def study_sections(judgements: pd.DataFrame) -> list[Section]:
-    """Every extra section the study's judgements support, in report order."""
-    sections = [sequence_effects_section(judgements), crowdtruth_section(judgements)]
+def study_sections(judgements: pd.DataFrame, *, exclude_workers: Iterable[str] = ()) -> list[Section]:
+    """Every extra section the study's judgements support, in report order (``exclude_workers``: see
+    :func:`sequence_effects_section`)."""
+    sections = [sequence_effects_section(judgements, exclude_workers=exclude_workers), crowdtruth_section(judgements)]
     return [section for section in sections if section is not None]

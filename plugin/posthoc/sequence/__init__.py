@@ -1,6 +1,7 @@
 """Sequence effects (seed 004): does a worker's label depend on the label they gave the previous item?
 
 - :mod:`.table`: the sequence table (``worker, sequence, item, position, label, gold``) and its readers.
+- :mod:`.study`: a posthoc study's judgements as a task-level sequence table (one row a task, served order).
 - :mod:`.lag_model`: the lag-1 regression of seed 004 section 2 with the worker-bias control, clustered errors,
   worker subsets and position tertiles.
 - :mod:`.continuous`: per-worker standardisation and scores after low / middle / high items (seed 004 section 3.3).
@@ -11,16 +12,17 @@
 from posthoc.sequence.audit import OrderAudit, audit_orders
 from posthoc.sequence.continuous import scores_after_previous, standardise_per_worker
 from posthoc.sequence.lag_model import LagFit, fit_lag1, lag1_by_subset, lag1_by_tertile, lagged_design
+from posthoc.sequence.study import TASK_LABELS, sequence_table_from_judgements, task_outcomes
 from posthoc.sequence.table import (
     SEQUENCE_COLUMNS,
     read_sequence_csv,
     read_snow_rte,
-    sequence_table_from_judgements,
     validate_sequence_table,
 )
 
 __all__ = [
     "SEQUENCE_COLUMNS",
+    "TASK_LABELS",
     "LagFit",
     "OrderAudit",
     "audit_orders",
@@ -33,5 +35,6 @@ __all__ = [
     "scores_after_previous",
     "sequence_table_from_judgements",
     "standardise_per_worker",
+    "task_outcomes",
     "validate_sequence_table",
 ]

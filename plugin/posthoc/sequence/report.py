@@ -1,6 +1,8 @@
-"""The sequence-effects section of a report: b1 per subset and tertile with intervals, a plot, Table 5."""
+"""The sequence-effects section of a report: b1 per subset and tertile with intervals, a plot, Table 5 (paper 004)."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import matplotlib
 
@@ -31,17 +33,45 @@ def coefficient_figure(by_subset: pd.DataFrame, by_tertile: pd.DataFrame) -> obj
     return figure
 
 
+def separation_note(*frames: pd.DataFrame) -> str:
+    """A sentence naming the fits whose notes report separation or non-convergence, or ``""``."""
+    hits = []
+    for frame in frames:
+        for row in frame.itertuples(index=False):
+            note = str(getattr(row, "note", "") or "")
+            if "separation" in note or "did not converge" in note:
+                where = str(row.subset) + (f" tertile {row.tertile}" if hasattr(row, "tertile") else "")
+                hits.append(where)
+    if not hits:
+        return ""
+    return (f"Separation in {', '.join(hits)}: a label is (almost) perfectly predicted there (for example every "
+            "task of those workers had one outcome), so the logistic coefficients run away (|coefficient| > 10) "
+            "or the fit did not converge; read those rows as 'not estimable', not as effects.")
+
+
 def sequence_section(by_subset: pd.DataFrame, by_tertile: pd.DataFrame, *,
                      after: AfterPrevious | None = None, audit: OrderAudit | None = None,
-                     caveat: str = "") -> Section:
-    """A report section for seed 004's analyses; ``caveat`` states what is known of the presentation order."""
+                     caveat: str = "", definitions: str = "",
+                     extra_tables: Sequence[tuple[pd.DataFrame, str]] = ()) -> Section:
+    """A report section for paper 004's analyses.
+
+    ``caveat`` states what is known of the presentation order; ``definitions`` what the items, labels and worker
+    subsets are for this data; ``extra_tables`` are more ``(b1 table, caption)`` pairs shown after the main ones.
+    Separation or non-convergence in any fit is noted.
+    """
     columns = ["subset", "kind", "b1", "b1_low", "b1_high", "b1_p", "b2", "b3", "n", "n_workers", "note"]
     parts = [paragraph(
-        "Lag-1 model Y(t) = b0 + b1 Y(t-1) + b2 gold + b3 worker bias (seed 004 section 2): logistic for binary "
-        "labels, linear for continuous ones; 95% intervals from standard errors clustered by worker. b1 > 0 is "
+        "Lag-1 model Y(t) = b0 + b1 Y(t-1) + b2 gold + b3 worker bias (paper 004 section 2): logistic for binary "
+        "labels, linear for continuous ones; the worker bias is the worker's mean label over their other items; "
+        "95% intervals from the leave-one-worker-out jackknife (t with workers - 1 degrees of freedom). b1 > 0 is "
         "assimilation, b1 < 0 contrast or the gambler's fallacy.")]
+    if definitions:
+        parts.append(paragraph(definitions))
     if caveat:
         parts.append(paragraph(caveat, css_class="note"))
+    separated = separation_note(by_subset, by_tertile, *(frame for frame, _ in extra_tables))
+    if separated:
+        parts.append(paragraph(separated, css_class="note"))
     if audit is not None:
         parts.append(paragraph(f"Order audit: {audit.message}.",
                                css_class="note" if audit.shared_order_warning else ""))
@@ -49,6 +79,8 @@ def sequence_section(by_subset: pd.DataFrame, by_tertile: pd.DataFrame, *,
                              caption="b1 per worker subset and per position tertile, with 95% intervals"))
     parts.append(table_html(by_subset[columns], caption="b1 per worker subset"))
     parts.append(table_html(by_tertile[["tertile", *columns]], caption="b1 per subset and position tertile"))
+    for frame, caption in extra_tables:
+        parts.append(table_html(frame[columns], caption=caption))
     if after is not None:
         parts.append(table_html(after.means, caption="Mean standardised score after low / middle / high items"))
         parts.append(paragraph(

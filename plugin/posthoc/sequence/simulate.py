@@ -1,7 +1,10 @@
 """Simulated annotators with a known lag-1 effect (for tests, benches and the demo; seed 004 section 2).
 
-Binary: P(Y(t) = 1) = logistic(b0 + b1 Y(t-1) + b2 gold). Continuous: Y(t) = q(item) + b1 Y(t-1) + noise,
-with the item quality q as gold. Each worker either gets their own seeded order of the items
+Binary: P(Y(t) = 1) = logistic(b0 + b1 Y(t-1) + b2 gold). Continuous: Z(t) = q(item) + b1 Z(t-1) + noise,
+with the item quality q as gold, and the worker's score Y(t) = centre + offset(i) + scale(i) Z(t): each worker
+their own offset (normal, ``offset_sd``) and scale (uniform in ``scale_range``), the situation of seed 004
+section 3.3 ("to eliminate differences due to different internal scales"). A linear map per worker leaves b1
+unchanged, so b1 is the truth on either scale. Each worker either gets their own seeded order of the items
 (``shared_order=False``) or every worker gets one fixed order (``shared_order=True``).
 """
 
@@ -19,15 +22,19 @@ def _orders(n_workers: int, n_items: int, rng: np.random.Generator, *, shared_or
 
 
 def simulate_binary(n_workers: int, n_items: int, *, b0: float = -1.0, b1: float = 0.0, b2: float = 2.0,
-                    gold_rate: float = 0.5, shared_order: bool = False, seed: int = 0) -> pd.DataFrame:
-    """A binary sequence table from the logistic lag-1 model with known b0, b1, b2."""
+                    gold_rate: float = 0.5, shared_order: bool = False, worker_sd: float = 0.0,
+                    seed: int = 0) -> pd.DataFrame:
+    """A binary sequence table from the logistic lag-1 model with known b0, b1, b2; ``worker_sd`` gives each
+    worker their own bias (a normal offset on the logit scale)."""
     rng = np.random.default_rng(seed)
+    workers_rng = np.random.default_rng([seed, 1])
     gold = (rng.random(n_items) < gold_rate).astype(float)
     rows = []
     for worker, order in enumerate(_orders(n_workers, n_items, rng, shared_order=shared_order)):
         previous = 0.0
+        offset = workers_rng.normal(0.0, worker_sd)
         for position, item in enumerate(order):
-            logit = b0 + b2 * gold[item] + (b1 * previous if position else 0.0)
+            logit = b0 + offset + b2 * gold[item] + (b1 * previous if position else 0.0)
             label = float(rng.random() < 1.0 / (1.0 + np.exp(-logit)))
             rows.append((f"w{worker:03d}", f"w{worker:03d}", f"i{item:04d}", position, label, gold[item]))
             previous = label
@@ -35,15 +42,21 @@ def simulate_binary(n_workers: int, n_items: int, *, b0: float = -1.0, b1: float
 
 
 def simulate_continuous(n_workers: int, n_items: int, *, b1: float = 0.0, noise: float = 1.0,
-                        shared_order: bool = False, seed: int = 0) -> pd.DataFrame:
-    """A continuous sequence table: Y(t) = q + b1 Y(t-1) + N(0, noise^2), q ~ N(0, 1) known per item."""
+                        shared_order: bool = False, centre: float = 0.0, offset_sd: float = 0.0,
+                        scale_range: tuple[float, float] = (1.0, 1.0), seed: int = 0) -> pd.DataFrame:
+    """A continuous sequence table: Z(t) = q + b1 Z(t-1) + N(0, noise^2), q ~ N(0, 1) known per item (gold),
+    label = centre + offset + scale Z(t) per worker (defaults: label = Z)."""
     rng = np.random.default_rng(seed)
+    workers_rng = np.random.default_rng([seed, 1])  # offsets and scales: the same Z for the same seed
     quality = rng.normal(0.0, 1.0, n_items)
     rows = []
     for worker, order in enumerate(_orders(n_workers, n_items, rng, shared_order=shared_order)):
+        offset = centre + workers_rng.normal(0.0, offset_sd)
+        scale = workers_rng.uniform(*scale_range)
         previous = 0.0
         for position, item in enumerate(order):
-            score = quality[item] + (b1 * previous if position else 0.0) + rng.normal(0.0, noise)
-            rows.append((f"w{worker:03d}", f"w{worker:03d}", f"i{item:04d}", position, score, quality[item]))
-            previous = score
+            latent = quality[item] + (b1 * previous if position else 0.0) + rng.normal(0.0, noise)
+            rows.append((f"w{worker:03d}", f"w{worker:03d}", f"i{item:04d}", position, offset + scale * latent,
+                         quality[item]))
+            previous = latent
     return pd.DataFrame(rows, columns=["worker", "sequence", "item", "position", "label", "gold"])

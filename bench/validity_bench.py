@@ -1,0 +1,63 @@
+"""Validity bench: every estimator on simulations whose truth is known, in one run (issue 10).
+
+Prints one table, a line a figure, estimator by estimator: 95% interval coverage and mean bias of posthoc
+precision and recall (document bootstrap), the k = 3 majority verification rate, Fleiss' kappa and
+Krippendorff's alpha against statsmodels / krippendorff, Dawid-Skene's recovery of known worker accuracies,
+lag-1 binary and continuous on their defaults (b1 in {-0.3, 0, +0.4}), and the study-level (task) sequence
+test: its false-positive rate on null studies whose chunks differ in difficulty and its coverage under a known
+lag. The checks live in :mod:`posthoc.validity` (the tests run them on smaller runs and assert the targets).
+The output, with date, commit and load, is saved to bench/results/validity_bench.txt; a missed target is
+printed as NO and makes the bench exit 1 (after saving).
+
+    python bench/validity_bench.py [--studies N]    # N scales every count of simulated studies (default 1.0)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from benchlib import BenchRun
+
+from posthoc.validity import Check, format_checks
+from posthoc.validity import metrics as metric_checks
+from posthoc.validity import sequence as sequence_checks
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--studies", type=float, default=1.0, help="scale the number of simulated studies")
+    args = parser.parse_args()
+
+    def scaled(n: int) -> int:
+        return max(5, round(n * args.studies))
+
+    parts = [
+        ("posthoc precision and recall", lambda: metric_checks.precision_recall_checks(n_studies=scaled(200))),
+        ("k = 3 majority", lambda: metric_checks.majority_checks(n_studies=scaled(200))),
+        ("agreement against the peers", lambda: metric_checks.agreement_checks(n_studies=scaled(20))),
+        ("Dawid-Skene", lambda: metric_checks.dawid_skene_checks(n_studies=scaled(10))),
+        ("lag-1 binary", lambda: sequence_checks.lag1_checks("binary", n_studies=scaled(300))),
+        ("lag-1 continuous", lambda: sequence_checks.lag1_checks("continuous", n_studies=scaled(300))),
+        ("study-level sequence test", lambda: sequence_checks.study_test_checks(n_studies=scaled(200))),
+    ]
+    checks: list[Check] = []
+    with BenchRun("validity_bench") as run:
+        run.print("Each figure from simulated studies with known truth; targets: coverage >= 0.93, |mean bias| "
+                  "<= 0.01 (rates) / 0.03 (b1), null rejections <= 0.06, peers to 1e-12.")
+        for name, check in parts:
+            started = time.perf_counter()
+            found = check()
+            checks += found
+            print(f"  ({name}: {time.perf_counter() - started:.1f} s)", file=sys.stderr, flush=True)
+        for line in format_checks(checks):
+            run.print(line)
+        missed = [c for c in checks if not c.passed]
+        run.print(f"{len(checks) - len(missed)} of {len(checks)} figures meet their target"
+                  + (": " + "; ".join(f"{c.estimator} ({c.setting}) {c.measure}" for c in missed) if missed else ""))
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,162 @@
+"""Validity of the posthoc verification metrics (seed 000 sections 3.2 and 4.1) on simulations with known truth.
+
+- :func:`precision_recall_checks`: posthoc precision and recall with the document bootstrap
+  (:func:`posthoc.metrics.rates_with_intervals` on its defaults: 1,000 resamples of documents) over many
+  synthetic studies (:func:`posthoc.synthetic.synthetic_study`, k = 1). Precision's truth is the system's verify
+  probability; recall's, ``E|V(m,d)| / E|V(d)|``, is the point estimate of one study 50 times larger (its own
+  error is about a tenth of a study's).
+- :func:`majority_checks`: k = 3, an annotation verified when at least 2 of 3 judges verify it: truth
+  ``p^3 + 3 p^2 (1 - p)``.
+- :func:`agreement_checks`: Fleiss' kappa and Krippendorff's alpha of :func:`~posthoc.metrics.score_judgements`
+  against statsmodels' ``fleiss_kappa`` and the ``krippendorff`` package on the same k = 3 studies.
+- :func:`dawid_skene_checks`: workers of known accuracy (each judgement right with probability ``a_w``, else one
+  of the two other outcomes at random); Dawid-Skene's estimated accuracies against the truth, and its labels
+  against majority vote.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from tqdm import tqdm
+
+from posthoc.metrics import rates_with_intervals, score_judgements
+from posthoc.metrics.reliability import dawid_skene_workers, majority_vote
+from posthoc.synthetic import synthetic_study
+from posthoc.tables import OUTCOMES
+from posthoc.validity import Check, at_least, at_most
+
+TRUE_VERIFY: Mapping[str, float] = {"GT": 0.85, "E2E": 0.92, "REL": 0.88}
+
+
+def _rates(judgements: pd.DataFrame, **options: Any) -> dict[tuple[str, str], tuple[float, float, float]]:
+    """``(system, metric) -> (value, low, high)`` of :func:`rates_with_intervals` on one dataset."""
+    table = rates_with_intervals(judgements, **options)
+    return {(str(s), str(m)): (float(v), float(lo), float(hi)) for s, m, v, lo, hi in
+            table[["system", "metric", "value", "low", "high"]].itertuples(index=False, name=None)}
+
+
+def precision_recall_checks(*, n_studies: int = 200, n_docs: int = 40, seed: int = 0,
+                            coverage_target: float = 0.93, bias_target: float = 0.01,
+                            progress: bool = False) -> list[Check]:
+    """Coverage and mean bias of posthoc precision and recall per system (defaults of rates_with_intervals)."""
+    study: dict[str, Any] = {"datasets": ("SIM",), "verify_prob": TRUE_VERIFY, "mentions_per_doc": 6, "n_control": 0}
+    _, _, population = synthetic_study(50 * n_docs, **study, seed=seed + 999_999)
+    truth_table = _rates(population, n_resamples=0)
+    truths = {(s, m): (TRUE_VERIFY[s] if m == "posthoc_precision" else truth_table[(s, m)][0])
+              for s in TRUE_VERIFY for m in ("posthoc_precision", "posthoc_recall")}
+    covered = dict.fromkeys(truths, 0)
+    errors: dict[tuple[str, str], list[float]] = {key: [] for key in truths}
+    for repeat in tqdm(range(n_studies), desc="precision / recall", disable=not progress, unit=" study"):
+        _, _, judgements = synthetic_study(n_docs, **study, seed=seed * 10_000 + repeat)
+        rates = _rates(judgements, seed=repeat)
+        for key, truth in truths.items():
+            value, low, high = rates[key]
+            covered[key] += bool(low <= truth <= high)
+            errors[key].append(value - truth)
+    checks = []
+    for (system, metric), truth in truths.items():
+        name = f"posthoc {metric.split('_')[1]}, document bootstrap"
+        setting = f"{system}, truth {truth:.3f}, {n_docs} docs, k = 1"
+        checks.append(at_least(name, setting, n_studies, "95% coverage", covered[(system, metric)] / n_studies,
+                               coverage_target))
+        checks.append(at_most(name, setting, n_studies, "mean bias", float(np.mean(errors[(system, metric)])),
+                              bias_target, absolute=True))
+    return checks
+
+
+def majority_checks(*, n_studies: int = 100, n_docs: int = 40, seed: int = 0, coverage_target: float = 0.93,
+                    bias_target: float = 0.01, progress: bool = False) -> list[Check]:
+    """Coverage and mean bias of the k = 3 majority verification rate per system."""
+    p = {"GT": 0.7, "E2E": 0.8, "REL": 0.6}
+    truths = {s: q**3 + 3 * q**2 * (1 - q) for s, q in p.items()}
+    covered = dict.fromkeys(p, 0)
+    errors: dict[str, list[float]] = {s: [] for s in p}
+    for repeat in tqdm(range(n_studies), desc="k = 3 majority", disable=not progress, unit=" study"):
+        _, _, judgements = synthetic_study(n_docs, datasets=("K3",), k=3, verify_prob=p, mentions_per_doc=4,
+                                           n_control=0, seed=seed * 10_000 + 5_000 + repeat)
+        rates = _rates(judgements, seed=repeat)
+        for system, truth in truths.items():
+            value, low, high = rates[(system, "verification_rate")]
+            covered[system] += bool(low <= truth <= high)
+            errors[system].append(value - truth)
+    checks = []
+    for system, truth in truths.items():
+        setting = f"{system}, judge p {p[system]:g}, truth {truth:.3f}, {n_docs} docs"
+        checks.append(at_least("k = 3 majority verification rate", setting, n_studies, "95% coverage",
+                               covered[system] / n_studies, coverage_target))
+        checks.append(at_most("k = 3 majority verification rate", setting, n_studies, "mean bias",
+                              float(np.mean(errors[system])), bias_target, absolute=True))
+    return checks
+
+
+def agreement_checks(*, n_studies: int = 20, n_docs: int = 10, seed: int = 0, tolerance: float = 1e-12) -> list[Check]:
+    """Largest difference of Fleiss' kappa and Krippendorff's alpha from statsmodels / krippendorff."""
+    import krippendorff
+    from statsmodels.stats.inter_rater import fleiss_kappa
+
+    from posthoc.metrics.verification import annotation_verdicts
+
+    worst = {"fleiss_kappa": 0.0, "krippendorff_alpha": 0.0}
+    for repeat in range(n_studies):
+        _, mentions, judgements = synthetic_study(n_docs, k=3, n_control=0, seed=seed * 10_000 + 7_000 + repeat,
+                                                  verify_prob={"GT": 0.6, "E2E": 0.75, "REL": 0.7})
+        scores = score_judgements(judgements, mentions, n_resamples=0)
+        verdicts = annotation_verdicts(judgements)
+        for dataset, part in verdicts.groupby("dataset"):
+            counts = part[[f"n_{o}" for o in OUTCOMES]].to_numpy()
+            ours = scores.reliability.set_index(["dataset", "measure"])["value"]
+            peer_kappa = fleiss_kappa(counts, method="fleiss")
+            reliability = np.vstack([np.repeat(np.arange(3), row) for row in counts]).T.astype(float)
+            peer_alpha = krippendorff.alpha(reliability_data=reliability, level_of_measurement="nominal")
+            worst["fleiss_kappa"] = max(worst["fleiss_kappa"], abs(ours[(dataset, "fleiss_kappa")] - peer_kappa))
+            worst["krippendorff_alpha"] = max(worst["krippendorff_alpha"],
+                                              abs(ours[(dataset, "krippendorff_alpha")] - peer_alpha))
+    return [
+        at_most("Fleiss' kappa vs statsmodels", f"k = 3, {n_docs} docs x 2 datasets", n_studies, "max |difference|",
+                worst["fleiss_kappa"], tolerance),
+        at_most("Krippendorff's alpha vs krippendorff", f"k = 3, {n_docs} docs x 2 datasets", n_studies,
+                "max |difference|", worst["krippendorff_alpha"], tolerance),
+    ]
+
+
+def simulate_known_workers(n_items: int = 600, n_workers: int = 12, judges: int = 5, *, seed: int = 0
+                           ) -> tuple[pd.DataFrame, pd.Series, pd.Series]:
+    """``(judgements, true outcome per item, true accuracy per worker)``: each item judged by ``judges`` of
+    ``n_workers`` workers drawn at random; a worker gives the true outcome with probability ``accuracy``
+    (uniform in 0.55-0.95), else one of the two others at random."""
+    rng = np.random.default_rng(seed)
+    accuracy = pd.Series(rng.uniform(0.55, 0.95, n_workers), index=[f"w{i:02d}" for i in range(n_workers)])
+    truth = rng.choice(len(OUTCOMES), size=n_items, p=[0.7, 0.2, 0.1])
+    rows = []
+    for item in range(n_items):
+        for worker in rng.choice(n_workers, size=judges, replace=False):
+            right = rng.random() < accuracy.iloc[worker]
+            label = truth[item] if right else (truth[item] + rng.integers(1, 3)) % 3
+            rows.append(("DS", f"doc{item // 10:03d}", "SYS", (item % 10) * 10, (item % 10) * 10 + 5,
+                         f"https://en.wikipedia.org/wiki/E{item}", accuracy.index[worker], OUTCOMES[label], False))
+    judgements = pd.DataFrame(rows, columns=["dataset", "doc_id", "system", "start", "end", "link", "worker",
+                                             "outcome", "is_control"])
+    return judgements, pd.Series([OUTCOMES[t] for t in truth]), accuracy
+
+
+def dawid_skene_checks(*, n_studies: int = 10, seed: int = 0, accuracy_target: float = 0.05) -> list[Check]:
+    """Mean absolute error of Dawid-Skene's worker accuracies, and its label accuracy beside majority vote."""
+    errors, ds_right, majority_right = [], [], []
+    for repeat in range(n_studies):
+        judgements, truth, accuracy = simulate_known_workers(seed=seed * 10_000 + 9_000 + repeat)
+        labels, estimated = dawid_skene_workers(judgements)
+        errors.append(float((estimated["accuracy"] - accuracy.reindex(estimated["worker"]).to_numpy()).abs().mean()))
+        ds_right.append(float((labels.to_numpy() == truth.to_numpy()).mean()))
+        majority_right.append(float((majority_vote(judgements).to_numpy() == truth.to_numpy()).mean()))
+    setting = "12 workers of accuracy 0.55-0.95, 600 items x 5 judges"
+    return [
+        at_most("Dawid-Skene worker accuracy", setting, n_studies, "mean |error|", float(np.mean(errors)),
+                accuracy_target),
+        Check("Dawid-Skene labels", setting, n_studies, "share right", float(np.mean(ds_right)), "(reported)", True),
+        at_least("Dawid-Skene labels", setting, n_studies, "minus majority vote",
+                 float(np.mean(ds_right)) - float(np.mean(majority_right)), 0.0),
+    ]
