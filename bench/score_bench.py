@@ -33,7 +33,7 @@ from benchlib import BenchRun, time_both, time_runs
 
 from posthoc.metrics import rates_with_intervals, score_judgements
 from posthoc.metrics.bootstrap import resampled_sums, stratum_draws
-from posthoc.metrics.inputs import JUDGEMENT_NEEDS, judged_rows
+from posthoc.metrics.inputs import JUDGEMENT_NEEDS, is_control, judged_rows
 from posthoc.metrics.rates import RateStatistics, rate_samples, rate_statistics, rates_table
 from posthoc.synthetic import paper_sized_study
 
@@ -59,12 +59,18 @@ def loop_sums(stats: RateStatistics, *, n_resamples: int, rng: np.random.Generat
     return sums
 
 
+def sufficient_statistics(judgements: pd.DataFrame, *, resample_unit: str = "doc_id") -> RateStatistics:
+    """The per-unit sufficient statistics, prepared exactly as ``rates_with_intervals`` prepares them."""
+    read = [c for c in (*JUDGEMENT_NEEDS, "chunk_id", "is_control") if c in judgements.columns]
+    rows = judged_rows(judgements[read], keep_controls=True)
+    return rate_statistics(rows, resample_unit=resample_unit, keep=~is_control(rows))
+
+
 def loop_rates_with_intervals(
     judgements: pd.DataFrame, *, n_resamples: int, seed: int, resample_unit: str = "doc_id"
 ) -> pd.DataFrame:
     """The competent baseline of ``rates_with_intervals``: same statistics and draws, a loop over resamples."""
-    read = [c for c in (*JUDGEMENT_NEEDS, "chunk_id", "is_control") if c in judgements.columns]
-    stats = rate_statistics(judged_rows(judgements[read]), resample_unit=resample_unit)
+    stats = sufficient_statistics(judgements, resample_unit=resample_unit)
     sums = loop_sums(stats, n_resamples=n_resamples, rng=judgement_stream(seed))
     return rates_table(stats, rate_samples(sums, stats), confidence=0.95)
 
@@ -122,8 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         run.print(f"   speed-up, median wall {wall_ratio:.1f}x, median CPU {cpu_ratio:.1f}x "
                   f"(target >= {TARGET_RATIO:.0f}x: {'met' if wall_ratio >= TARGET_RATIO else 'MISSED'})")  # fmt: skip
 
-        read = [c for c in (*JUDGEMENT_NEEDS, "chunk_id", "is_control") if c in judgements.columns]
-        stats = rate_statistics(judged_rows(judgements[read]), resample_unit="doc_id")
+        stats = sufficient_statistics(judgements)
         engine, plain = time_both(
             lambda: resampled_sums(stats.counts, stats.strata, n_resamples=b, rng=judgement_stream(args.seed)),
             lambda: loop_sums(stats, n_resamples=b, rng=judgement_stream(args.seed)),

@@ -92,7 +92,8 @@ def stratum_draws(
         step = max(1, BLOCK_CELLS // n)
         for first in range(0, n_resamples, step):
             b = min(step, n_resamples - first)
-            yield members, first, rng.integers(0, n, size=(b, n))
+            # int32 draws are the same stream as int64 ones for these bounds, and half the memory
+            yield members, first, rng.integers(0, n, size=(b, n), dtype=np.int32 if n * b < 2**31 else np.int64)
 
 
 def count_weights(draws: np.ndarray) -> np.ndarray:
@@ -101,7 +102,7 @@ def count_weights(draws: np.ndarray) -> np.ndarray:
     One ``np.bincount`` of the offset draws: each row is a multinomial draw of ``n`` over ``n`` equal cells.
     """
     b, n = draws.shape
-    flat = (draws + (np.arange(b, dtype=np.int64) * n)[:, None]).ravel()
+    flat = (draws + (np.arange(b, dtype=draws.dtype) * n)[:, None]).ravel()
     return np.bincount(flat, minlength=b * n).reshape(b, n).astype(float)
 
 

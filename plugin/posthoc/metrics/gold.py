@@ -149,10 +149,12 @@ def _surfaces(rows: pd.DataFrame, missing: pd.DataFrame) -> np.ndarray:
     keys = ["dataset", "doc_id", "start", "end"]
     if "surface" not in rows.columns:
         return np.full(len(missing), "", dtype=object)
-    row_code, missing_code = shared_codes([rows, missing], keys)  # rows' codes: 0, 1, ... by first row
-    running = np.maximum.accumulate(row_code)
-    first_rows = np.flatnonzero(np.concatenate([[True], running[1:] > running[:-1]])) if len(rows) else row_code
-    found = missing_code < len(first_rows)
+    row_code, missing_code = shared_codes([rows, missing], keys)
+    n_codes = int(max(row_code.max(initial=-1), missing_code.max(initial=-1))) + 1
+    first_rows = np.full(n_codes, len(rows), dtype=np.int64)
+    np.minimum.at(first_rows, row_code, np.arange(len(rows), dtype=np.int64))  # each span's first row
+    where = first_rows[missing_code]
+    found = where < len(rows)
     out = np.full(len(missing), "", dtype=object)
-    out[found] = rows["surface"].iloc[first_rows[missing_code[found]]].astype(str).to_numpy(dtype=object)
+    out[found] = rows["surface"].iloc[where[found]].astype(str).to_numpy(dtype=object)
     return out

@@ -80,20 +80,36 @@ def _f1(precision: np.ndarray, recall: np.ndarray) -> np.ndarray:
         )
 
 
-def rate_statistics(rows: pd.DataFrame, *, resample_unit: str, ties_verified: bool = False) -> RateStatistics:
-    """:class:`RateStatistics` of validated, control-free judgement rows (``judged_rows``), non-empty.
+def rate_statistics(
+    rows: pd.DataFrame, *, resample_unit: str, ties_verified: bool = False, keep: np.ndarray | None = None
+) -> RateStatistics:
+    """:class:`RateStatistics` of validated judgement rows (``judged_rows``), of which ``keep`` (a boolean
+    mask, default all) are counted: the control-free rows. At least one row must be kept.
 
     An annotation ``(dataset, doc_id, system, start, end, link)`` is verified when more than half of
     its judges chose verify (a tie too with ``ties_verified``), as in :mod:`posthoc.metrics.verification`.
+    Every key column is factorised once over all rows, and the codes of the kept rows are used (no
+    copy of the kept rows' strings).
     """
-    dataset, dataset_names = pd.factorize(rows["dataset"], sort=True)
-    system, system_names = pd.factorize(rows["system"], sort=True)
-    doc = pd.factorize(rows["doc_id"], sort=True)[0]
-    link = pd.factorize(rows["link"], sort=False)[0]
-    start, end = rows["start"].to_numpy(np.int64), rows["end"].to_numpy(np.int64)
-    outcome = np.zeros(len(rows), dtype=np.int64)  # index into OUTCOMES (verify, edit, remove)
+    dataset_codes, dataset_names = pd.factorize(rows["dataset"], sort=True)
+    system_codes, system_names = pd.factorize(rows["system"], sort=True)
+    outcome_codes = np.zeros(len(rows), dtype=np.int64)  # index into OUTCOMES (verify, edit, remove)
     for index, name in enumerate(OUTCOMES[1:], start=1):
-        outcome[(rows["outcome"] == name).to_numpy()] = index
+        outcome_codes[(rows["outcome"] == name).to_numpy()] = index
+    columns: list[np.ndarray] = [
+        np.asarray(dataset_codes, dtype=np.int64),
+        np.asarray(system_codes, dtype=np.int64),
+        pd.factorize(rows["doc_id"], sort=True)[0].astype(np.int64, copy=False),
+        pd.factorize(rows["link"], sort=False)[0].astype(np.int64, copy=False),
+        rows["start"].to_numpy(np.int64),
+        rows["end"].to_numpy(np.int64),
+        outcome_codes,
+    ]
+    if keep is not None and not keep.all():
+        kept = np.flatnonzero(keep)
+        columns = [column.take(kept) for column in columns]
+        rows = rows.loc[keep] if resample_unit != "doc_id" else rows
+    dataset, system, doc, link, start, end, outcome = columns
     annotation, _ = dense_codes(dataset, doc, start, end, link)  # across systems: the union's identity
     verdict, first = dense_codes(annotation, system)  # one system's annotation
     n_judges = np.bincount(verdict)
@@ -112,8 +128,11 @@ def rate_statistics(rows: pd.DataFrame, *, resample_unit: str, ties_verified: bo
     n_union = np.bincount(dataset_of_annotation, weights=n_systems > 0, minlength=n_datasets).astype(np.int64)
 
     group = group_of_verdict[verdict]
-    per_judge = 1.0 / n_judges[verdict]
-    verified_share = verified[verdict] * per_judge
+    if n_judges.max() == 1:  # k = 1: every annotation has one judgement
+        per_judge, verified_share = None, verified[verdict].astype(float)
+    else:
+        per_judge = 1.0 / n_judges[verdict]
+        verified_share = verified[verdict] * per_judge
     union_share = verified_share / np.maximum(n_systems[annotation], 1)
     if resample_unit == "doc_id":  # the default: reuse the sorted codes
         unit, first_row = sorted_codes(dataset, doc)
@@ -124,7 +143,7 @@ def rate_statistics(rows: pd.DataFrame, *, resample_unit: str, ties_verified: bo
     size = len(strata) * n_columns
     base = unit * n_columns + group * SLOTS
     flat = np.bincount(base + 2 + outcome, minlength=size).astype(float)
-    flat += np.bincount(base, weights=per_judge, minlength=size)
+    flat += np.bincount(base, weights=per_judge, minlength=size)  # unweighted (1 each) when k = 1
     flat += np.bincount(base + 1, weights=verified_share, minlength=size)
     flat += np.bincount(unit * n_columns + SLOTS * n_groups + dataset, weights=union_share, minlength=size)
     counts = flat.reshape(len(strata), n_columns)

@@ -72,12 +72,14 @@ def rates_with_intervals(
     """
     _check_options(n_resamples, resample_unit, confidence)
     read = [c for c in (*JUDGEMENT_NEEDS, "chunk_id", "is_control") if c in judgements.columns]
-    rows = judged_rows(judgements[read] if set(JUDGEMENT_NEEDS) <= set(read) else judgements)
+    rows = judged_rows(judgements[read] if set(JUDGEMENT_NEEDS) <= set(read) else judgements, keep_controls=True)
+    keep = ~is_control(rows)
     rng = _generators(seed)[0]
-    return _rates(
-        rows, resample_unit=resample_unit, n_resamples=n_resamples, rng=rng, confidence=confidence,
-        ties_verified=ties_verified,
-    )  # fmt: skip
+    if not keep.any():
+        return empty_rates()
+    stats = rate_statistics(rows, resample_unit=resample_unit, ties_verified=ties_verified, keep=keep)
+    sums = resampled_sums(stats.counts, stats.strata, n_resamples=n_resamples, rng=rng)
+    return rates_table(stats, rate_samples(sums, stats), confidence=confidence)
 
 
 def _generators(seed: int) -> tuple[np.random.Generator, np.random.Generator]:
