@@ -5,7 +5,8 @@ precision and recall (document bootstrap), the k = 3 majority verification rate,
 Krippendorff's alpha against statsmodels / krippendorff, Dawid-Skene's recovery of known worker accuracies,
 lag-1 binary and continuous on their defaults (b1 in {-0.3, 0, +0.4}), and the study-level (task) sequence
 test: its false-positive rate on null studies whose chunks differ in difficulty and its coverage under a known
-lag. The checks live in :mod:`posthoc.validity` (the tests run them on smaller runs and assert the targets).
+lag; and the study planner's predicted half-widths and hours after a pilot (issue 16,
+:func:`posthoc.study.validity.planner_checks`). The checks live in :mod:`posthoc.validity` (the tests run them on smaller runs and assert the targets).
 The output, with date, commit and load, is saved to bench/results/validity_bench.txt; a missed target is
 printed as NO and makes the bench exit 1 (after saving).
 
@@ -20,6 +21,7 @@ import time
 
 from benchlib import BenchRun
 
+from posthoc.study.validity import planner_checks
 from posthoc.validity import Check, format_checks
 from posthoc.validity import metrics as metric_checks
 from posthoc.validity import sequence as sequence_checks
@@ -41,6 +43,7 @@ def main() -> int:
         ("lag-1 binary", lambda: sequence_checks.lag1_checks("binary", n_studies=scaled(300))),
         ("lag-1 continuous", lambda: sequence_checks.lag1_checks("continuous", n_studies=scaled(300))),
         ("study-level sequence test", lambda: sequence_checks.study_test_checks(n_studies=scaled(200))),
+        ("study estimate (issue 16)", lambda: planner_checks(n_corpora=max(2, round(11 * args.studies)))),
     ]
     checks: list[Check] = []
     with BenchRun("validity_bench") as run:

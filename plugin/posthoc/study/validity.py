@@ -15,6 +15,7 @@ the hours the estimate predicts for the rest with the simulated truth.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -120,3 +121,29 @@ def check_hours(n_docs: int = 150, *, n_workers: int = 12, seed: int = 0,
         "worst_worker_ratio": float(worker_ratio[np.argmax(np.abs(np.log(worker_ratio)))]),
         "pilot_share": float(first.mean()), "workers": float(len(plan.workers)),
     }
+
+
+def planner_checks(*, n_corpora: int = 11, hours_studies: int = 8, progress: bool = False) -> list[Any]:
+    """The planner's figures for ``bench/validity_bench.py`` (:class:`posthoc.validity.Check` rows).
+
+    Predicted / achieved half-width over the studies of :func:`check_halfwidths` (51 with the default 11
+    corpora): share of cells within 15% (target >= 0.97: the achieved figure's own noise, ~4.5%, puts a
+    few cells in a hundred past 15% by chance), the median ratio's distance from 1 (<= 0.03), and the worst
+    ``|ratio - 1|`` of the hours left after a pilot of one batch per worker (:func:`check_hours`, <= 0.15).
+    """
+    from posthoc.validity import at_least, at_most
+
+    checked = check_halfwidths(n_corpora, sizes=(500, 650, 800, 1000, 1200), runs=1000, progress=progress)
+    studies = int(checked["study"].nunique())
+    off = (checked["ratio"] - 1).abs()
+    setting = f"{len(checked)} cells, 1000 simulated studies a prediction"
+    hours = [check_hours(300, n_workers=20, seed=seed)["ratio"] for seed in range(hours_studies)]
+    return [
+        at_least("study estimate half-width", setting, studies, "share of cells within 15%",
+                 float((off <= 0.15).mean()), 0.97),
+        at_most("study estimate half-width", setting, studies, "median predicted / achieved - 1",
+                float(checked["ratio"].median() - 1), 0.03, absolute=True),
+        at_most("study estimate hours", "pilot of one batch per worker, 20 workers", hours_studies,
+                "worst predicted / true - 1 (rest)", float(max(hours, key=lambda r: abs(r - 1)) - 1), 0.15,
+                absolute=True),
+    ]
