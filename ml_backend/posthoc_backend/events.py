@@ -106,6 +106,9 @@ def regions_of(result: Any) -> list[dict[str, Any]]:
         elif kind == "textarea":
             text = value.get("text")
             region["texts"][from_name] = [str(v) for v in text] if isinstance(text, list) else [str(text)]
+    for region in regions.values():  # entity_verification.xml: the decision is the region's label
+        if region["decision"] is None:
+            region["decision"] = next((v for v in region["labels"] if v in OUTCOMES), None)
     return list(regions.values())
 
 

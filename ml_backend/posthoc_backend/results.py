@@ -38,7 +38,9 @@ class RegionTags:
     data key of that Text tag (``$text`` -> ``text``); ``label_values``: its label values;
     ``link_from``: the per-region TextArea that shows the link (one with ``editable="false"`` if
     there is one, else the first per-region TextArea), ``None`` if the config has none;
-    ``decision_from``: the first per-region Choices on the Text tag, ``None`` if none.
+    ``decision_from``: the tag holding verify / edit / remove: a per-region Choices with them, else the
+    Labels tag when its values hold them (``entity_verification.xml``: the region's label is its decision,
+    pre-filled with the first value, ``undecided``), else the first per-region Choices, ``None`` if none.
     """
 
     labels_from: str
@@ -86,13 +88,17 @@ def region_tags(config: str) -> RegionTags:
     read_only = [c for c in areas if str(c.attr.get("editable", "true")).lower() == "false"]
     link_tag = (read_only or areas or [None])[0]
     choices = [c for c in on_text if c.tag.lower() == "choices"]
+    outcomes = {"verify", "edit", "remove"}
+    decided = [c for c in choices if outcomes <= set(c.labels or [])]
+    decision_tag = (decided[0].name if decided else labels_tag.name if outcomes <= set(labels_tag.labels)
+                    else choices[0].name if choices else None)
     return RegionTags(
         labels_from=labels_tag.name,
         to_name=to_name,
         text_key=value[1:],
         label_values=tuple(labels_tag.labels),
         link_from=None if link_tag is None else link_tag.name,
-        decision_from=choices[0].name if choices else None,
+        decision_from=decision_tag,
     )
 
 

@@ -81,19 +81,19 @@ def _open_manifest(path: str | os.PathLike[str]) -> Any:
 def _study_projects(client: Any, manifest: Any, project_ids: Sequence[int] | None) -> list[tuple[int, str | None]]:
     """``(project id, worker or None)`` of every project of the study.
 
-    Without ``project_ids``: the projects whose description holds the study's worker marker
-    (:func:`posthoc.labelstudio.setup.project_marker`, written by ``posthoc study create``).
+    Without ``project_ids``: the projects that carry the study's worker marker
+    (:func:`posthoc.labelstudio.setup.project_markers`, written by ``posthoc study create``).
     """
     if project_ids:
         return [(int(p), None) for p in project_ids]
     from posthoc.export.fetch import service_errors
-    from posthoc.labelstudio.setup import project_marker
+    from posthoc.labelstudio.setup import project_marker, project_markers
 
     markers = {project_marker(str(manifest.study), worker): worker for worker in manifest.workers()}
     found: dict[str, list[int]] = {}
     with service_errors(str(client._client_wrapper.get_base_url()), "list projects"):
         for project in client.projects.list():
-            for line in str(project.description or "").splitlines():
+            for line in sorted(project_markers(project)):
                 if line in markers:
                     found.setdefault(markers[line], []).append(int(project.id))
     if not found:

@@ -53,7 +53,7 @@ def test_predict_returns_the_manifest_mentions_as_valid_results(client: FlaskCli
             value = item["value"]
             assert (value["start"], value["end"]) == (mention["start"], mention["end"])
             assert value["text"] == record["text"][value["start"]:value["end"]] == mention["surface"]
-            assert value["labels"] == ["Entity"]
+            assert value["labels"] == ["undecided"]
             twin = links[item["id"]]
             assert (twin["value"]["start"], twin["value"]["end"]) == (value["start"], value["end"])
             assert twin["value"]["text"] == [mention["link"]]

@@ -21,7 +21,8 @@ OTHER_CONFIG = """<View>
 def test_tags_come_from_the_entity_verification_config(config: str) -> None:
     tags = region_tags(config)
     assert (tags.labels_from, tags.to_name, tags.text_key) == ("mention", "text", "text")
-    assert (tags.link_from, tags.decision_from, tags.label_values) == ("link", "decision", ("Entity",))
+    assert (tags.link_from, tags.decision_from) == ("link", "mention")
+    assert tags.label_values == ("undecided", "verify", "edit", "remove")  # pre-filled as the first: undecided
 
 
 def test_tags_of_another_config_prefer_the_read_only_textarea() -> None:

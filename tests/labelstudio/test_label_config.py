@@ -29,6 +29,7 @@ def test_every_config_passes_label_studio_validation(ls_server, name: str) -> No
 def test_validation_endpoint_rejects_a_broken_config(ls_server) -> None:
     broken = label_config("entity_verification").replace('toName="text" perRegion="true" required', 'toName="txt" '
                                                          'perRegion="true" required')
+    assert broken != label_config("entity_verification")
     assert _validate(ls_server, broken).status_code == 400
 
 
@@ -41,18 +42,24 @@ def test_every_config_parses_with_label_interface(name: str) -> None:
 def test_entity_verification_tags() -> None:
     interface = LabelInterface(label_config("entity_verification"))
     controls = {c.name: c for c in interface.controls}
-    assert {"mention", "link", "decision", "new_link"} <= set(controls)
+    assert {"mention", "link", "undecided", "new_link"} <= set(controls)
     assert controls["mention"].tag == "Labels" and controls["mention"].to_name == ["text"]
-    decision = controls["decision"]
-    assert decision.attr["perRegion"] == "true" and decision.attr["required"] == "true"
-    assert list(decision.labels) == ["verify", "edit", "remove"]
     root = ElementTree.fromstring(label_config("entity_verification"))  # noqa: S314 - our own file
-    choices = next(e for e in root.iter("Choices") if e.get("name") == "decision")
-    assert [(c.get("value"), c.get("hotkey")) for c in choices.iter("Choice")] == [
-        ("verify", "1"), ("edit", "2"), ("remove", "3")]
+    labels = next(e for e in root.iter("Labels") if e.get("name") == "mention")
+    # the decision is the region's label: pre-filled undecided (first value, no hotkey), then 1 / 2 / 3
+    assert [(c.get("value"), c.get("hotkey")) for c in labels.iter("Label")] == [
+        ("undecided", None), ("verify", "1"), ("edit", "2"), ("remove", "3")]
+    assert len({c.get("background") for c in labels.iter("Label")}) == 4  # one colour per decision
+    guard = controls["undecided"]  # blocks Submit while a region is still undecided
+    assert guard.attr["perRegion"] == "true" and guard.attr["required"] == "true"
+    assert guard.attr["whenLabelValue"] == "undecided" and "undecided" in guard.attr["requiredMessage"]
+    assert not {"verify", "edit", "remove"} & set(guard.labels)
+    text = next(e for e in root.iter("Text") if e.get("name") == "text")
+    assert text.get("selectionEnabled") == "false"  # no new mentions (paper 000, section 2.1)
     assert controls["link"].attr["editable"] == "false" and controls["new_link"].attr["perRegion"] == "true"
     objects = {o.name: o for o in interface.objects}
     assert objects["text"].value == "$text" and objects["kb_pages"].tag == "HyperText"
+    assert any(e.get("value") == "$batch_position" for e in root.iter("Header"))
 
 
 def test_a_backend_style_prediction_validates() -> None:
@@ -61,7 +68,7 @@ def test_a_backend_style_prediction_validates() -> None:
     start = text.index("France")
     prediction = {"model_version": "posthoc-v1", "result": [
         {"id": "m1", "from_name": "mention", "to_name": "text", "type": "labels",
-         "value": {"start": start, "end": start + 6, "text": "France", "labels": ["Entity"]}},
+         "value": {"start": start, "end": start + 6, "text": "France", "labels": ["undecided"]}},
         {"id": "m1", "from_name": "link", "to_name": "text", "type": "textarea",
          "value": {"start": start, "end": start + 6, "text": ["https://en.wikipedia.org/wiki/France"]}},
     ]}

@@ -20,7 +20,7 @@ import pytest
 from lsfixtures import run_backend, small_sample_manifest
 from posthoc.export.tags import verification_tags
 from posthoc.labelstudio.client import LabelStudioClient
-from posthoc.labelstudio.setup import MARKER, SEQUENTIAL, create_study, read_accounts
+from posthoc.labelstudio.setup import MARKER, SEQUENTIAL, create_study, project_markers, read_accounts
 from posthoc.labelstudio.simulate import SimulationConfig, annotate_stream, plan_decisions
 from posthoc.labelstudio.tasks import TASK_DATA_KEYS
 from posthoc.paths import label_config
@@ -33,7 +33,7 @@ DOMAIN = "itest.posthoc.local"  # one Label Studio serves every test module: log
 
 def _state(client: LabelStudioClient, study: str) -> dict[str, Any]:
     """Everything setup may create, counted: projects, tasks, users, predictions, ML backends."""
-    projects = [p for p in client.projects() if f"{MARKER} {study} " in str(p.get("description"))]
+    projects = [p for p in client.projects() if any(m.startswith(f"{MARKER} {study} ") for m in project_markers(p))]
     tasks = {p["id"]: list(client.tasks(p["id"])) for p in projects}
     return {
         "projects": sorted((p["id"], p["title"]) for p in projects),
@@ -97,6 +97,9 @@ def test_one_project_per_worker_with_the_right_settings(study, ls_server) -> Non
         assert details["model_version"] == "posthoc-v1"
         assert details["label_config"].strip() == label_config("entity_verification").strip()
         assert project.n_tasks == len(manifest.tasks(project.worker))
+        # the marker is for machines: kept out of the description a project card shows (issue 13)
+        assert MARKER not in details["description"] and project.worker in details["description"]
+        assert project_markers(details) == {f"{MARKER} {STUDY} worker {project.worker}"}  # in expert_instruction
         assert project.link == f"{ls_server.url}/projects/{project.project_id}/data?labeling=1"
 
 
@@ -106,9 +109,10 @@ def test_every_task_holds_exactly_the_manifest_prefill(study) -> None:
     for project in study["second"].projects:
         tasks = list(client.tasks(project.project_id))
         assert [t["data"]["task_key"] for t in tasks] == manifest.tasks(project.worker)["task_key"].tolist()
-        for task in tasks:
+        for number, task in enumerate(tasks, start=1):
             key = task["data"]["task_key"]
             assert set(task["data"]) == set(TASK_DATA_KEYS)
+            assert task["data"]["batch_position"] == f"Task {number} of {len(tasks)} in your batch"
             assert task["data"]["text"] == tasks_by_key.loc[key, "text"]
             shown = " ".join(task["data"].values())
             assert tasks_by_key.loc[key, "dataset"] not in shown and tasks_by_key.loc[key, "item_id"] not in shown
@@ -183,8 +187,8 @@ def test_export_holds_completed_by_outcomes_and_positions(study, annotated) -> N
             assert annotation["was_cancelled"] is False
             by_region = {}
             for item in annotation["result"]:
-                if item["from_name"] == tags.decision:
-                    by_region[item["id"]] = item["value"]["choices"][0]
+                if item["from_name"] == tags.decision:  # the region's label is its decision
+                    by_region[item["id"]] = item["value"]["labels"][0]
                 if item["from_name"] == tags.new_link:
                     assert decisions.loc[item["id"], "new_link"] == item["value"]["text"][0]
             for region, outcome in by_region.items():

@@ -63,7 +63,12 @@ def test_is_web_link(link: str, ok: bool) -> None:
 def test_task_data_keeps_text_exactly() -> None:
     text = "Zoë 👩‍👩‍👧 in Reykjavík\r\ne\u0301"
     data = task_data("tkey", text, [])
-    assert data["text"] == text and data["task_key"] == "tkey" and set(data) == {"text", "task_key", "kb_pages"}
+    assert data["text"] == text and data["task_key"] == "tkey"
+    assert set(data) == {"text", "task_key", "batch_position", "kb_pages"} and data["batch_position"] == ""
+
+
+def test_task_data_says_where_the_task_sits_in_the_batch() -> None:
+    assert task_data("k", "t", [], number=2, total=17)["batch_position"] == "Task 2 of 17 in your batch"
 
 
 def test_biased_raises_verify_after_verify_only() -> None:
@@ -105,18 +110,20 @@ def test_careless_worker_verifies_everything_fast() -> None:
 
 def test_annotation_result_decides_each_region() -> None:
     tags = verification_tags(label_config("entity_verification"))
+    assert tags.decision_in_labels
     span = {"start": 0, "end": 5, "text": "Paris"}
     prediction = [
         {"id": "a", "from_name": "mention", "to_name": "text", "type": "labels",
-         "value": {**span, "labels": ["Entity"]}},
+         "value": {**span, "labels": ["undecided"]}},
         {"id": "a", "from_name": "link", "to_name": "text", "type": "textarea", "value": {**span, "text": ["L"]}},
         {"id": "b", "from_name": "mention", "to_name": "text", "type": "labels",
-         "value": {"start": 6, "end": 8, "text": "is", "labels": ["Entity"]}},
+         "value": {"start": 6, "end": 8, "text": "is", "labels": ["undecided"]}},
     ]
     result = annotation_result(prediction, {"a": ("edit", "https://x.org/N"), "b": ("remove", None)}, tags)
     kinds = [(r["id"], r["from_name"]) for r in result]
-    assert kinds == [("a", "mention"), ("a", "link"), ("a", "decision"), ("a", "new_link"), ("b", "mention"),
-                     ("b", "decision")]
-    assert result[2]["value"]["choices"] == ["edit"] and result[3]["value"]["text"] == ["https://x.org/N"]
+    assert kinds == [("a", "mention"), ("a", "link"), ("a", "new_link"), ("b", "mention")]
+    assert result[0]["value"]["labels"] == ["edit"] and result[3]["value"]["labels"] == ["remove"]
+    assert result[2]["value"]["text"] == ["https://x.org/N"]
+    assert prediction[0]["value"]["labels"] == ["undecided"]  # the prediction itself is left alone
     dropped = annotation_result(prediction, {"a": ("verify", None)}, tags, drop=frozenset({"b"}))
     assert {r["id"] for r in dropped} == {"a"}

@@ -29,7 +29,7 @@ Example (cron, every 15 minutes):
 @click.option("--manifest", "manifest_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="The study manifest written by `posthoc study plan`.")
 @click.option("--url", "ls_url", default=None, help="Label Studio base URL; every project of the study is exported "
-              "(found by the marker `posthoc study create` writes in each project's description).")
+              "(found by the marker `posthoc study create` writes in each project).")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Output folder: report.html, tables/, judgements, summary.json, corrected_gold.jsonl/.ttl.")
 @click.option("--export-file", "export_files", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
@@ -41,7 +41,7 @@ Example (cron, every 15 minutes):
 @click.option("--token-env", default="LABEL_STUDIO_TOKEN", show_default=True,
               help="Name of the environment variable holding the Label Studio API token (never pass a token itself).")
 @click.option("--resamples", "n_resamples", default=1000, show_default=True, type=click.IntRange(min=0),
-              help="Bootstrap resamples for the 95% intervals (seed 000, Figure 3).")
+              help="Bootstrap resamples for the 95% intervals (paper 000, Figure 3).")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of the bootstrap resampling.")
 @click.option("--resample-unit", default="doc_id", show_default=True,
               type=click.Choice(["doc_id", "task", "annotation", "worker"]),
@@ -54,7 +54,7 @@ Example (cron, every 15 minutes):
 def score_command(manifest_path: Path, ls_url: str | None, out_dir: Path, export_files: tuple[Path, ...],
                   project_ids: tuple[int, ...], label_config_path: Path | None, token_env: str, n_resamples: int,
                   seed: int, resample_unit: str, fmt: str, periodic: bool, quiet: bool) -> None:
-    """Export every project of a study, score it (seed 000 sections 3-4) and write an HTML report with tables.
+    """Export every project of a study, score it (paper 000 sections 3-4) and write an HTML report with tables.
 
     Reruns on the same data give byte-identical files. Everything left out (skipped tasks, drafts,
     annotations by other users, tasks annotated twice, regions drawn by hand or moved) is listed in

@@ -21,12 +21,14 @@ from posthoc.errors import PosthocInputError
 def study_project_ids(projects: list[dict[str, Any]], study: str) -> list[int]:
     """Ids of the Label Studio projects of ``study``.
 
-    The projects `posthoc study create` made carry ``posthoc-study <study> worker <w>`` in their
-    description; without any, projects whose title names the study; else every project (tasks are
-    filtered by the manifest's keys anyway).
+    The projects `posthoc study create` made carry ``posthoc-study <study> worker <w>``
+    (:func:`posthoc.labelstudio.setup.project_markers`); without any, projects whose title names the
+    study; else every project (tasks are filtered by the manifest's keys anyway).
     """
+    from posthoc.labelstudio.setup import project_markers
+
     marker = f"posthoc-study {study} worker "
-    marked = [p for p in projects if marker in str(p.get("description") or "")]
+    marked = [p for p in projects if any(m.startswith(marker) for m in project_markers(p))]
     titled = [p for p in projects if study and study in str(p.get("title") or "")]
     return [int(p["id"]) for p in (marked or titled or projects)]
 

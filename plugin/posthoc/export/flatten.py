@@ -3,8 +3,9 @@
 One row per pre-filled annotation (a prediction region whose id is a manifest ``mention_id``) judged by
 the project's worker, columns :data:`posthoc.tables.JUDGEMENT_COLUMNS`:
 
-- ``outcome`` is the region's ``decision`` choice (verify / edit / remove); a pre-filled region the
-  annotator deleted counts as ``remove`` with ``deleted_region = True``;
+- ``outcome`` is the region's decision (verify / edit / remove): its label in the current config (pre-filled
+  ``undecided``), its per-region ``decision`` choice in earlier ones (:func:`_decision_values`); a
+  pre-filled region the annotator deleted counts as ``remove`` with ``deleted_region = True``;
 - ``start`` / ``end`` are document code point offsets (``doc_start`` / ``doc_end`` of the manifest,
   i.e. the chunk start plus the region's chunk offset); ``surface`` and ``link`` are the manifest's
   (what was pre-filled), ``new_link`` the canonical form (:func:`posthoc.links.normalise_link`) of the
@@ -269,6 +270,26 @@ def _prediction_of(annotation: Mapping[str, Any], task: Mapping[str, Any]) -> Ma
     return max(predictions, key=lambda p: int(p.get("id") or 0)) if predictions else None
 
 
+def _decision_values(items: Mapping[str, Mapping[str, Any]], tags: VerificationTags) -> list[Any]:
+    """The decision values of one region's result items (by ``from_name``).
+
+    The current config (``tags.decision_in_labels``) keeps the decision in the region's label
+    (``labels: ["verify"]``; the pre-filled ``undecided`` is no decision). Configs before it kept it in a
+    per-region ``choices`` item; a project relabelled with the new config may hold annotations of
+    both kinds, so a region whose label is no outcome falls back to a ``choices`` item with one.
+    """
+    decision_item = items.get(tags.decision) or {}
+    key = "labels" if tags.decision_in_labels else "choices"
+    values = list((decision_item.get("value") or {}).get(key) or [])
+    if tags.decision_in_labels and not any(str(v) in _OUTCOME for v in values):
+        for name, item in items.items():
+            if name != tags.labels and item.get("type") == "choices":
+                chosen = list((item.get("value") or {}).get("choices") or [])
+                if any(str(v) in _OUTCOME for v in chosen):
+                    return chosen
+    return values
+
+
 def _describe(annotation: Mapping[str, Any]) -> str:
     return f"annotation {annotation.get('id')} by {user_key(annotation.get('completed_by'))}"
 
@@ -383,8 +404,7 @@ class ExportFlattener:
                              detail=f"mention {prefill.mention_id} pre-filled at {prefill.start}-{prefill.end} "
                                     f"(chunk), annotated at {', '.join(f'{s}-{e}' for s, e in spans)}")
                 continue
-            decision_item = items.get(tags.decision)
-            choices = (decision_item or {}).get("value", {}).get("choices") or []
+            choices = _decision_values(items, tags)
             outcome = _OUTCOME.get(str(choices[0]), "") if len(choices) == 1 else ""  # shared constant objects
             if not outcome:
                 self.log.add("undecided_region", worker=info.worker, task_key=key,

@@ -22,7 +22,7 @@ import numpy as np
 
 from posthoc.atomic import atomic_open
 from posthoc.export.flatten import ManifestIndex, Prefill
-from posthoc.export.tags import VerificationTags
+from posthoc.export.tags import UNDECIDED, VerificationTags
 from posthoc.labelstudio.tasks import kb_pages_html
 
 DECISIONS = ("verify", "edit", "remove", "deleted")
@@ -59,6 +59,7 @@ def write_synthetic_export(path: str | os.PathLike[str], index: ManifestIndex, t
     ``<worker>@posthoc.local``). Timestamps are fixed functions of the task, so the file is reproducible.
     """
     rng = np.random.default_rng(seed)
+    prefilled = UNDECIDED if tags.decision_in_labels else "Entity"  # the label the backend pre-fills
     counts: Counter[str] = Counter()
     target = Path(path)
     n_tasks = 0
@@ -70,7 +71,7 @@ def write_synthetic_export(path: str | os.PathLike[str], index: ManifestIndex, t
             prefills = index.prefills.get(key, ())
             prediction_result = []
             for prefill in prefills:
-                prediction_result.append(_region(prefill, text, tags.labels, "labels", {"labels": ["Entity"]}))
+                prediction_result.append(_region(prefill, text, tags.labels, "labels", {"labels": [prefilled]}))
                 prediction_result.append(_region(prefill, text, tags.link, "textarea", {"text": [prefill.link]}))
             prediction = {"id": number + 1, "model_version": "posthoc", "score": None, "result": prediction_result,
                           "task": number + 1}
@@ -83,8 +84,14 @@ def write_synthetic_export(path: str | os.PathLike[str], index: ManifestIndex, t
                 counts[decision] += 1
                 if decision == "deleted":
                     continue
-                result.append(_region(prefill, text, tags.labels, "labels", {"labels": ["Entity"]}, "prediction"))
-                result.append(_region(prefill, text, tags.decision, "choices", {"choices": [decision]}, "manual"))
+                if tags.decision_in_labels:  # the decision is the region's label
+                    result.append(_region(prefill, text, tags.labels, "labels", {"labels": [decision]},
+                                          "prediction-changed"))
+                else:
+                    result.append(_region(prefill, text, tags.labels, "labels", {"labels": [prefilled]},
+                                          "prediction"))
+                    result.append(_region(prefill, text, tags.decision, "choices", {"choices": [decision]},
+                                          "manual"))
                 if decision == "edit":
                     result.append(_region(prefill, text, tags.new_link, "textarea",
                                           {"text": [f"Corrected {prefill.surface}"]}, "manual"))

@@ -4,8 +4,12 @@ Paper 000, section 2.1 and Figure 2 (a worker verifies, edits or removes every p
 link of a task); paper 004, section 4 (each worker gets their own randomised order). What
 :func:`create_study` does, for each worker of the manifest:
 
-1. finds or creates the worker's project, recognised by a marker in its description
-   (``posthoc-study <study> worker <worker>``); title ``<study> · worker <worker>``;
+1. finds or creates the worker's project, recognised by a marker (``posthoc-study <study> worker
+   <worker>``) kept in its ``expert_instruction`` as ``<meta name="MARKER">`` (never shown: the
+   instructions are off and a meta tag renders as nothing; Label Studio's HTML cleaning strips comments
+   but keeps this), so the description on the project card is for people;
+   projects made before kept it in the description, and are still found there and moved;
+   title ``<study> · worker <worker>``;
    settings: the label config, Sequential sampling, ``maximum_annotations=1``, no skip button,
    the backend's neutral ``model_version`` (re-applied on every run);
 2. imports the worker's tasks in the planned order (task data: :mod:`posthoc.labelstudio.tasks`);
@@ -25,8 +29,10 @@ Only then are the workers' links returned. Rerunning after success changes nothi
 from __future__ import annotations
 
 import contextlib
+import html
 import json
 import os
+import re
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -38,6 +44,7 @@ from posthoc.errors import PosthocInputError, PosthocServiceError
 from posthoc.labelstudio.client import LabelStudioClient
 from posthoc.labelstudio.tasks import task_data
 from posthoc.labelstudio.users import Account, ensure_user, find_user, worker_email
+from posthoc.labelstudio.views import ensure_tab
 
 MARKER = "posthoc-study"
 IMPORT_BATCH = 200
@@ -76,8 +83,25 @@ class StudySetup:
 
 
 def project_marker(study: str, worker: str) -> str:
-    """The line in a project's description that identifies it as this study's worker project."""
+    """The marker that identifies a project as this study's worker project (see :func:`project_markers`)."""
     return f"{MARKER} {study} worker {worker}"
+
+
+def project_markers(project: Any) -> set[str]:
+    """The markers a project carries: ``<meta name="...">`` in its ``expert_instruction`` or, for projects
+    made before the marker moved there, a line of its ``description``. ``project``: a dict or an SDK object."""
+    def field(name: str) -> str:
+        value = project.get(name) if isinstance(project, dict) else getattr(project, name, None)
+        return str(value or "")
+
+    lines = [html.unescape(m) for m in re.findall(r'<meta\s+name="([^"]*)"', field("expert_instruction"))]
+    lines += field("description").splitlines()
+    return {line.strip() for line in lines if line.strip().startswith(f"{MARKER} ")}
+
+
+def marker_html(marker: str) -> str:
+    """The ``expert_instruction`` that carries ``marker`` (an invisible meta tag)."""
+    return f'<meta name="{html.escape(marker, quote=True)}">'
 
 
 def project_title(study: str, worker: str) -> str:
@@ -119,7 +143,7 @@ def default_accounts_file(manifest_path: Path) -> Path:
 
 # ---------------------------------------------------------------------------------------------- steps
 def _find_project(projects: Sequence[dict[str, Any]], marker: str) -> dict[str, Any] | None:
-    matches = [p for p in projects if marker in str(p.get("description") or "").splitlines()]
+    matches = [p for p in projects if marker in project_markers(p)]
     if len(matches) > 1:
         ids = ", ".join(str(p["id"]) for p in matches)
         raise PosthocServiceError(f"Label Studio holds several projects marked {marker!r} (ids {ids}); "
@@ -146,11 +170,11 @@ def _ensure_project(client: LabelStudioClient, existing: Sequence[dict[str, Any]
                     label_config: str) -> tuple[dict[str, Any], bool]:
     marker = project_marker(study, worker)
     found = _find_project(existing, marker)
-    wanted = _project_settings(label_config, None)
+    wanted = {**_project_settings(label_config, None),
+              "description": f"Entity-link verification, study {study}: the tasks of {worker}.",
+              "expert_instruction": marker_html(marker)}
     if found is None:
-        description = f"Posthoc verification study {study}: the tasks of worker {worker}.\n{marker}"
-        created = client.post("/api/projects/", {"title": project_title(study, worker), "description": description,
-                                                 **wanted})
+        created = client.post("/api/projects/", {"title": project_title(study, worker), **wanted})
         return dict(created), True
     def differs(key: str, value: Any) -> bool:
         have = found.get(key) if found is not None else None
@@ -279,9 +303,9 @@ def _check_predictions(client: LabelStudioClient, manifest: Any, project_id: int
 def _planned_tasks(manifest: Any, worker: str) -> list[dict[str, str]]:
     frame = manifest.tasks(worker)
     planned = []
-    for row in frame.itertuples(index=False):
+    for number, row in enumerate(frame.itertuples(index=False), start=1):
         prefill = manifest.prefill(row.task_key).to_dict("records")
-        planned.append(task_data(str(row.task_key), str(row.text), prefill))
+        planned.append(task_data(str(row.task_key), str(row.text), prefill, number=number, total=len(frame)))
     return planned
 
 
@@ -334,6 +358,7 @@ def create_study(manifest: Any, *, url: str, token: str, backend_url: str, label
         tasks, imported = _import_missing(client, project_id, _planned_tasks(opened, worker),
                                           list(client.tasks(project_id)))
         counts["tasks"] += imported
+        ensure_tab(client, project_id)  # no raw kb_pages HTML in the Data Manager
 
         _ensure_backend(client, project_id, backend_url, backend_secret)
         model_version = _backend_model_version(client, project_id, backend_url)

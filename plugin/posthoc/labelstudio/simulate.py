@@ -22,7 +22,7 @@ own token) and posts one annotation per task built by :func:`annotation_result`.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -144,10 +144,13 @@ def annotation_result(prediction_result: list[dict[str, Any]], decisions: Mappin
         value = item["value"]
         span = {"start": value["start"], "end": value["end"], "text": value.get("text", "")}
         base = {"id": region, "to_name": item["to_name"], "origin": "prediction"}
-        out.append({**base, "from_name": tags.labels, "type": "labels", "value": dict(value)})
+        labelled = {**value, "labels": [outcome]} if tags.decision_in_labels else dict(value)
+        out.append({**base, "from_name": tags.labels, "type": "labels", "value": labelled})
         links = [i for i in prediction_result if i.get("id") == region and i.get("from_name") == tags.link]
         out.extend({**base, **link, "origin": "prediction"} for link in links)
-        out.append({**base, "from_name": tags.decision, "type": "choices", "value": {**span, "choices": [outcome]}})
+        if not tags.decision_in_labels:
+            out.append({**base, "from_name": tags.decision, "type": "choices",
+                        "value": {**span, "choices": [outcome]}})
         if outcome == "edit" and new_link:
             out.append({**base, "from_name": tags.new_link, "type": "textarea", "value": {**span, "text": [new_link]}})
     return out
@@ -162,12 +165,13 @@ class SimulationResult:
 
 
 def annotate_stream(client: LabelStudioClient, project_id: int, decisions: pd.DataFrame,
-                    tags: VerificationTags, *, done: frozenset[str] = frozenset()) -> int:
+                    tags: VerificationTags, *, done: frozenset[str] = frozenset(),
+                    on_posted: Callable[[int], Any] | None = None) -> int:
     """Walk one worker's stream with their own ``client`` and post their decisions; returns annotations posted.
 
     Checks that ``/next`` serves the tasks in the planned order (``decisions``' positions); raises
     PosthocServiceError otherwise. Tasks whose keys are in ``done`` (already annotated: a rerun) are
-    not expected from the stream.
+    not expected from the stream. ``on_posted(1)`` is called after each annotation (a progress bar).
     """
     by_task = {key: frame for key, frame in decisions.groupby("task_key", sort=False)}
     planned = [key for key in decisions.drop_duplicates("task_key").sort_values("position")["task_key"]
@@ -191,37 +195,44 @@ def annotate_stream(client: LabelStudioClient, project_id: int, decisions: pd.Da
                     {"result": result, "lead_time": float(rows["lead_time"].iloc[0]),
                      "parent_prediction": predictions[0]["id"], "project": project_id})
         posted += 1
+        if on_posted is not None:
+            on_posted(1)
     return posted
 
 
 def annotate_study(manifest: Any, *, url: str, tokens: Mapping[str, str], project_ids: Mapping[str, int],
                    label_config: str, config: SimulationConfig | None = None, admin_token: str | None = None,
-                   progress: bool = False) -> SimulationResult:
-    """Simulate every worker of ``manifest`` (their tokens by worker id) in their own project.
+                   workers: Collection[str] | None = None, progress: bool = False) -> SimulationResult:
+    """Simulate every worker of ``manifest`` (or only ``workers``; tokens by worker id) in their own project.
 
     With ``admin_token``, tasks that already hold an annotation are left alone (a rerun continues
-    where the last one stopped and never annotates a task twice).
+    where the last one stopped and never annotates a task twice). ``progress``: one bar over the
+    annotations to post, advanced as each is posted.
     """
     from posthoc.export.tags import verification_tags
 
     settings = config or SimulationConfig()
     tags = verification_tags(label_config)
-    decisions = plan_decisions(manifest.mentions(), settings)
-    workers = sorted(decisions["worker"].unique())
-    if progress:
-        from tqdm import tqdm
+    from tqdm import tqdm
 
-        workers = list(tqdm(workers, desc="simulated annotators", unit="worker"))
-    posted = 0
-    for worker in workers:
+    decisions = plan_decisions(manifest.mentions(), settings)
+    chosen = sorted(decisions["worker"].unique()) if workers is None else sorted(workers)
+    decisions = decisions[decisions["worker"].isin(chosen)].reset_index(drop=True)
+    done: dict[str, frozenset[str]] = {}
+    for worker in chosen:
         if worker not in tokens or worker not in project_ids:
             raise PosthocInputError(f"simulation: no account or project for worker {worker}")
-        done: frozenset[str] = frozenset()
+        done[worker] = frozenset()
         if admin_token is not None:
             admin = LabelStudioClient(url, admin_token)
-            done = frozenset(str(t["data"].get("task_key")) for t in admin.tasks(project_ids[worker])
-                             if int(t.get("total_annotations") or 0) + int(t.get("cancelled_annotations") or 0) > 0)
-        client = LabelStudioClient(url, tokens[worker])
-        posted += annotate_stream(client, project_ids[worker], decisions[decisions["worker"] == worker], tags,
-                                  done=done)
+            done[worker] = frozenset(
+                str(t["data"].get("task_key")) for t in admin.tasks(project_ids[worker])
+                if int(t.get("total_annotations") or 0) + int(t.get("cancelled_annotations") or 0) > 0)
+    to_post = sum(len(set(decisions.loc[decisions["worker"] == w, "task_key"]) - done[w]) for w in chosen)
+    posted = 0
+    with tqdm(total=to_post, desc="simulated annotations", unit=" task", disable=not progress) as bar:
+        for worker in chosen:
+            client = LabelStudioClient(url, tokens[worker])
+            posted += annotate_stream(client, project_ids[worker], decisions[decisions["worker"] == worker], tags,
+                                      done=done[worker], on_posted=bar.update)
     return SimulationResult(decisions=decisions, annotations=posted)

@@ -7,6 +7,10 @@ annotator must see and nothing that names a system or a dataset (paper 000's bli
     the chunk text, exactly the string the pre-filled offsets index (code points, no normalisation).
 ``task_key``
     the opaque key the ML backend looks the task up by.
+``batch_position``
+    ``Task N of M in your batch``: where the task sits in its worker's batch (the project's tasks in
+    the planned order), shown by a ``<Header value="$batch_position">``: Label Studio's own counter
+    only counts the tasks seen so far ("2 of 2").
 ``kb_pages``
     HTML for ``<HyperText name="kb_pages">``: one numbered line a pre-filled mention, in text order,
     with its surface and its knowledge-base page. Built here, never from user HTML: every value is
@@ -24,7 +28,7 @@ from typing import Any
 from posthoc.links import NIL_PREFIX, title_of
 from posthoc.report.html import web_link
 
-TASK_DATA_KEYS = ("text", "task_key", "kb_pages")
+TASK_DATA_KEYS = ("text", "task_key", "batch_position", "kb_pages")
 
 
 def esc(value: Any) -> str:
@@ -69,6 +73,14 @@ def kb_pages_html(mentions: Iterable[Mapping[str, Any]]) -> str:
     return '<ol style="margin: 0; padding-left: 1.5em">' + "".join(items) + "</ol>"
 
 
-def task_data(task_key: str, text: str, mentions: Iterable[Mapping[str, Any]]) -> dict[str, str]:
-    """The ``data`` of one Label Studio task (see the module docstring)."""
-    return {"text": text, "task_key": task_key, "kb_pages": kb_pages_html(mentions)}
+def batch_position(number: int, total: int) -> str:
+    """What the annotator reads above the text: ``Task 2 of 17 in your batch`` (``number`` from 1)."""
+    return f"Task {number} of {total} in your batch"
+
+
+def task_data(task_key: str, text: str, mentions: Iterable[Mapping[str, Any]], *, number: int | None = None,
+              total: int | None = None) -> dict[str, str]:
+    """The ``data`` of one Label Studio task (see the module docstring); ``number`` / ``total``: its place
+    in the worker's batch (``batch_position`` is empty without them)."""
+    position = batch_position(number, total) if number is not None and total is not None else ""
+    return {"text": text, "task_key": task_key, "batch_position": position, "kb_pages": kb_pages_html(mentions)}

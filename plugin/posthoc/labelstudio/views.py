@@ -1,0 +1,45 @@
+"""The Data Manager tab of a worker's project: which task data columns an annotator sees.
+
+Label Studio shows every task data field as a Data Manager column, and shows ``kb_pages`` (HTML for
+the labeling page's ``<HyperText>``) there as its raw source. Open-source Label Studio 1.23 shares a
+project's tabs ("views") between all its users and honours each tab's ``hiddenColumns`` for the
+list (``explore``) and the labeling side panel (``labeling``), so the setup keeps one tab whose hidden
+columns include :data:`HIDDEN_COLUMNS` (measured in the browser: tests/browser). Tabs a person made
+are kept and get the same columns hidden; nothing else of them changes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from posthoc.labelstudio.client import LabelStudioClient
+
+#: Data Manager column ids (``tasks:data.<field>``) an annotator never needs to read
+HIDDEN_COLUMNS: Final = ("tasks:data.kb_pages",)
+TAB_TITLE: Final = "Tasks"
+
+
+def _hidden(data: dict[str, Any]) -> dict[str, list[str]]:
+    raw = data.get("hiddenColumns")
+    hidden: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    return {side: list(dict.fromkeys([*(hidden.get(side) or []), *HIDDEN_COLUMNS]))
+            for side in ("explore", "labeling")}
+
+
+def ensure_tab(client: LabelStudioClient, project_id: int) -> int:
+    """Make every Data Manager tab of ``project_id`` hide :data:`HIDDEN_COLUMNS` (one tab is created when
+    the project has none); returns the number of tabs created or changed (0 on a rerun)."""
+    views = client.get("/api/dm/views/", project=project_id)
+    if not views:
+        client.post("/api/dm/views/", {"project": project_id,
+                                       "data": {"title": TAB_TITLE, "hiddenColumns": _hidden({})}})
+        return 1
+    changed = 0
+    for view in views:
+        data = dict(view.get("data") or {})
+        hidden = _hidden(data)
+        if data.get("hiddenColumns") != hidden:
+            client.patch(f"/api/dm/views/{view['id']}/", {"project": project_id,
+                                                          "data": {**data, "hiddenColumns": hidden}})
+            changed += 1
+    return changed
