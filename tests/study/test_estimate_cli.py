@@ -104,6 +104,7 @@ def test_options_pilot_pace_rate_runs_target_and_out(tmp_path: Path) -> None:
     (("--config", "missing.toml"), "missing.toml"),
     (("--config", "study.toml", "--pilot", "nope.csv"), "--pilot nope.csv"),
     (("--config", "study.toml", "--pilot", "bad.csv"), "lacks column"),
+    (("--config", "study.toml", "--pilot", "untimed.csv"), "lead_time"),
     (("--config", "study.toml", "--runs", "1"), "--runs"),
     (("--config", "study.toml", "--target-halfwidth", "3"), "--target-halfwidth"),
     (("--config", "study.toml", "--seconds-per-region", "-2"), "--seconds-per-region"),
@@ -112,6 +113,8 @@ def test_options_pilot_pace_rate_runs_target_and_out(tmp_path: Path) -> None:
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path: Path, args: tuple[str, ...], needle: str) -> None:
     folder = _study_dir(tmp_path / "study")
     (folder / "bad.csv").write_text("a,b\n1,2\n", encoding="utf-8")
+    (folder / "untimed.csv").write_text("dataset,system,worker,task_key,outcome,lead_time\nd,GT,w001,t1,verify,\n",
+                                        encoding="utf-8")
     before = _snapshot(folder)
     done = _cli(*args, "--no-progress", cwd=folder)
     assert done.returncode == 2, done.stderr
