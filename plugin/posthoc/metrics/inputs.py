@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from posthoc.errors import PosthocInputError
+from posthoc.metrics.codes import column_codes, dense_codes
 from posthoc.tables import OUTCOMES, require_columns
 
 #: Columns of the judgements table the metrics read (the rest of posthoc.tables.JUDGEMENT_COLUMNS is carried).
@@ -90,4 +91,9 @@ def mention_rows(mentions: pd.DataFrame) -> pd.DataFrame:
     frame = mentions.copy()
     frame = _text_columns(frame, ("dataset", "doc_id", "system", "link"), "mentions")
     frame = _offsets(frame, "mentions")
-    return frame.drop_duplicates(list(SYSTEM_ANNOTATION)).reset_index(drop=True)
+    if len(frame) == 0:
+        return frame.reset_index(drop=True)
+    _, first = dense_codes(*[column_codes(frame[key]) for key in SYSTEM_ANNOTATION])
+    if len(first) == len(frame):
+        return frame.reset_index(drop=True)
+    return frame.iloc[np.sort(first)].reset_index(drop=True)  # each annotation's first row, as drop_duplicates

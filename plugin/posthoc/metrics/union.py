@@ -57,15 +57,19 @@ def outcomes_from_letters(union: pd.DataFrame, letters: np.ndarray) -> pd.DataFr
                 "share": pd.Series(dtype="float64"),
             }
         )
-    datasets = sorted(union["dataset"].unique())
-    grid = pd.DataFrame(
-        {"dataset": np.repeat(datasets, len(UNION_OUTCOMES)), "outcome": list(UNION_OUTCOMES) * len(datasets)}
+    dataset, datasets = pd.factorize(union["dataset"], sort=True)
+    letter = np.searchsorted(np.asarray(UNION_OUTCOMES), np.asarray(letters, dtype=str))
+    n = len(UNION_OUTCOMES)
+    counts = np.bincount(dataset.astype(np.int64) * n + letter, minlength=len(datasets) * n)
+    totals = np.repeat(counts.reshape(len(datasets), n).sum(axis=1), n)
+    return pd.DataFrame(
+        {
+            "dataset": pd.array(np.repeat(np.asarray(datasets, dtype=object), n), dtype="str"),
+            "outcome": pd.array(list(UNION_OUTCOMES) * len(datasets), dtype="str"),
+            "count": counts.astype("int64"),
+            "share": counts / totals,
+        }
     )
-    counts = pd.DataFrame({"dataset": union["dataset"].to_numpy(), "outcome": letters}).value_counts()
-    table = grid.join(counts.rename("count"), on=["dataset", "outcome"])
-    table["count"] = table["count"].fillna(0).astype("int64")
-    table["share"] = table["count"] / table.groupby("dataset")["count"].transform("sum")
-    return table
 
 
 def union_outcomes_against_gt(

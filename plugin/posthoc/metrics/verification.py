@@ -152,11 +152,24 @@ def shares_from_rows(rows: pd.DataFrame) -> pd.DataFrame:
                 "share": pd.Series(dtype="float64"),
             }
         )
-    counts = rows.groupby(["dataset", "system", "outcome"]).size()
-    pairs = rows[["dataset", "system"]].drop_duplicates().sort_values(["dataset", "system"])
-    grid = pairs.loc[pairs.index.repeat(len(OUTCOMES))].reset_index(drop=True)
-    grid["outcome"] = list(OUTCOMES) * len(pairs)
-    table = grid.join(counts.rename("count"), on=["dataset", "system", "outcome"])
-    table["count"] = table["count"].fillna(0).astype("int64")
-    table["share"] = table["count"] / table.groupby(["dataset", "system"])["count"].transform("sum")
-    return table
+    dataset, dataset_names = pd.factorize(rows["dataset"], sort=True)
+    system, system_names = pd.factorize(rows["system"], sort=True)
+    outcome = np.zeros(len(rows), dtype=np.int64)
+    for index, name in enumerate(OUTCOMES[1:], start=1):
+        outcome[(rows["outcome"] == name).to_numpy()] = index
+    pair = dataset.astype(np.int64) * len(system_names) + system
+    present = np.flatnonzero(np.bincount(pair, minlength=len(dataset_names) * len(system_names)))
+    group = (np.cumsum(np.bincount(pair, minlength=len(dataset_names) * len(system_names)) > 0) - 1)[pair]
+    counts = np.bincount(group * len(OUTCOMES) + outcome, minlength=len(present) * len(OUTCOMES))
+    totals = np.repeat(counts.reshape(len(present), len(OUTCOMES)).sum(axis=1), len(OUTCOMES))
+    return pd.DataFrame(
+        {
+            "dataset": pd.array(np.repeat(np.asarray(dataset_names, dtype=object)[present // len(system_names)],
+                                          len(OUTCOMES)), dtype="str"),
+            "system": pd.array(np.repeat(np.asarray(system_names, dtype=object)[present % len(system_names)],
+                                         len(OUTCOMES)), dtype="str"),
+            "outcome": pd.array(list(OUTCOMES) * len(present), dtype="str"),
+            "count": counts.astype("int64"),
+            "share": counts / totals,
+        }
+    )
