@@ -38,8 +38,9 @@ from posthoc.metrics.codes import sorted_codes
 from posthoc.metrics.inputs import ANNOTATION
 
 UNITS: Final = ("doc_id", "task", "annotation", "worker")
-#: Cells (resamples x units) of one weight block; bounds the memory of a block to ~32 MB.
-BLOCK_CELLS: Final = 4_000_000
+#: Cells (resamples x units) of one weight block: 64 Ki cells keep a block's draws (int32) and weights
+#: (float64) in the CPU's L2 cache (measured: faster than one block of all resamples at paper size).
+BLOCK_CELLS: Final = 65_536
 
 
 def unit_codes(rows: pd.DataFrame, unit: str) -> tuple[np.ndarray, np.ndarray]:
