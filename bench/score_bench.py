@@ -42,6 +42,10 @@ TARGET_SECONDS = 1.0
 TARGET_BYTES = 2 * 1024**3
 
 
+def _met(ok: bool) -> str:
+    return "met" if ok else "MISSED"
+
+
 def judgement_stream(seed: int) -> np.random.Generator:
     """The generator ``rates_with_intervals`` / ``score_judgements`` draw the judgement resamples from."""
     return np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[0])
@@ -125,8 +129,8 @@ def main(argv: list[str] | None = None) -> int:
         if not difference <= 1e-12:
             run.fail(f"rates_with_intervals and the loop disagree (max difference {difference})")
         wall_ratio, cpu_ratio = loop.wall_median / ours.wall_median, loop.cpu_median / ours.cpu_median
-        run.print(f"   speed-up, median wall {wall_ratio:.1f}x, median CPU {cpu_ratio:.1f}x "
-                  f"(target >= {TARGET_RATIO:.0f}x: {'met' if wall_ratio >= TARGET_RATIO else 'MISSED'})")  # fmt: skip
+        run.print(f"   speed-up, median wall {wall_ratio:.1f}x ({_met(wall_ratio >= TARGET_RATIO)}), median CPU "
+                  f"{cpu_ratio:.1f}x ({_met(cpu_ratio >= TARGET_RATIO)}); target >= {TARGET_RATIO:.0f}x")  # fmt: skip
 
         stats = sufficient_statistics(judgements)
         engine, plain = time_both(
@@ -161,10 +165,12 @@ def main(argv: list[str] | None = None) -> int:
         run.print("   tables: " + ", ".join(f"{n} {len(t)}" for n, t in whole.result.tables().items()))
         run.print()
         run.headline(f"rates_with_intervals ({n_judged:,} judgements, {b} document resamples) {wall_ratio:.1f}x "
-                     f"faster than the competent per-resample loop (median wall; CPU {cpu_ratio:.1f}x; target >= 5x), "
+                     f"faster than the competent per-resample loop, median wall ({_met(wall_ratio >= TARGET_RATIO)}), "
+                     f"{cpu_ratio:.1f}x median CPU ({_met(cpu_ratio >= TARGET_RATIO)}; target >= 5x), "
                      f"identical intervals")  # fmt: skip
-        run.headline(f"score_judgements, all tables: {whole.wall_median:.2f} s wall median, "
-                     f"{whole.cpu_median:.2f} s CPU (target < 1 s wall); {peak / 1024**2:.0f} MiB peak traced")
+        run.headline(f"score_judgements, all tables: {whole.wall_median:.2f} s wall median "
+                     f"({_met(whole.wall_median < TARGET_SECONDS)}; target < 1 s), {whole.cpu_median:.2f} s CPU; "
+                     f"{peak / 1024**2:.0f} MiB peak traced")
     return 0
 
 
