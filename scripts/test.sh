@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Install everything the tests need (Python packages and Debian's chromium) and run every test,
-# then ruff and mypy. Usage: bash scripts/test.sh [extra pytest args]
+# Install everything the tests need (Python packages, Debian's chromium and postgresql) and run ruff, mypy and
+# every test: all of them on SQLite, then the tests on the shared Label Studio server again on PostgreSQL.
+# Usage: bash scripts/test.sh [extra pytest args]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v chromium >/dev/null 2>&1; then
@@ -10,9 +11,20 @@ if ! command -v chromium >/dev/null 2>&1; then
     echo "note: chromium is not installed (sudo apt-get install chromium); browser tests will skip" >&2
   fi
 fi
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+  else
+    echo "note: PostgreSQL is not installed (sudo apt-get install postgresql); the PostgreSQL pass is skipped" >&2
+  fi
+fi
 python -m pip install -q -e '.[test]'
 # a real label-studio-ml model class for tests/predictors; --no-deps: its own pins would downgrade Flask to 1.1
 python -m pip install -q --no-deps 'label-studio-ml==1.0.9' 'label-studio-tools==0.0.4'
 python -m ruff check plugin ml_backend tests bench scripts
 python -m mypy
 python -m pytest "$@"
+if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1; then
+  echo "== the Label Studio tests again, on PostgreSQL =="
+  POSTHOC_TEST_DATABASE=postgresql python -m pytest "$@"
+fi

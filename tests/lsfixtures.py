@@ -19,7 +19,9 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import itertools
+import os
 import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -72,18 +74,49 @@ def ls_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_template(tmp_path_factory.getbasetemp().parent / "posthoc-ls")
 
 
+#: ``POSTHOC_TEST_DATABASE=postgresql`` runs the ``ls_server`` tests on PostgreSQL (``scripts/test.sh`` does both)
+TEST_DATABASE = os.environ.get("POSTHOC_TEST_DATABASE", "sqlite")
+
+
+def postgresql_data_dir() -> Path:
+    """A fresh folder for a data dir with a local PostgreSQL cluster: under /tmp, searchable by the unprivileged
+    user PostgreSQL runs as when the tests run as root (pytest's own temp root is 0700)."""
+    folder = Path(tempfile.mkdtemp(prefix="posthoc-pg-", dir="/tmp"))
+    folder.chmod(0o711)
+    return folder
+
+
 @pytest.fixture(scope="session")
 def ls_server(ls_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """A running Label Studio on a copy of the template, for the whole test session."""
+    """A running Label Studio for the whole test session: on a copy of the SQLite template, or with
+    ``POSTHOC_TEST_DATABASE=postgresql`` on a local PostgreSQL cluster (migrated once, ~45 s)."""
+    from posthoc.labelstudio.database import DatabaseSettings
     from posthoc.labelstudio.server import LabelStudioServer
 
-    data_dir = copy_template(ls_template, tmp_path_factory.mktemp("labelstudio"))
-    server = LabelStudioServer(data_dir)
-    server.start()
+    if TEST_DATABASE == "postgresql":
+        from posthoc.labelstudio.database import postgres_bin_dir
+
+        try:
+            postgres_bin_dir()
+        except Exception as exc:
+            pytest.fail(f"POSTHOC_TEST_DATABASE=postgresql but {exc}")
+        folder = postgresql_data_dir()
+        data_dir = folder / "labelstudio"
+        shutil.copytree(ls_template, data_dir, ignore=shutil.ignore_patterns(
+            "labelstudio.log", "server.json", TEMPLATE_READY, "label_studio.sqlite3*"))
+        server = LabelStudioServer(data_dir, database=DatabaseSettings("postgresql", local_cluster=True))
+    elif TEST_DATABASE == "sqlite":
+        folder = None
+        server = LabelStudioServer(copy_template(ls_template, tmp_path_factory.mktemp("labelstudio")))
+    else:
+        pytest.fail(f"POSTHOC_TEST_DATABASE={TEST_DATABASE!r}: use sqlite or postgresql")
+    server.start(timeout=400)
     try:
         yield server
     finally:
         server.stop()
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 @contextlib.contextmanager

@@ -39,6 +39,9 @@ def demo_command(out_dir: Path, simulate: bool, serve: bool, ls_port: int | None
     OUT reuses everything and duplicates nothing.
     """
     from posthoc.labelstudio.demo import run_demo
+    from posthoc.processes import restore_interrupt_signals
+
+    restore_interrupt_signals()  # Ctrl-C / SIGTERM stop the demo also when SIGINT was inherited as ignored
 
     result = run_demo(out_dir, simulate=simulate, serve=serve, ls_port=ls_port, backend_port=backend_port,
                       seed=seed, n_workers=n_workers, simulation_seed=simulation_seed, n_resamples=resamples,

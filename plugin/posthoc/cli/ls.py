@@ -1,4 +1,4 @@
-"""``posthoc ls start | stop | status``: a local Label Studio on embedded SQLite, on loopback."""
+"""``posthoc ls start | stop | status``: a local Label Studio on loopback, on SQLite or PostgreSQL."""
 
 from __future__ import annotations
 
@@ -7,6 +7,12 @@ from pathlib import Path
 import click
 
 from posthoc.errors import PosthocServiceError
+from posthoc.labelstudio.database import (
+    LOCAL_DB_NAME,
+    DatabaseSettings,
+    read_database,
+    settings_from_environment,
+)
 from posthoc.labelstudio.server import (
     DEFAULT_DATA_DIR,
     LOOPBACK,
@@ -28,18 +34,33 @@ _DATA_DIR = click.option("--data-dir", type=click.Path(file_okay=False, path_typ
               help="Loopback port to listen on; default: a free port. Fails if the port is taken.")
 @click.option("--timeout", type=float, default=240, show_default=True,
               help="Seconds to wait for the server to answer (the first start migrates the database: ~30 s).")
-def start_command(data_dir: Path, port: int | None, timeout: float) -> None:
+@click.option("--database", type=click.Choice(["sqlite", "postgresql"]), default=None,
+              help="Label Studio's database. Default: what DATA_DIR already uses, SQLite for a new one. "
+                   "postgresql: the server named by POSTHOC_LS_DATABASE_URL (postgresql://USER:PASSWORD@HOST:PORT/"
+                   "NAME) or Label Studio's POSTGRE_* variables, else a local cluster initialised in "
+                   "DATA_DIR/postgres (Debian's postgresql package; run as the postgres user when this is root).")
+def start_command(data_dir: Path, port: int | None, timeout: float, database: str | None) -> None:
     """Start Label Studio in the background on 127.0.0.1, off the network.
 
     The admin login comes from POSTHOC_LS_USERNAME / POSTHOC_LS_PASSWORD / POSTHOC_LS_TOKEN, or is
     generated and stored in DATA_DIR/credentials.json (permissions 0600). The server may call an ML
     backend on 127.0.0.1 (SSRF protection off: local use only).
+
+    Choose PostgreSQL for a Label Studio kept for months, above about 100,000 tasks, or with five or more
+    annotators at once (Label Studio's own guidance); SQLite is right for a demo or a small study.
     """
     if port is not None and read_state(data_dir) is None and not port_is_free(port):
         # before DATA_DIR or its credentials are made: a failed start leaves nothing behind
         raise PosthocServiceError(f"port {port} on {LOOPBACK} is in use; choose another with --port")
-    server = start_detached(data_dir, port=port, timeout=timeout)
+    settings: DatabaseSettings | None = None
+    if database == "sqlite":
+        settings = DatabaseSettings()
+    elif database == "postgresql":
+        settings = settings_from_environment() or DatabaseSettings(
+            "postgresql", host=LOOPBACK, name=LOCAL_DB_NAME, local_cluster=True)
+    server = start_detached(data_dir, port=port, timeout=timeout, database=settings)
     click.echo(f"Label Studio is running at {server.url}")
+    click.echo(f"  database: {server.database.describe()}")
     click.echo(f"  admin login: {server.username} (password and API token in {server.data_dir / 'credentials.json'})")
     click.echo(f"  log: {server.log_path}")
     click.echo("  stop it with: posthoc ls stop" + ("" if data_dir == DEFAULT_DATA_DIR else f" --data-dir {data_dir}"))
@@ -65,4 +86,4 @@ def status_command(data_dir: Path) -> None:
         raise SystemExit(1)
     state = "answering" if status.answering else "NOT answering"
     click.echo(f"running, pid {status.pid}, {status.url}, {state}; admin {status.username}; "
-               f"data dir {status.data_dir}")
+               f"data dir {status.data_dir}; database {read_database(status.data_dir).describe()}")

@@ -34,6 +34,7 @@ import requests
 
 from posthoc.errors import PosthocServiceError
 from posthoc.labelstudio.server import LOOPBACK, LabelStudioServer, free_port, stop_process_group
+from posthoc.processes import die_with_parent
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ def backend_process(manifest_path: Path, *, port: int | None = None, log_path: P
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "ab") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                   start_new_session=True)
+                                   start_new_session=True, preexec_fn=die_with_parent())
     url = f"http://{LOOPBACK}:{chosen}"
     try:
         deadline = time.monotonic() + timeout
@@ -107,8 +108,8 @@ def _wait_for_interrupt(echo: Callable[[str], None]) -> None:
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGTERM, raise_interrupt)
-    echo("Serving. Press Ctrl-C to stop Label Studio and the backend.")
-    try:
+    try:  # the echo inside: a signal right after it is still a clean stop
+        echo("Serving. Press Ctrl-C to stop Label Studio and the backend.")
         while True:
             time.sleep(1)
     except KeyboardInterrupt:

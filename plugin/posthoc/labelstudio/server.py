@@ -26,6 +26,7 @@ Never use them for a shared deployment (run the backend on a routable address th
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import secrets
@@ -43,6 +44,16 @@ import requests
 
 from posthoc.atomic import write_text_atomic
 from posthoc.errors import PosthocInputError, PosthocServiceError
+from posthoc.labelstudio.database import (
+    LOCAL_DB_NAME,
+    LOCAL_DB_USER,
+    SQLITE,
+    DatabaseSettings,
+    LocalCluster,
+    read_database,
+    write_database,
+)
+from posthoc.processes import die_with_parent, pid_alive
 
 DEFAULT_DATA_DIR = Path(".posthoc") / "labelstudio"
 DEFAULT_USERNAME = "admin@posthoc.local"
@@ -142,9 +153,11 @@ def resolve_credentials(data_dir: Path, *, environ: dict[str, str] | None = None
 
 
 def server_environment(data_dir: Path, credentials: Credentials, *, allow_local_ml: bool = True,
-                       base: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment for ``label-studio`` commands on ``data_dir`` (see the module docstring)."""
+                       base: dict[str, str] | None = None, database: DatabaseSettings | None = None) -> dict[str, str]:
+    """The environment for ``label-studio`` commands on ``data_dir`` (see the module docstring); the database
+    is ``database``, else the one stored for the data dir (``database.json``), else SQLite."""
     env = dict(os.environ if base is None else base)
+    (database or read_database(data_dir)).apply(env)
     env.update(OFFLINE_ENV)
     if allow_local_ml:
         env.update(LOCAL_ML_ENV)
@@ -152,17 +165,21 @@ def server_environment(data_dir: Path, credentials: Credentials, *, allow_local_
     env["LABEL_STUDIO_USERNAME"] = credentials.username
     env["LABEL_STUDIO_PASSWORD"] = credentials.password
     env["LABEL_STUDIO_USER_TOKEN"] = credentials.token
-    for stray in ("LABEL_STUDIO_PORT", "LABEL_STUDIO_HOST", "DJANGO_DB"):
+    for stray in ("LABEL_STUDIO_PORT", "LABEL_STUDIO_HOST"):
         env.pop(stray, None)
     return env
 
 
 def port_is_free(port: int, host: str = LOOPBACK) -> bool:
-    """Whether nothing listens on ``host:port`` and it can be bound."""
+    """Whether nothing listens on ``host:port`` and it can be bound.
+
+    The probe binds with ``SO_REUSEADDR``, as Label Studio's server does: sockets of a stopped server left in
+    TIME-WAIT (about a minute after a crash) do not make the port look taken, a listener still does."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         if probe.connect_ex((host, port)) == 0:
             return False
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
         except OSError:
@@ -196,6 +213,38 @@ def run_label_studio_command(data_dir: Path, credentials: Credentials, args: lis
     return done.stdout
 
 
+def choose_database(data_dir: Path, requested: DatabaseSettings | None) -> DatabaseSettings:
+    """The database of ``data_dir``: the stored one (``database.json``) unless another is ``requested``.
+
+    A data dir keeps its database: asking for PostgreSQL on one that already holds a SQLite Label Studio, or the
+    reverse, or another PostgreSQL database, is refused (the projects would silently be elsewhere)."""
+    stored = read_database(data_dir)
+    has_sqlite = (Path(data_dir) / "label_studio.sqlite3").is_file()
+    if requested is None:
+        return stored
+    if requested.engine == "sqlite":
+        if stored.engine != "sqlite":
+            raise PosthocInputError(f"{data_dir}: this data dir's Label Studio runs on {stored.describe()}; "
+                                    "use another --data-dir for SQLite")
+        return SQLITE
+    if stored.engine == "sqlite":
+        if has_sqlite:
+            raise PosthocInputError(f"{data_dir}: this data dir already holds a SQLite Label Studio; use a fresh "
+                                    "--data-dir for PostgreSQL (Label Studio does not move data between databases)")
+        if requested.local_cluster:  # a new cluster: its superuser and a generated password
+            return dataclasses.replace(requested, host=LOOPBACK, name=requested.name or LOCAL_DB_NAME,
+                                       user=requested.user or LOCAL_DB_USER,
+                                       password=requested.password or secrets.token_urlsafe(24))
+        return requested
+    if requested.local_cluster and stored.local_cluster:
+        return stored
+    same = (requested.host, requested.port, requested.name) == (stored.host, stored.port, stored.name)
+    if not same:
+        raise PosthocInputError(f"{data_dir}: this data dir's Label Studio runs on {stored.describe()}, not on "
+                                f"{requested.describe()}; use another --data-dir")
+    return requested
+
+
 class LabelStudioServer:
     """One ``label-studio start`` process on loopback, owning a data directory.
 
@@ -204,8 +253,11 @@ class LabelStudioServer:
     """
 
     def __init__(self, data_dir: str | os.PathLike[str], *, port: int | None = None,
-                 credentials: Credentials | None = None, allow_local_ml: bool = True) -> None:
+                 credentials: Credentials | None = None, allow_local_ml: bool = True,
+                 database: DatabaseSettings | None = None) -> None:
         self.data_dir = Path(data_dir).resolve()
+        self.database = choose_database(self.data_dir, database)
+        self.cluster: LocalCluster | None = None
         self.requested_port = port
         self.port: int | None = None
         self.allow_local_ml = allow_local_ml
@@ -239,7 +291,8 @@ class LabelStudioServer:
 
     def environment(self) -> dict[str, str]:
         """The environment of the server process (and of management commands on its data dir)."""
-        return server_environment(self.data_dir, self.credentials, allow_local_ml=self.allow_local_ml)
+        return server_environment(self.data_dir, self.credentials, allow_local_ml=self.allow_local_ml,
+                                  database=self.database)
 
     def client(self) -> Any:
         """A ``label_studio_sdk.client.LabelStudio`` for the admin."""
@@ -264,12 +317,21 @@ class LabelStudioServer:
         if not port_is_free(port):
             raise PosthocServiceError(f"port {port} on {LOOPBACK} is in use; choose another with --port")
         self.port = port
+        if self.database.local_cluster:
+            self.cluster = LocalCluster(self.data_dir, settings=self.database)
+            stored_port = self.database.port
+            cluster_port = stored_port if stored_port and port_is_free(stored_port) else free_port()
+            self.database = self.cluster.start(port=cluster_port, detach=detach)
+        if self.database.engine != "sqlite":
+            write_database(self.data_dir, self.database)
         self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
         command = [label_studio_executable(), "start", "--no-browser", "--internal-host", LOOPBACK,
                    "--port", str(port)]
+        # a server of this command only (not detached) dies with it, also when this process is SIGKILL-ed
         self.process = subprocess.Popen(command, env=self.environment(), stdout=self._log,
                                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                        start_new_session=True, cwd=self.data_dir)
+                                        start_new_session=True, cwd=self.data_dir,
+                                        preexec_fn=None if detach else die_with_parent())
         try:
             self._wait_ready(timeout)
             self._ensure_admin_password()
@@ -339,6 +401,9 @@ class LabelStudioServer:
         if self._log is not None:
             self._log.close()
             self._log = None
+        if self.cluster is not None:
+            self.cluster.stop()
+            self.cluster = None
         with contextlib.suppress(FileNotFoundError):
             state = read_state(self.data_dir)
             if state is None or not pid_alive(int(state["pid"])):
@@ -349,21 +414,6 @@ class LabelStudioServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process with ``pid`` exists (and is not a zombie we could reap)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    with contextlib.suppress(ChildProcessError, OSError):
-        reaped, _ = os.waitpid(pid, os.WNOHANG)
-        if reaped == pid:
-            return False
-    return True
 
 
 def stop_process_group(pid: int, *, timeout: float = 20) -> None:
@@ -422,17 +472,18 @@ def server_status(data_dir: str | os.PathLike[str]) -> ServerStatus:
     return ServerStatus(root, True, int(state["pid"]), url, answering, username)
 
 
-def start_detached(data_dir: str | os.PathLike[str], *, port: int | None = None,
-                   timeout: float = 240) -> LabelStudioServer:
+def start_detached(data_dir: str | os.PathLike[str], *, port: int | None = None, timeout: float = 240,
+                   database: DatabaseSettings | None = None) -> LabelStudioServer:
     """Start a server that outlives this process (``posthoc ls start``); refuses a second one per data dir."""
     status = server_status(data_dir)
     if status.running:
         raise PosthocInputError(f"{status.data_dir}: Label Studio already runs there (pid {status.pid}, "
                                 f"{status.url}); stop it with `posthoc ls stop`")
-    server = LabelStudioServer(data_dir, port=port)
+    server = LabelStudioServer(data_dir, port=port, database=database)
     server.start(timeout=timeout, detach=True)
-    # forget the handle without stopping the process
+    # forget the handles without stopping the processes
     server.process = None
+    server.cluster = None
     if server._log is not None:
         server._log.close()
         server._log = None
@@ -459,6 +510,9 @@ def stop_detached(data_dir: str | os.PathLike[str], *, timeout: float = 20) -> b
         and is_label_studio_process(int(state["pid"]))
     if state is not None and running:
         stop_process_group(int(state["pid"]), timeout=timeout)
+    database = read_database(root)
+    if database.local_cluster:
+        LocalCluster(root, settings=database).stop()
     with contextlib.suppress(FileNotFoundError):
         (root / STATE_FILE).unlink()
     return running
