@@ -370,3 +370,17 @@ def test_inconsistent_marking_does_not_spread_a_metonym_link() -> None:
            "name the surface itself" in flags["detail"].iloc[0]
     assert run(InconsistentMarkingRule(links="agreed"), corpus)["link"].tolist() == [
         "https://en.wikipedia.org/wiki/Baltimore_Orioles"]
+
+
+@pytest.mark.parametrize(("surface", "region"), [
+    ("N.J.", "New Jersey"), ("N.J", "New Jersey"), ("Mich", "Michigan"), ("Kent", "Kentucky"), ("OR", "Oregon"),
+    ("or", ""), ("Quebec", "Quebec"), ("West Germany", "West Germany"), ("U.S.", "United States"),
+    ("La Pampa", ""), ("Seattle", ""), ("", ""),
+])
+def test_regions_that_follow_a_city(surface: str, region: str) -> None:
+    from posthoc.eaglet.places import region_of, region_of_title, title_suffix_region
+
+    assert region_of(surface) == region
+    assert region_of_title("https://en.wikipedia.org/wiki/South_carolina") == "South Carolina"
+    assert title_suffix_region("https://en.wikipedia.org/wiki/Salem,_Oregon") == "Oregon"
+    assert title_suffix_region("https://en.wikipedia.org/wiki/Osaka") is None

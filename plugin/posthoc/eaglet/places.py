@@ -95,8 +95,6 @@ def _regions() -> dict[str, str]:
         table[_key(name)] = name
     for form, name in COUNTRY_VARIANTS.items():
         table[_key(form)] = name
-    # Two-letter postal codes that are also ordinary words or other abbreviations need the full stop-free
-    # upper-case form; "in", "me", "or", "ok", "hi" ... in lower case are words, not states.
     return table
 
 
