@@ -2,8 +2,9 @@
 
 The backend (``posthoc_backend``) speaks Label Studio's ML backend protocol; see docs/backend.md.
 Configuration reaches the gunicorn workers through the environment (``POSTHOC_MANIFEST``,
-``POSTHOC_ALIAS_FILES``, ``POSTHOC_EVENTS_DB``); the shared secret is read only from
-``POSTHOC_BACKEND_SECRET`` and is never a command-line argument (it would show in ``ps``).
+``POSTHOC_ALIAS_FILES``, ``POSTHOC_EVENTS_DB``, ``POSTHOC_PREDICTOR*``, ``POSTHOC_PREDICT_BUDGET``);
+the shared secret is read only from ``POSTHOC_BACKEND_SECRET``
+and is never a command-line argument (it would show in ``ps``).
 """
 
 from __future__ import annotations
@@ -53,11 +54,21 @@ def check_listen_address(host: str, port: int) -> None:
 
 
 def backend_environment(*, manifest: Path | None, alias_files: tuple[Path, ...], events_db: Path | None,
-                        case_insensitive: bool = False) -> dict[str, str]:
-    """The environment of the gunicorn process (the current one plus the backend's settings)."""
-    env = dict(os.environ)
+                        case_insensitive: bool = False, predictor: dict[str, str] | None = None,
+                        predict_budget: float | None = None) -> dict[str, str]:
+    """The environment of the gunicorn process (the current one plus the backend's settings).
+
+    ``predictor``: :meth:`posthoc_backend.predictors.registry.PredictorSpec.to_env` of the live predictor
+    (then the alias files travel inside it, not as ``POSTHOC_ALIAS_FILES``).
+    """
+    env = {key: value for key, value in os.environ.items() if not key.startswith("POSTHOC_PREDICT")}
     for key in ("POSTHOC_MANIFEST", "POSTHOC_ALIAS_FILES", "POSTHOC_EVENTS_DB", "POSTHOC_ALIAS_CASE_INSENSITIVE"):
         env.pop(key, None)
+    if predictor:
+        env.update(predictor)
+        alias_files = ()
+    if predict_budget is not None:
+        env["POSTHOC_PREDICT_BUDGET"] = str(predict_budget)
     if manifest is not None:
         env["POSTHOC_MANIFEST"] = str(manifest.resolve())
     if alias_files:
@@ -87,16 +98,38 @@ def backend_environment(*, manifest: Path | None, alias_files: tuple[Path, ...],
                    "[default: beside the manifest, <manifest stem>.events.sqlite3].")
 @click.option("--timeout", type=click.IntRange(5, 3600), default=120, show_default=True,
               help="gunicorn worker timeout in seconds.")
+@click.option("--predictor", "predictor_name", default=None,
+              help="Pre-fill tasks that are in no manifest with this predictor: dictionary (--alias-file), rel "
+                   "(--predictor-url), nif (--predictor-url), spacy (--spacy-model), or package.module:Class (a "
+                   "label-studio-ml model class). Default: the dictionary when --alias-file is given, else none.")
+@click.option("--predictor-url", default=None, help="The service of --predictor rel or nif.")
+@click.option("--spacy-model", default=None, help="--predictor spacy: an installed pipeline or a folder.")
+@click.option("--predictor-timeout", type=click.FloatRange(min=0.1), default=20.0, show_default=True,
+              help="rel / nif: seconds to wait for one answer.")
+@click.option("--predictor-retries", type=click.IntRange(0, 10), default=1, show_default=True,
+              help="rel / nif: more attempts after a failed connection, a timeout, 429 or 5xx.")
+@click.option("--nif-offsets", type=click.Choice(["auto", "codepoints", "utf16"]), default="auto",
+              show_default=True, help="nif: how the annotator counts offsets.")
+@click.option("--predict-budget", type=click.FloatRange(min=1), default=80.0, show_default=True,
+              help="Seconds of one /predict request spent on live predictions; the tasks left get no prediction "
+                   "and Label Studio asks again when they are opened. Keep it below Label Studio's "
+                   "ML_TIMEOUT_PREDICT (100 s) and --timeout.")
 def serve_command(manifest: Path | None, host: str, port: int, workers: int, alias_files: tuple[Path, ...],
-                  case_insensitive: bool, events_db: Path | None, timeout: int) -> None:
+                  case_insensitive: bool, events_db: Path | None, timeout: int, predictor_name: str | None,
+                  predictor_url: str | None, spacy_model: str | None, predictor_timeout: float,
+                  predictor_retries: int, nif_offsets: str, predict_budget: float) -> None:
     """Serve the ML backend for Label Studio (gunicorn, Label Studio's ML backend protocol).
 
     Connect it in Label Studio under Settings > Model with the URL http://HOST:PORT. Set the
     environment variable POSTHOC_BACKEND_SECRET to require a shared secret: then connect with
     "Basic Authentication" and the secret as password (any user name).
     """
-    if manifest is None and not alias_files:
-        raise PosthocInputError("give --manifest (a study manifest) or --alias-file (live mode), or both")
+    live = predictor_name is not None and predictor_name != "manifest"
+    if manifest is None and not alias_files and not live:
+        raise PosthocInputError("give --manifest (a study manifest) or --alias-file / --predictor (live mode), or both")
+    if predict_budget >= timeout:
+        raise PosthocInputError(f"--predict-budget {predict_budget:g} must be below --timeout {timeout} (gunicorn "
+                                "would kill the worker first)")
     if manifest is not None and not manifest.is_file():
         what = "a folder, not a manifest file" if manifest.is_dir() else "no such file"
         raise PosthocInputError(f"--manifest {manifest}: {what}; run `posthoc study plan` first")
@@ -108,7 +141,19 @@ def serve_command(manifest: Path | None, host: str, port: int, workers: int, ali
         from posthoc.study.manifest import Manifest
 
         Manifest.open(manifest).close()  # fail here, once, rather than in every worker
-    if alias_files:
+    predictor_env: dict[str, str] | None = None
+    if live:
+        from posthoc_backend.predictors.registry import PredictorSpec
+
+        assert predictor_name is not None
+        spec = PredictorSpec(predictor_name, url=predictor_url,
+                             alias_files=tuple(str(p.resolve()) for p in alias_files),
+                             case_insensitive=case_insensitive, spacy_model=spacy_model, timeout=predictor_timeout,
+                             retries=predictor_retries, nif_offsets=nif_offsets)
+        spec.check(backend=True)
+        spec.linker()  # built here once (alias table, spaCy pipeline), as every worker will
+        predictor_env = spec.to_env()
+    elif alias_files:
         from posthoc_backend.linker import AliasTable, frames_from_files
 
         AliasTable.from_mentions(frames_from_files([str(p) for p in alias_files]))  # as the workers will
@@ -120,9 +165,11 @@ def serve_command(manifest: Path | None, host: str, port: int, workers: int, ali
 
         EventStore(events_db)  # created (or checked) here, as every worker does on start
     env = backend_environment(manifest=manifest, alias_files=alias_files, events_db=events_db,
-                              case_insensitive=case_insensitive)
+                              case_insensitive=case_insensitive, predictor=predictor_env,
+                              predict_budget=predict_budget)
     command = gunicorn_command(host=host, port=port, workers=workers, timeout=timeout)
+    live_note = f"on ({predictor_name})" if live else ("on (dictionary)" if alias_files else "off")
     secret_note = "on (POSTHOC_BACKEND_SECRET)" if env.get("POSTHOC_BACKEND_SECRET") else "off"
     click.echo(f"posthoc backend on http://{host}:{port} ({workers} workers, auth {secret_note}, "
-               f"live mode {'on' if alias_files else 'off'}, events {events_db})", err=True)
+               f"live mode {live_note}, events {events_db})", err=True)
     os.execvpe(command[0], command, env)  # noqa: S606 (replaces this process with gunicorn)
