@@ -64,11 +64,13 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def start_gunicorn(manifest: Path, events: Path, *, workers: int) -> tuple[subprocess.Popen[bytes], str]:
+def start_gunicorn(manifest: Path | None, events: Path | None, *, workers: int,
+                   predictor: dict[str, str] | None = None) -> tuple[subprocess.Popen[bytes], str]:
+    """gunicorn serving the backend (``predictor``: the live predictor's environment, as `--predictor` sets)."""
     from posthoc.cli.backend import backend_environment, gunicorn_command
 
     port = free_port()
-    env = backend_environment(manifest=manifest, alias_files=(), events_db=events)
+    env = backend_environment(manifest=manifest, alias_files=(), events_db=events, predictor=predictor)
     env.pop("POSTHOC_BACKEND_SECRET", None)
     command = [c for c in gunicorn_command(host="127.0.0.1", port=port, workers=workers)
                if c not in {"--access-logfile", "-"}]

@@ -15,7 +15,7 @@ from posthoc.errors import PosthocInputError
 
 
 def predictor_options(func: click.decorators.FC) -> click.decorators.FC:
-    """The options that choose and tune a predictor (shared by ``predict`` and ``backend serve``)."""
+    """The options that reach a predictor's service and tune it."""
     options = [
         click.option("--url", default=None,
                      help="The service of --predictor rel or nif, e.g. http://127.0.0.1:5555/ (REL) or the "
