@@ -133,13 +133,14 @@ def main() -> None:
         specs = {
             "dictionary": PredictorSpec("dictionary", alias_files=(str(alias_csv),)),
             "spacy": PredictorSpec("spacy", spacy_model=str(Path(folder) / "nlp")),
-            "rel": PredictorSpec("rel", url=rel_url, concurrency=1),
+            "rel (stand-in)": PredictorSpec("rel", url=rel_url, concurrency=1),
         }
         run.print(f"workload: {len(texts)} tasks ({len(set(texts))} distinct sample chunk texts, "
                   f"{sum(map(len, texts)) / len(texts):.0f} code points each on average), /predict batches of "
                   f"{args.batch}, one client; gunicorn with {args.workers} sync workers; {args.runs} runs a side")
-        run.print(f"{'predictor':<11} {'regions':>7} {'backend pred/s':>15} {'direct pred/s':>14} "
+        run.print(f"{'predictor':<14} {'regions':>7} {'backend pred/s':>15} {'direct pred/s':>14} "
                   f"{'backend/direct':>15}")
+        headlines: list[str] = []
         for name, spec in specs.items():
             linker = spec.linker()
             process, url = start_gunicorn(None, None, workers=args.workers, predictor=spec.to_env())
@@ -155,9 +156,14 @@ def main() -> None:
             regions = sum(map(len, ours.result))
             backend_rate = len(texts) / ours.wall_median
             direct_rate = len(texts) / base.wall_median
-            run.print(f"{name:<11} {regions:>7} {backend_rate:>15.1f} {direct_rate:>14.1f} "
+            run.print(f"{name:<14} {regions:>7} {backend_rate:>15.1f} {direct_rate:>14.1f} "
                       f"{backend_rate / direct_rate:>15.2f}")
+            headlines.append(f"headline: {name}: {backend_rate:.0f} predictions/s through the backend, "
+                             f"{backend_rate / direct_rate:.2f}x the predictor called directly "
+                             f"(same {regions} regions)")
         run.print("pred/s: predictions (tasks pre-filled) per second, wall median; both sides give the same regions")
+        for line in headlines:
+            run.print(line)
 
 
 if __name__ == "__main__":
