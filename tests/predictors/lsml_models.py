@@ -18,12 +18,12 @@ from predictors.conftest import ALIASES
 from predictors.standins import find_aliases
 
 
-def regions(text: str, from_name: str, to_name: str, link_name: str | None) -> list[dict[str, Any]]:
+def regions(text: str, from_name: str, to_name: str, link_name: str | None, label: str) -> list[dict[str, Any]]:
     """Label Studio regions of the alias matches in ``text`` (what such a model would build)."""
     result: list[dict[str, Any]] = []
     for number, (start, end, surface, title) in enumerate(find_aliases(text, ALIASES)):
         result.append({"id": f"m{number}", "from_name": from_name, "to_name": to_name, "type": "labels",
-                       "value": {"start": start, "end": end, "text": surface, "labels": ["Entity"]},
+                       "value": {"start": start, "end": end, "text": surface, "labels": [label]},
                        "score": 0.9})
         if link_name:
             result.append({"id": f"m{number}", "from_name": link_name, "to_name": to_name, "type": "textarea",
@@ -31,14 +31,15 @@ def regions(text: str, from_name: str, to_name: str, link_name: str | None) -> l
     return result
 
 
-def config_names(label_config: str) -> tuple[str, str, str, str | None]:
-    """(labels from_name, text to_name, text data key, per-region textarea name) read from the XML."""
+def config_names(label_config: str) -> tuple[str, str, str, str | None, str]:
+    """(labels from_name, text to_name, text data key, per-region textarea name, first label) from the XML."""
     root = ET.fromstring(label_config)  # noqa: S314 (the project's own config)
     text = next(el for el in root.iter() if el.tag == "Text")
     labels = next(el for el in root.iter() if el.tag == "Labels")
     area = next((el for el in root.iter() if el.tag == "TextArea" and el.get("perRegion") == "true"), None)
+    first = next(el for el in labels.iter() if el.tag == "Label").get("value", "")
     return labels.get("name", ""), text.get("name", ""), text.get("value", "$text")[1:], \
-        None if area is None else area.get("name")
+        None if area is None else area.get("name"), first
 
 
 class ModelResponseLike:
@@ -77,9 +78,9 @@ class HandWrittenModel(HandWrittenBase):
     def predict(self, tasks: list[dict[str, Any]], context: dict[str, Any] | None = None,
                 **kwargs: Any) -> ModelResponseLike:
         assert self.label_config is not None
-        from_name, to_name, key, link = config_names(self.label_config)
+        from_name, to_name, key, link, label = config_names(self.label_config)
         HandWrittenModel.calls.append(len(tasks))
-        predictions = [{"result": regions(task["data"][key], from_name, to_name, link), "score": 0.5,
+        predictions = [{"result": regions(task["data"][key], from_name, to_name, link, label), "score": 0.5,
                         "model_version": self.model_version} for task in tasks]
         return ModelResponseLike(predictions, self.model_version)
 
@@ -90,9 +91,9 @@ class OffTextModel(HandWrittenBase):
     def predict(self, tasks: list[dict[str, Any]], context: dict[str, Any] | None = None,
                 **kwargs: Any) -> list[dict[str, Any]]:
         assert self.label_config is not None
-        from_name, to_name, key, _ = config_names(self.label_config)
+        from_name, to_name, key, _, label = config_names(self.label_config)
         return [{"result": [{"id": "x", "from_name": from_name, "to_name": to_name, "type": "labels",
-                             "value": {"start": 0, "end": len(task["data"][key]) + 5, "labels": ["Entity"]}}]}
+                             "value": {"start": 0, "end": len(task["data"][key]) + 5, "labels": [label]}}]}
                 for task in tasks]
 
 
@@ -112,5 +113,6 @@ if LabelStudioMLBase is not None:
                                    if info["type"] == "Labels")
             to_name, key = info["to_name"][0], info["inputs"][0]["value"]
             link = next((name for name, item in self.parsed_label_config.items() if item["type"] == "TextArea"), None)
-            return [{"result": regions(task["data"][key], from_name, to_name, link), "score": 0.7,
+            label = info["labels"][0]
+            return [{"result": regions(task["data"][key], from_name, to_name, link, label), "score": 0.7,
                      "model_version": "real-1.0"} for task in tasks]
