@@ -230,7 +230,10 @@ def test_a_cell_the_pilot_did_not_reach_takes_its_pooled_shares() -> None:
 
 @pytest.mark.slow
 def test_predicted_half_widths_are_within_15_percent_of_the_achieved_over_50_studies() -> None:
-    """51 studies (9 corpora judged once at five sizes, 2 by k = 3 judges at three), 612 cells.
+    """51 studies (9 corpora judged once at five sizes, 2 by k = 3 judges at three), 636 cells.
+
+    Cells: posthoc precision and recall per dataset x system against the scored study's bootstrap; with k = 3
+    also Fleiss' kappa and Krippendorff's alpha per dataset against a bootstrap of the study's documents.
 
     The achieved half-width of one study is itself noisy (the bootstrap's Monte Carlo error with 1000
     resamples is ~3%, the realised rates and documents add 2-4%), so a few cells in a hundred may miss 15%
@@ -241,12 +244,13 @@ def test_predicted_half_widths_are_within_15_percent_of_the_achieved_over_50_stu
     assert checked["study"].nunique() >= 50
     assert checked["documents"].nunique() >= 5 and set(checked["k"]) == {1, 3}
     assert checked["ratio"].notna().all()
+    assert {"fleiss_kappa", "krippendorff_alpha"} <= set(checked["metric"])
     off = (checked["ratio"] - 1).abs()
     assert (off <= 0.15).mean() >= 0.97, checked.loc[off > 0.15].to_string()
     assert (off <= 0.25).all(), checked.loc[off.idxmax()].to_dict()
     assert abs(checked["ratio"].median() - 1) < 0.03
-    for metric in ("posthoc_precision", "posthoc_recall"):
-        assert abs(checked.loc[checked["metric"] == metric, "ratio"].mean() - 1) < 0.03
+    for metric in ("posthoc_precision", "posthoc_recall", "fleiss_kappa"):
+        assert abs(checked.loc[checked["metric"] == metric, "ratio"].mean() - 1) < 0.05
 
 
 def test_a_resampled_replicate_scored_by_the_real_code_gives_the_same_numbers(

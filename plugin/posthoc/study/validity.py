@@ -5,7 +5,9 @@ plans each with :func:`posthoc.study.plan_study`, predicts every cell's 95% half
 :func:`posthoc.study.estimate.estimate_study` from the true outcome rates, then simulates the study's
 judgements once (:func:`posthoc.study.simulate.simulate_judgements`, a fresh seed) and scores them with
 the real code at its defaults (:func:`posthoc.metrics.rates_with_intervals`: 1000 bootstrap resamples of
-documents, the intervals of :func:`posthoc.metrics.score_judgements`). Each corpus gives several
+documents, the intervals of :func:`posthoc.metrics.score_judgements`; for k > 1 also Fleiss' kappa and
+Krippendorff's alpha, against a bootstrap of documents of the study's judgements, :func:`agreement_bootstrap`,
+as the score job reports no interval for them). Each corpus gives several
 studies: its first ``n`` documents per dataset in a seeded order, for several ``n``.
 
 :func:`check_hours` cuts a pilot (every worker's first batch) out of a simulated study and compares
@@ -21,11 +23,12 @@ import numpy as np
 import pandas as pd
 
 from posthoc.study.config import StudyConfig
-from posthoc.study.design import plan_study
+from posthoc.study.design import StudyPlan, plan_study
 from posthoc.study.estimate import estimate_study
 from posthoc.study.keys import stream_rng
 from posthoc.study.rates import PRIOR_SHARES, PRIOR_SPREAD, OutcomeRates
-from posthoc.study.simulate import TaskTime, simulate_judgements
+from posthoc.study.replicates import AGREEMENT_METRICS, StudyShape
+from posthoc.study.simulate import TaskTime, plan_judgements, simulate_judgements
 
 COLUMNS = ["study", "documents", "k", "dataset", "system", "metric", "n_annotations", "predicted", "achieved",
            "ratio"]
@@ -80,6 +83,8 @@ def check_halfwidths(n_corpora: int = 10, *, sizes: Sequence[int] = (300, 450, 7
             judgements = simulate_judgements(plan, truth, seed=seed + 1000 * c + n)
             scored = rates_with_intervals(judgements)
             scored = scored.assign(achieved=(scored["high"] - scored["low"]) / 2)
+            if k > 1:
+                scored = pd.concat([scored, agreement_bootstrap(plan, judgements, seed=seed + c)], ignore_index=True)
             merged = cells.merge(scored[["dataset", "system", "metric", "achieved"]],
                                  on=["dataset", "system", "metric"], how="inner")
             parts.append(pd.DataFrame({
@@ -91,6 +96,42 @@ def check_halfwidths(n_corpora: int = 10, *, sizes: Sequence[int] = (300, 450, 7
             bar.update(1)
     bar.close()
     return pd.concat(parts, ignore_index=True)[COLUMNS]
+
+
+def agreement_bootstrap(plan: StudyPlan, judgements: pd.DataFrame, *, n_resamples: int = 1000,
+                        seed: int = 0) -> pd.DataFrame:
+    """Bootstrap half-widths of a scored study's Fleiss' kappa and Krippendorff's alpha per dataset.
+
+    The score job reports no interval for agreement, so the "achieved" half-width is this one: the
+    study's own judgements, ``n_resamples`` resamples of documents within each dataset (as the metrics'
+    bootstrap), each scored by :meth:`StudyShape.statistics` (which gives the numbers of
+    :func:`posthoc.metrics.reliability.reliability_from_verdicts`, tested). Columns ``dataset, system
+    ("*"), metric, achieved``.
+    """
+    from posthoc.metrics.inputs import judged_rows
+    from posthoc.metrics.verification import verdicts_of
+
+    shape = StudyShape.from_judgements(plan_judgements(plan), k=plan.config.k)
+    verdicts, _ = verdicts_of(judged_rows(judgements).reset_index(drop=True))
+    keys = ["dataset", "doc_id", "system", "start", "end", "link"]
+    verdicts = verdicts.sort_values(keys, kind="stable").reset_index(drop=True)
+    counts = verdicts[["n_verify", "n_edit", "n_remove"]].to_numpy()
+    rng = stream_rng(seed, "agreement-bootstrap")
+    members = [np.flatnonzero(shape.doc_dataset == d) for d in range(len(shape.datasets))]
+    samples: dict[str, list[np.ndarray]] = {m: [] for m in AGREEMENT_METRICS}
+    for _ in range(n_resamples):
+        copies = np.concatenate([m[rng.integers(0, len(m), len(m))] for m in members])
+        layout = shape.expand(copies)
+        drawn = counts[layout[0]]
+        values = shape.statistics(copies, 2 * drawn[:, 0] > drawn.sum(axis=1), drawn, layout=layout)
+        for metric in AGREEMENT_METRICS:
+            samples[metric].append(values[metric][0])
+    rows = []
+    for metric, found in samples.items():
+        low, high = np.nanquantile(np.vstack(found), [0.025, 0.975], axis=0)
+        rows += [{"dataset": d, "system": "*", "metric": metric, "achieved": (h - lo) / 2}
+                 for d, lo, h in zip(shape.datasets, low, high, strict=True)]
+    return pd.DataFrame(rows)
 
 
 def check_hours(n_docs: int = 150, *, n_workers: int = 12, seed: int = 0,
