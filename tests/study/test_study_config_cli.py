@@ -116,6 +116,9 @@ def test_cli_plans_writes_manifest_and_is_idempotent(study_dir: Path) -> None:
         assert label in result.output
     assert "documents              20" in result.output and "workers                4" in result.output
     digest = hashlib.sha256(manifest.read_bytes()).hexdigest()
+    secret = study_dir / "manifest.secret"
+    assert oct(secret.stat().st_mode & 0o777) == "0o600"
+    (study_dir / "copy.secret").write_bytes(secret.read_bytes())  # the same study secret: the same keys
     again = runner.invoke(cli, ["study", "plan", "--config", str(study_dir / "study.toml"), "--no-progress",
                                 "--json", "--out", str(study_dir / "copy.sqlite")])
     assert again.exit_code == 0, again.output
@@ -167,6 +170,8 @@ def test_sample_study_config_plans() -> None:
 def test_two_processes_write_byte_identical_manifests(study_dir: Path) -> None:
     """Separate processes (each with its own PYTHONHASHSEED) give the same bytes: no salted hash() anywhere."""
     digests = []
+    (study_dir / "a.secret").write_text("ab" * 32 + "\n")  # one study secret for both (kept beside each manifest)
+    (study_dir / "b.secret").write_text("ab" * 32 + "\n")
     for name, hash_seed in (("a.sqlite", "1"), ("b.sqlite", "2")):
         result = subprocess.run([sys.executable, "-m", "posthoc.cli.main", "study", "plan", "--config", "study.toml",
                                  "--out", name, "--no-progress"], cwd=study_dir, capture_output=True, text=True,

@@ -57,6 +57,7 @@ def plan_command(config_path: Path, out_path: Path | None, overwrite: bool, seed
     from posthoc.study.config import load_study_config, read_study_inputs
     from posthoc.study.design import plan_study
     from posthoc.study.manifest import Manifest
+    from posthoc.study.secret import key_secret_for, write_key_secret
 
     config = load_study_config(config_path)
     if seed is not None:
@@ -65,9 +66,12 @@ def plan_command(config_path: Path, out_path: Path | None, overwrite: bool, seed
     if target.exists() and target.is_dir():
         raise PosthocInputError(f"--out {target} is a folder; give a file path for the manifest")
     documents, mentions = read_study_inputs(config, progress=progress)
-    plan = plan_study(documents, mentions, config)
+    secret, new_secret = key_secret_for(target, overwrite=overwrite)
+    plan = plan_study(documents, mentions, config, key_secret=secret)
     existed = target.exists()
     before = target.stat().st_mtime_ns if existed else None
+    if new_secret and secret is not None:
+        write_key_secret(target, secret)
     manifest = Manifest.create(target, plan, overwrite=overwrite)
     written = not existed or target.stat().st_mtime_ns != before
     manifest.close()

@@ -86,10 +86,15 @@ def plan_sample_study(manifest_path: Path, *, seed: int, n_workers: int | None) 
     """Plan the bundled sample study into ``manifest_path`` (the same plan again is a no-op)."""
     from posthoc.study import plan_study, read_study_inputs, sample_study_config
     from posthoc.study.manifest import Manifest
+    from posthoc.study.secret import key_secret_for, write_key_secret
 
     config = sample_study_config(name="demo", seed=seed, n_workers=n_workers)
     documents, mentions = read_study_inputs(config)
-    return Manifest.create(manifest_path, plan_study(documents, mentions, config))
+    secret, new_secret = key_secret_for(manifest_path)
+    plan = plan_study(documents, mentions, config, key_secret=secret)
+    if new_secret and secret is not None:
+        write_key_secret(manifest_path, secret)
+    return Manifest.create(manifest_path, plan)
 
 
 def _score(manifest_path: Path, *, url: str, token: str, out_dir: Path, n_resamples: int,

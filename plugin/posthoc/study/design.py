@@ -300,13 +300,18 @@ def _control_annotations(pool: _ControlPool, row: int, rng: np.random.Generator)
     return sorted(annotations, key=lambda a: (a["start"], a["end"]))
 
 
-def plan_study(documents: pd.DataFrame, mentions: pd.DataFrame, config: StudyConfig) -> StudyPlan:
+def plan_study(documents: pd.DataFrame, mentions: pd.DataFrame, config: StudyConfig, *,
+               key_secret: bytes | None = None) -> StudyPlan:
     """Plan a study over ``documents`` (``dataset, doc_id, text``) and ``mentions`` (all systems, GT included).
 
     Pure and seeded by ``config.seed``: the same tables and config give an identical plan (also when
     the rows come in another order). See the module docstring for the rules. Raises
     :class:`PosthocInputError` when there is nothing to verify, when ``n_workers`` is too small for
     a chunk's slots or larger than the number of tasks, or when control tasks cannot be built.
+
+    ``key_secret``: the study's secret for the task keys and mention ids (:mod:`posthoc.study.keys`);
+    ``posthoc study plan`` and the demo always pass the one kept beside the manifest. ``None`` gives
+    unkeyed keys that anyone can recompute from the study's name, seed and worker ids: simulations only.
     """
     docs, ments = _normalise(documents, mentions)
     chunking = chunk_documents(docs, ments, max_chars=config.max_chars)
@@ -375,8 +380,8 @@ def plan_study(documents: pd.DataFrame, mentions: pd.DataFrame, config: StudyCon
                     task_rows.append((worker, position, b, int(slot_item[slot]), int(slot_replicate[slot]), -1))
                 position += 1
 
-    tasks = _task_table(task_rows, item_keys, item_chunk_row, control_specs, chunks, config)
-    prefill = _prefill_table(tasks, cm, control_specs, chunks, config)
+    tasks = _task_table(task_rows, item_keys, item_chunk_row, control_specs, chunks, config, key_secret)
+    prefill = _prefill_table(tasks, cm, control_specs, chunks, config, key_secret)
     items = _items_table(item_keys, control_specs, chunks, k)
     source = ments.reset_index(drop=True)
     per_worker = tasks.groupby("worker").size()
@@ -405,7 +410,7 @@ def plan_study(documents: pd.DataFrame, mentions: pd.DataFrame, config: StudyCon
 
 def _task_table(task_rows: list[tuple[Any, ...]], item_keys: pd.DataFrame, item_chunk_row: np.ndarray,
                 control_specs: list[tuple[str, int, int, list[dict[str, Any]]]], chunks: pd.DataFrame,
-                config: StudyConfig) -> pd.DataFrame:
+                config: StudyConfig, key_secret: bytes | None) -> pd.DataFrame:
     raw = pd.DataFrame(task_rows, columns=["worker", "position", "batch", "item", "replicate", "control"])
     item_index = raw["item"].to_numpy()
     control_index = raw["control"].to_numpy()
@@ -419,7 +424,7 @@ def _task_table(task_rows: list[tuple[Any, ...]], item_keys: pd.DataFrame, item_
     control_item = control_ids[np.maximum(control_index, 0)] if len(control_specs) else np.full(len(raw), "")
     item_id = np.where(is_control, control_item, item_ids[np.maximum(item_index, 0)])
     tasks = pd.DataFrame({
-        "task_key": [task_key(config.name, config.seed, w, i, r)
+        "task_key": [task_key(config.name, config.seed, w, i, r, key=key_secret)
                      for w, i, r in zip(raw["worker"], item_id, raw["replicate"], strict=True)],
         "worker": raw["worker"].to_numpy(dtype=object),
         "position": raw["position"].astype("int64"),
@@ -441,7 +446,7 @@ def _task_table(task_rows: list[tuple[Any, ...]], item_keys: pd.DataFrame, item_
 
 def _prefill_table(tasks: pd.DataFrame, cm: pd.DataFrame,
                    control_specs: list[tuple[str, int, int, list[dict[str, Any]]]], chunks: pd.DataFrame,
-                   config: StudyConfig) -> pd.DataFrame:
+                   config: StudyConfig, key_secret: bytes | None) -> pd.DataFrame:
     real = tasks.loc[~tasks["is_control"], ["task_key", "chunk_id", "system"]].reset_index(names="task_order")
     joined = real.merge(cm[["chunk_id", "system", "start", "end", "doc_start", "doc_end", "surface", "link", "is_nil"]],
                         on=["chunk_id", "system"], how="inner")
@@ -463,7 +468,7 @@ def _prefill_table(tasks: pd.DataFrame, cm: pd.DataFrame,
     prefill = prefill.sort_values(["task_order", "start", "end", "link"], kind="stable", na_position="first")
     index_in_task = prefill.groupby("task_order").cumcount().to_numpy()
     prefill["mention_id"] = mention_keys(config.name, config.seed, prefill["task_key"].tolist(),
-                                         index_in_task.tolist())
+                                         index_in_task.tolist(), key=key_secret)
     prefill = prefill[list(PREFILL_COLUMNS)].reset_index(drop=True)
     return prefill.astype({"start": "int64", "end": "int64", "doc_start": "int64", "doc_end": "int64",
                            "is_nil": bool})
