@@ -102,3 +102,11 @@ def test_rel_unreachable_service_is_a_service_error() -> None:
         url = service.url
     with pytest.raises(PredictorServiceError, match="cannot connect"):
         RELLinker(url, retries=0).link_texts([TEXT])
+
+
+def test_credentials_in_the_service_url_never_reach_a_message() -> None:
+    with StandInREL(ALIASES, mode="5xx").serve() as service:
+        url = service.url.replace("http://", "http://user:s3cret-pass@")
+        with pytest.raises(PredictorServiceError) as failed:
+            RELLinker(url, retries=0).link_texts([TEXT])
+    assert "s3cret-pass" not in str(failed.value) and "answered 503" in str(failed.value)

@@ -14,6 +14,7 @@ import threading
 import time
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import requests
 
@@ -38,6 +39,9 @@ class ServiceClient:
         if not self.url.startswith(("http://", "https://")):
             raise ValueError(f"{self.name}: the service URL must start with http:// or https://, got {self.url!r}")
         self._local = threading.local()
+        parts = urlsplit(self.url)
+        #: the URL as shown in messages: without any user:password@ it may carry
+        self.shown_url = urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[-1]))
 
     def _session(self) -> requests.Session:
         session = getattr(self._local, "session", None)
@@ -55,7 +59,7 @@ class ServiceClient:
             if deadline is not None:
                 left = deadline - time.monotonic()
                 if left <= 0.05:
-                    raise PredictorServiceError(f"{self.name} at {self.url}: out of time before attempt "
+                    raise PredictorServiceError(f"{self.name} at {self.shown_url}: out of time before attempt "
                                                 f"{attempt + 1} ({problem})")
                 read = min(read, left)
             made += 1
@@ -70,13 +74,13 @@ class ServiceClient:
                     return reply
                 problem = f"answered {reply.status_code} {_snippet(reply.text)}"
                 if reply.status_code not in RETRY_STATUSES:
-                    raise PredictorServiceError(f"{self.name} at {self.url}: {problem}")
+                    raise PredictorServiceError(f"{self.name} at {self.shown_url}: {problem}")
             if attempt + 1 < attempts:
                 pause = self.backoff * 2**attempt
                 if deadline is not None and time.monotonic() + pause >= deadline:
                     break
                 time.sleep(pause)
-        raise PredictorServiceError(f"{self.name} at {self.url}: {problem} (after {made} attempt(s))")
+        raise PredictorServiceError(f"{self.name} at {self.shown_url}: {problem} (after {made} attempt(s))")
 
 
 def _snippet(text: str) -> str:

@@ -117,7 +117,7 @@ class NIFLinker:
         context = self._context(text)
         reply = self.client.post(data=request_document(text, context), deadline=deadline,
                                  headers={"Content-Type": f"{TURTLE}; charset=utf-8", "Accept": TURTLE})
-        where = f"NIF annotator at {self.client.url}"
+        where = f"NIF annotator at {self.client.shown_url}"
         graph = Graph()
         try:
             graph.parse(data=reply.content.decode("utf-8"), format="turtle")

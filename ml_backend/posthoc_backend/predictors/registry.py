@@ -91,7 +91,7 @@ class PredictorSpec:
             return
         if self.name in ("rel", "nif") and (not self.url or not self.url.startswith(("http://", "https://"))):
                 raise PosthocInputError(f"--predictor {self.name} needs --url http(s)://HOST:PORT/PATH of the "
-                                    "service" + (f", got {self.url!r}" if self.url else ""))
+                                    "service" + (f", got a {self.url.split(':', 1)[0]!r} URL" if self.url else ""))
         if self.name == "dictionary" and not self.alias_files:
             raise PosthocInputError("--predictor dictionary needs --alias-file (a mentions file; repeatable)")
         if self.name == "spacy" and not self.spacy_model:

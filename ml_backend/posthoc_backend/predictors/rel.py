@@ -82,28 +82,29 @@ class RELLinker:
         try:
             rows: Any = reply.json()
         except ValueError:
-            raise PredictorAnswerError(f"REL at {self.client.url}: the answer is not JSON "
+            raise PredictorAnswerError(f"REL at {self.client.shown_url}: the answer is not JSON "
                                        f"({reply.text[:80]!r}); is this a REL server?") from None
         if not isinstance(rows, list):
-            raise PredictorAnswerError(f"REL at {self.client.url}: the answer is a JSON {type(rows).__name__}, "
+            raise PredictorAnswerError(f"REL at {self.client.shown_url}: the answer is a JSON {type(rows).__name__}, "
                                        "not a list of [start, length, mention, entity, ...] rows")
         found: list[PredictedMention] = []
+        url = self.client.shown_url
         for index, row in enumerate(rows):
             if not isinstance(row, list | tuple) or len(row) < 4:
-                raise PredictorAnswerError(f"REL at {self.client.url}: row {index} is {str(row)[:80]}, not "
+                raise PredictorAnswerError(f"REL at {url}: row {index} is {str(row)[:80]}, not "
                                            "[start, length, mention, entity, ...]")
             start, length, surface, entity = row[:4]
             if isinstance(length, bool) or not isinstance(length, int) or not isinstance(start, int):
-                raise PredictorAnswerError(f"REL at {self.client.url}: row {index} has start {start!r} and length "
+                raise PredictorAnswerError(f"REL at {url}: row {index} has start {start!r} and length "
                                            f"{length!r}; both must be integers")
             if surface is not None and not isinstance(surface, str):
-                raise PredictorAnswerError(f"REL at {self.client.url}: row {index}'s mention is not a string")
+                raise PredictorAnswerError(f"REL at {url}: row {index}'s mention is not a string")
             if entity is not None and not isinstance(entity, str):
-                raise PredictorAnswerError(f"REL at {self.client.url}: row {index}'s entity is not a string")
+                raise PredictorAnswerError(f"REL at {url}: row {index}'s entity is not a string")
             score = row[4] if len(row) > 4 and isinstance(row[4], int | float) and not isinstance(row[4], bool) \
                 else None
             item = mention(piece, start, start + length, entity, surface=surface, score=score,
-                           service=f"REL at {self.client.url}, row {index}")
+                           service=f"REL at {url}, row {index}")
             found.append(PredictedMention(item.start + offset, item.end + offset, item.surface, item.link,
                                           item.link_original, item.is_nil, item.score))
         return found
