@@ -54,8 +54,9 @@ def test_study_level_test_holds_its_size_and_covers_a_known_lag() -> None:
 
 
 def test_posthoc_precision_and_recall_cover_the_truth() -> None:
-    floor = _binomial_floor(60)
-    checks = metric_checks.precision_recall_checks(n_studies=60, n_docs=30, coverage_target=floor)
+    floor = _binomial_floor(150)
+    checks = metric_checks.precision_recall_checks(n_studies=150, n_docs=200, population_docs=6000,
+                                                   coverage_target=floor)
     assert len(checks) == 12 and not _failed(checks), _failed(checks)
 
 

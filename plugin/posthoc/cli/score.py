@@ -46,6 +46,11 @@ Example (cron, every 15 minutes):
 @click.option("--resample-unit", default="doc_id", show_default=True,
               type=click.Choice(["doc_id", "task", "annotation", "worker"]),
               help="What the bootstrap resamples: documents (as the paper), tasks, annotations or workers.")
+@click.option("--union", default="exact", show_default=True, type=click.Choice(["exact", "overlap"]),
+              help="How the verification union V(d) behind posthoc recall counts (paper 000 section 3.2): exact = "
+                   "one member per distinct verified span and link, the formal definition V(d) = the union over "
+                   "systems of V(m,d); overlap = verified annotations with the same link whose spans overlap are "
+                   "one member, the paper's 'union of all non-exact, non-overlapping annotations'.")
 @click.option("--format", "fmt", default="csv", show_default=True, type=click.Choice(["csv", "parquet"]),
               help="Format of the tables and the judgements file.")
 @click.option("--periodic", is_flag=True, help="Cron mode: exit 10 and write nothing when the judgements, exclusions "
@@ -53,12 +58,18 @@ Example (cron, every 15 minutes):
 @click.option("--quiet", is_flag=True, help="No progress bars; only the final line (and errors).")
 def score_command(manifest_path: Path, ls_url: str | None, out_dir: Path, export_files: tuple[Path, ...],
                   project_ids: tuple[int, ...], label_config_path: Path | None, token_env: str, n_resamples: int,
-                  seed: int, resample_unit: str, fmt: str, periodic: bool, quiet: bool) -> None:
+                  seed: int, resample_unit: str, union: str, fmt: str, periodic: bool, quiet: bool) -> None:
     """Export every project of a study, score it (paper 000 sections 3-4) and write an HTML report with tables.
 
     Reruns on the same data give byte-identical files. Everything left out (skipped tasks, drafts,
     annotations by other users, tasks annotated twice, regions drawn by hand or moved) is listed in
     the report and in tables/exclusions.
+
+    Beside the verification rate (verified annotations / judged annotations, the posthoc precision) the
+    rates table gives mention_rate: the share of annotations whose mention was right, verified or edited
+    (paper 000 section 4: "Edits indicate that the named entity recognition (i.e., mention detection)
+    portion of the EL model was able to identify an entity, but the entity was not linked to an verifiable
+    entity"). --union chooses how posthoc recall's union of verified annotations counts (exact or overlap).
     """
     token = os.environ.get(token_env) or None
     label_config = None
@@ -79,7 +90,7 @@ def score_command(manifest_path: Path, ls_url: str | None, out_dir: Path, export
                                export_files=list(export_files) or None, project_ids=list(project_ids) or None,
                                label_config=label_config, n_resamples=n_resamples, seed=seed,
                                resample_unit=resample_unit, fmt=fmt,  # type: ignore[arg-type]
-                               periodic=periodic, progress=not quiet)
+                               periodic=periodic, progress=not quiet, union=union)
     except ScoreJobLocked as exc:
         click.echo(f"posthoc: locked: {exc}", err=True)
         sys.exit(EXIT_LOCKED)

@@ -252,7 +252,15 @@ def _backend_model_version(client: LabelStudioClient, project_id: int, backend_u
 
 def _expected_regions(manifest: Any, task_key: str) -> dict[str, tuple[int, int, str]]:
     frame = manifest.prefill(task_key)
-    return {str(r.mention_id): (int(r.start), int(r.end), str(r.link)) for r in frame.itertuples(index=False)}
+    return {str(r.mention_id): (int(r.start), int(r.end), r.link if isinstance(r.link, str) else "")
+            for r in frame.itertuples(index=False)}
+
+
+def regions_differ(got: dict[str, tuple[int, int, str]], expected: dict[str, tuple[int, int, str]], *,
+                   links: bool) -> list[str]:
+    """Region ids whose offsets (and, with ``links``, link) differ from the manifest, or are missing / extra."""
+    width = 3 if links else 2
+    return sorted(k for k in set(got) | set(expected) if got.get(k, ())[:width] != expected.get(k, ())[:width])
 
 
 def _prediction_regions(prediction: dict[str, Any]) -> dict[str, tuple[int, int, str]]:
@@ -288,11 +296,13 @@ def _check_predictions(client: LabelStudioClient, manifest: Any, project_id: int
         kept = predictions[0]
         expected = _expected_regions(manifest, key)
         got = _prediction_regions(kept)
-        if {k: v[:2] for k, v in got.items()} != {k: v[:2] for k, v in expected.items()}:
+        has_links = any(item.get("type") == "textarea" for item in kept.get("result", []))
+        differ = regions_differ(got, expected, links=has_links)
+        if differ:
             raise PosthocServiceError(
-                f"project {project_id}, task {task['id']} (key {key}): the prediction's regions "
-                f"{sorted(got)} differ from the manifest's mentions {sorted(expected)}; is the backend serving "
-                "another manifest?")
+                f"project {project_id}, task {task['id']} (key {key}): the prediction's regions {differ} differ "
+                f"from the manifest's mentions in offsets{' or link' if has_links else ''}; is the backend "
+                "serving another manifest?")
         if kept.get("model_version") != model_version:
             raise PosthocServiceError(
                 f"project {project_id}, task {task['id']}: prediction model_version {kept.get('model_version')!r} "

@@ -142,3 +142,32 @@ def match_flags(left: pd.DataFrame, right: pd.DataFrame, *, flags: Iterable[str]
     everything = np.arange(len(both))
     result = code_flags(SpanCodes.of_table(both), everything[:n], everything[n:], flags=flags)
     return pd.DataFrame(result, index=range(n))
+
+
+def overlap_components(group: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Dense codes of the connected components of overlapping spans within each ``group``.
+
+    Two spans of one group are in one component when a chain of overlapping spans (:func:`spans_overlap`)
+    joins them. One sort and a running maximum of the ends: linear after the sort. Codes are numbered in the
+    order of (group, first start) of the components.
+    """
+    n = len(group)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    group = np.asarray(group, dtype=np.int64)
+    start = np.asarray(start, dtype=np.int64)
+    end = np.asarray(end, dtype=np.int64)
+    order = np.lexsort((end, start, group))
+    g, s, e = group[order], start[order], end[order]
+    # ends made increasing across groups (groups are sorted), so one running maximum serves every group
+    offset = int(max(e.max(), s.max())) - int(min(e.min(), s.min())) + 1
+    shifted = (e - int(min(e.min(), s.min()))) + g * offset
+    reach = np.maximum.accumulate(shifted)
+    new = np.ones(n, dtype=bool)
+    same_group = g[1:] == g[:-1]
+    overlaps = (s[1:] - int(min(e.min(), s.min())) + g[1:] * offset) < reach[:-1]
+    identical = (s[1:] == s[:-1]) & (e[1:] == e[:-1])
+    new[1:] = ~(same_group & (overlaps | identical))
+    components = np.empty(n, dtype=np.int64)
+    components[order] = np.cumsum(new) - 1
+    return components

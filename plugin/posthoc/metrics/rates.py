@@ -1,7 +1,7 @@
 """The rates table with bootstrap intervals: per-unit sufficient statistics once, then one resampling.
 
 Paper 000 sections 3.2 and 4 (Figure 3 right, Figure 4). Every rate of :data:`RATE_METRICS` is a ratio
-of sums over resampling units (documents by default) of five counts per ``(dataset, system)`` group
+of sums over resampling units (documents by default) of seven counts per ``(dataset, system)`` group
 and one per dataset (judgements are the sum of slots 2-4):
 
 ====  ========================================================================================
@@ -10,11 +10,14 @@ slot  per unit and group
 0     annotations judged (each judgement of an annotation with ``k`` judges counts ``1 / k``)
 1     verified annotations (``verified / k`` per judgement)
 2-4   verify / edit / remove judgements
-D     per dataset: verification-union annotations (``verified / k / n_systems`` per judgement,
-      so an annotation verified for three systems counts once)
+5     union members covered (recall's numerator: ``verified / k / n_own``, ``n_own`` the system's
+      verified annotations in the member; 1 for the exact union, so slot 5 equals slot 1 there)
+6     annotations whose mention was right (verified or edited by more than half: ``right / k``)
+D     per dataset: verification-union members (``verified / k / n_member`` per judgement, so a
+      member verified for three systems counts once)
 ====  ========================================================================================
 
-:func:`rate_statistics` computes the ``(units, 5 G + D)`` matrix once from integer codes (one
+:func:`rate_statistics` computes the ``(units, 7 G + D)`` matrix once from integer codes (one
 factorisation per key column, no groupby of strings); :func:`posthoc.metrics.bootstrap.resampled_sums`
 turns all resamples into one matrix product per stratum; :func:`rate_samples` forms the ratios and
 :func:`rates_table` the table. Point values come from the exact integer counts.
@@ -30,6 +33,8 @@ import pandas as pd
 
 from posthoc.metrics.bootstrap import percentile_interval, ratio, unit_codes
 from posthoc.metrics.codes import dense_codes, sorted_codes
+from posthoc.metrics.matching import overlap_components
+from posthoc.metrics.verification import check_union
 from posthoc.tables import OUTCOMES
 
 RATE_METRICS: Final = (
@@ -37,13 +42,15 @@ RATE_METRICS: Final = (
     "posthoc_precision",
     "posthoc_recall",
     "posthoc_f1",
+    "mention_rate",
     "verify_share",
     "edit_share",
     "remove_share",
 )
 RATES_COLUMNS: Final = ["dataset", "system", "metric", "value", "low", "high", "n"]
-#: Per (dataset, system) group: annotations, verified, verify / edit / remove judgements.
-SLOTS: Final = 5
+#: Per (dataset, system) group: annotations, verified, verify / edit / remove judgements, covered members,
+#: mention right.
+SLOTS: Final = 7
 
 
 @dataclass(frozen=True)
@@ -51,9 +58,9 @@ class RateStatistics:
     """Sufficient statistics of the rates: per-unit counts and the exact totals.
 
     ``datasets``, ``systems``: names per group (sorted by dataset, then system); ``group_dataset``:
-    each group's dataset index; ``counts``: ``(units, 5 G + D)`` (module docstring); ``strata``: each
-    unit's stratum; ``n_annotations, n_verified, n_judgements``: per group; ``outcome_counts``:
-    ``(G, 3)`` verify / edit / remove judgements; ``n_union``: per dataset.
+    each group's dataset index; ``counts``: ``(units, 7 G + D)`` (module docstring); ``strata``: each
+    unit's stratum; ``n_annotations, n_verified, n_judgements, n_covered, n_mention_right``: per group;
+    ``outcome_counts``: ``(G, 3)`` verify / edit / remove judgements; ``n_union``: per dataset.
     """
 
     datasets: np.ndarray
@@ -66,6 +73,8 @@ class RateStatistics:
     n_judgements: np.ndarray
     outcome_counts: np.ndarray
     n_union: np.ndarray
+    n_covered: np.ndarray
+    n_mention_right: np.ndarray
 
     @property
     def n_groups(self) -> int:
@@ -80,8 +89,26 @@ def _f1(precision: np.ndarray, recall: np.ndarray) -> np.ndarray:
         )
 
 
+def _members(verified: np.ndarray, annotation: np.ndarray, keys: tuple[np.ndarray, ...], *, union: str
+             ) -> np.ndarray:
+    """Union member of every verdict: its annotation (exact), or its overlap component (overlap); a verdict not
+    verified gets a code of its own (it adds nothing, as its weights are 0)."""
+    if union == "exact":
+        return annotation
+    dataset, doc, link, start, end = keys
+    member = np.empty(len(verified), dtype=np.int64)
+    chosen = np.flatnonzero(verified)
+    group, _ = dense_codes(dataset[chosen], doc[chosen], link[chosen])
+    components = overlap_components(group, start[chosen], end[chosen])
+    member[chosen] = components
+    rest = np.flatnonzero(~verified)
+    member[rest] = (int(components.max()) + 1 if len(components) else 0) + np.arange(len(rest))
+    return member
+
+
 def rate_statistics(
-    rows: pd.DataFrame, *, resample_unit: str, ties_verified: bool = False, keep: np.ndarray | None = None
+    rows: pd.DataFrame, *, resample_unit: str, ties_verified: bool = False, keep: np.ndarray | None = None,
+    union: str = "exact",
 ) -> RateStatistics:
     """:class:`RateStatistics` of validated judgement rows (``judged_rows``), of which ``keep`` (a boolean
     mask, default all) are counted: the control-free rows. At least one row must be kept.
@@ -89,8 +116,10 @@ def rate_statistics(
     An annotation ``(dataset, doc_id, system, start, end, link)`` is verified when more than half of
     its judges chose verify (a tie too with ``ties_verified``), as in :mod:`posthoc.metrics.verification`.
     Every key column is factorised once over all rows, and the codes of the kept rows are used (no
-    copy of the kept rows' strings).
+    copy of the kept rows' strings). ``union`` is the ``exact`` or ``overlap`` reading of the verification
+    union (:mod:`posthoc.metrics.verification`).
     """
+    check_union(union)
     dataset_codes, dataset_names = pd.factorize(rows["dataset"], sort=True)
     system_codes, system_names = pd.factorize(rows["system"], sort=True)
     outcome_codes = np.zeros(len(rows), dtype=np.int64)  # index into OUTCOMES (verify, edit, remove)
@@ -115,25 +144,33 @@ def rate_statistics(
     n_judges = np.bincount(verdict)
     twice = 2 * np.bincount(verdict, weights=outcome == 0).astype(np.int64)
     verified = (twice > n_judges) | (ties_verified & (twice == n_judges))
+    right_twice = 2 * np.bincount(verdict, weights=outcome <= 1).astype(np.int64)
+    mention_right = (right_twice > n_judges) | (ties_verified & (right_twice == n_judges))
 
     pair = dataset[first].astype(np.int64) * len(system_names) + system[first]
     present = np.bincount(pair, minlength=len(dataset_names) * len(system_names)) > 0
     pairs = np.flatnonzero(present)  # the (dataset, system) groups, sorted
     group_of_verdict = (np.cumsum(present) - 1)[pair]
     n_groups, n_datasets = len(pairs), len(dataset_names)
-    annotation_of_verdict = annotation[first]
-    n_systems = np.bincount(annotation_of_verdict, weights=verified, minlength=annotation.max() + 1)
-    dataset_of_annotation = np.zeros(len(n_systems), dtype=np.int64)
-    dataset_of_annotation[annotation_of_verdict] = dataset[first]
-    n_union = np.bincount(dataset_of_annotation, weights=n_systems > 0, minlength=n_datasets).astype(np.int64)
+    member = _members(verified, annotation[first], (dataset[first], doc[first], link[first], start[first],
+                                                    end[first]), union=union)
+    n_in_member = np.bincount(member, weights=verified)
+    dataset_of_member = np.zeros(len(n_in_member), dtype=np.int64)
+    dataset_of_member[member] = dataset[first]
+    n_union = np.bincount(dataset_of_member, weights=n_in_member > 0, minlength=n_datasets).astype(np.int64)
+    own, _ = dense_codes(member, system[first])  # a system's share of a member
+    n_own = np.maximum(np.bincount(own, weights=verified), 1)[own]
 
     group = group_of_verdict[verdict]
     if n_judges.max() == 1:  # k = 1: every annotation has one judgement
         per_judge, verified_share = None, verified[verdict].astype(float)
+        mention_share = mention_right[verdict].astype(float)
     else:
         per_judge = 1.0 / n_judges[verdict]
         verified_share = verified[verdict] * per_judge
-    union_share = verified_share / np.maximum(n_systems[annotation], 1)
+        mention_share = mention_right[verdict] * per_judge
+    union_share = verified_share / np.maximum(n_in_member[member], 1)[verdict]
+    covered_share = verified_share / n_own[verdict]
     if resample_unit == "doc_id":  # the default: reuse the sorted codes
         unit, first_row = sorted_codes(dataset, doc)
         strata = dataset[first_row].astype(np.int64)
@@ -145,6 +182,8 @@ def rate_statistics(
     flat = np.bincount(base + 2 + outcome, minlength=size).astype(float)
     flat += np.bincount(base, weights=per_judge, minlength=size)  # unweighted (1 each) when k = 1
     flat += np.bincount(base + 1, weights=verified_share, minlength=size)
+    flat += np.bincount(base + 5, weights=covered_share, minlength=size)
+    flat += np.bincount(base + 6, weights=mention_share, minlength=size)
     flat += np.bincount(unit * n_columns + SLOTS * n_groups + dataset, weights=union_share, minlength=size)
     counts = flat.reshape(len(strata), n_columns)
     return RateStatistics(
@@ -158,6 +197,8 @@ def rate_statistics(
         n_judgements=np.bincount(group, minlength=n_groups),
         outcome_counts=np.bincount(group * 3 + outcome, minlength=3 * n_groups).reshape(n_groups, 3),
         n_union=n_union,
+        n_covered=np.rint(np.bincount(group_of_verdict, weights=verified / n_own, minlength=n_groups)).astype(np.int64),
+        n_mention_right=np.bincount(group_of_verdict, weights=mention_right, minlength=n_groups).astype(np.int64),
     )
 
 
@@ -167,13 +208,14 @@ def rate_samples(sums: np.ndarray, stats: RateStatistics) -> dict[str, np.ndarra
     per_group = sums[:, : SLOTS * n_groups].reshape(len(sums), n_groups, SLOTS)
     union_sizes = sums[:, SLOTS * n_groups :][:, stats.group_dataset]
     precision = ratio(per_group[:, :, 1], per_group[:, :, 0])
-    recall = ratio(per_group[:, :, 1], union_sizes)
-    judgements = per_group[:, :, 2:].sum(axis=2)
+    recall = ratio(per_group[:, :, 5], union_sizes)
+    judgements = per_group[:, :, 2:5].sum(axis=2)
     return {
         "verification_rate": precision,
         "posthoc_precision": precision,
         "posthoc_recall": recall,
         "posthoc_f1": _f1(precision, recall),
+        "mention_rate": ratio(per_group[:, :, 6], per_group[:, :, 0]),
         **{f"{o}_share": ratio(per_group[:, :, 2 + i], judgements) for i, o in enumerate(OUTCOMES)},
     }
 
@@ -182,12 +224,13 @@ def rates_table(stats: RateStatistics, samples: dict[str, np.ndarray], *, confid
     """The rates table (:mod:`posthoc.scores`): point values from the exact counts, percentile bounds."""
     precision = stats.n_verified / stats.n_annotations
     n_union = stats.n_union[stats.group_dataset]
-    recall = ratio(stats.n_verified.astype(float), n_union.astype(float))
+    recall = ratio(stats.n_covered.astype(float), n_union.astype(float))
     values = {
         "verification_rate": (precision, stats.n_annotations),
         "posthoc_precision": (precision, stats.n_annotations),
         "posthoc_recall": (recall, n_union),
         "posthoc_f1": (_f1(precision, recall), stats.n_annotations),
+        "mention_rate": (stats.n_mention_right / stats.n_annotations, stats.n_annotations),
         **{
             f"{o}_share": (stats.outcome_counts[:, i] / stats.n_judgements, stats.n_judgements)
             for i, o in enumerate(OUTCOMES)

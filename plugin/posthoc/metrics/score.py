@@ -25,7 +25,7 @@ from posthoc.metrics.preannotation import counts_of_rows, scores_from_counts
 from posthoc.metrics.rates import RATE_METRICS, empty_rates, rate_samples, rate_statistics, rates_table
 from posthoc.metrics.reliability import aggregated_from, reliability_from_verdicts
 from posthoc.metrics.union import classify_against_gt, outcomes_from_letters
-from posthoc.metrics.verification import shares_from_rows, union_from_verdicts, verdicts_of
+from posthoc.metrics.verification import check_union, shares_from_rows, union_from_verdicts, verdicts_of
 from posthoc.scores import Scores
 from posthoc.tables import GT_SYSTEM
 
@@ -45,11 +45,12 @@ def _rates(
     rng: np.random.Generator,
     confidence: float,
     ties_verified: bool,
+    union: str = "exact",
 ) -> pd.DataFrame:
     """The rates table (:mod:`posthoc.scores`) with intervals from one stratified resampling of units."""
     if len(rows) == 0:
         return empty_rates()
-    stats = rate_statistics(rows, resample_unit=resample_unit, ties_verified=ties_verified)
+    stats = rate_statistics(rows, resample_unit=resample_unit, ties_verified=ties_verified, union=union)
     sums = resampled_sums(stats.counts, stats.strata, n_resamples=n_resamples, rng=rng)
     return rates_table(stats, rate_samples(sums, stats), confidence=confidence)
 
@@ -62,22 +63,25 @@ def rates_with_intervals(
     seed: int = 0,
     confidence: float = 0.95,
     ties_verified: bool = False,
+    union: str = "exact",
 ) -> pd.DataFrame:
     """The ``rates`` table of :class:`~posthoc.scores.Scores` alone (seed 000 sections 3.2 and 4, Figure 3 right).
 
     ``dataset, system, metric, value, low, high, n`` for the metrics of :data:`RATE_METRICS`; ``n``
     is the denominator (annotations judged; ``|V(d)|`` for recall; judgements for the shares).
     Control rows are ignored, no worker is excluded (``score_judgements`` does that first). Same
-    intervals as :func:`score_judgements` for the same rows and seed.
+    intervals as :func:`score_judgements` for the same rows and seed. ``union``: the verification union
+    ``exact`` (default) or ``overlap`` (:mod:`posthoc.metrics.verification`).
     """
     _check_options(n_resamples, resample_unit, confidence)
+    check_union(union)
     read = [c for c in (*JUDGEMENT_NEEDS, "chunk_id", "is_control") if c in judgements.columns]
     rows = judged_rows(judgements[read] if set(JUDGEMENT_NEEDS) <= set(read) else judgements, keep_controls=True)
     keep = ~is_control(rows)
     rng = _generators(seed)[0]
     if not keep.any():
         return empty_rates()
-    stats = rate_statistics(rows, resample_unit=resample_unit, ties_verified=ties_verified, keep=keep)
+    stats = rate_statistics(rows, resample_unit=resample_unit, ties_verified=ties_verified, keep=keep, union=union)
     sums = resampled_sums(stats.counts, stats.strata, n_resamples=n_resamples, rng=rng)
     return rates_table(stats, rate_samples(sums, stats), confidence=confidence)
 
@@ -199,7 +203,7 @@ def _summary(
                     "low": _number(metrics.loc[metric, "low"]),
                     "high": _number(metrics.loc[metric, "high"]),
                 }
-                for metric in ("verification_rate", "posthoc_recall", "posthoc_f1")
+                for metric in ("verification_rate", "mention_rate", "posthoc_recall", "posthoc_f1")
             },
         }
         if (str(dataset), str(system)) in strict_rows:
@@ -221,6 +225,7 @@ def score_judgements(
     gt_system: str = GT_SYSTEM,
     ties_verified: bool = False,
     add_missing_to_gold: bool = True,
+    union: str = "exact",
 ) -> Scores:
     """Score a posthoc verification study: every table of :class:`posthoc.scores.Scores` (seed 000 sections 3-4).
 
@@ -232,10 +237,15 @@ def score_judgements(
     seeded by ``seed``; ``confidence`` of the percentile intervals; failing workers (control pass
     rate below ``control_pass_threshold``) are dropped when ``exclude_failing_workers``;
     ``ties_verified`` counts a k-judge tie as verified; ``add_missing_to_gold`` adds verified
-    annotations missing from GT (outcome E) to the corrected gold. The summary is JSON-able and
+    annotations missing from GT (outcome E) to the corrected gold; ``union`` reads the verification union
+    ``exact`` (default: one member per distinct verified span and link, paper 000's formal V(d)) or
+    ``overlap`` (overlapping verified annotations with one link are one member) for recall, F1 and the
+    outcomes A-E (the corrected gold always adds exact spans). The rates include ``mention_rate``, the
+    share of annotations whose mention was right (verified or edited). The summary is JSON-able and
     deterministic (no timestamps).
     """
     _check_options(n_resamples, resample_unit, confidence)
+    check_union(union)
     all_rows = judged_rows(judgements, keep_controls=True)
     source = mention_rows(mentions)
     gt = source.loc[source["system"] == gt_system]
@@ -244,21 +254,23 @@ def score_judgements(
     control = is_control(all_rows)
     rows = all_rows.loc[~control & ~all_rows["worker"].isin(excluded).to_numpy()].reset_index(drop=True)
     verdicts, codes = verdicts_of(rows, ties_verified=ties_verified)
-    union = union_from_verdicts(verdicts)
+    exact_union = union_from_verdicts(verdicts)
+    union_table = exact_union if union == "exact" else union_from_verdicts(verdicts, union=union)
     judgement_rng, preannotation_rng = _generators(seed)
     rates = _rates(
         rows, resample_unit=resample_unit, n_resamples=n_resamples, rng=judgement_rng, confidence=confidence,
-        ties_verified=ties_verified,
+        ties_verified=ties_verified, union=union,
     )  # fmt: skip
     preannotation = _preannotation(
         source, gt_system=gt_system, n_resamples=n_resamples, rng=preannotation_rng, confidence=confidence
     )
     outcome_counts = shares_from_rows(rows)[["dataset", "system", "outcome", "count", "share"]]
-    letters = classify_against_gt(union, gt)
-    union_outcomes = outcomes_from_letters(union, letters)
+    letters = classify_against_gt(union_table, gt)
+    union_outcomes = outcomes_from_letters(union_table, letters)
     reliability = reliability_from_verdicts(verdicts)
     aggregated = aggregated_from(rows, verdicts, codes)
-    missing = union.loc[letters == "E"] if add_missing_to_gold else None
+    exact_letters = letters if union == "exact" else classify_against_gt(exact_union, gt)
+    missing = exact_union.loc[exact_letters == "E"] if add_missing_to_gold else None
     gold = gold_from(rows, verdicts, codes, gt, missing, gt_system=gt_system)
     studies = sorted(all_rows["study"].dropna().astype(str).unique()) if "study" in all_rows.columns else []
     k = int(verdicts["n_judges"].max()) if len(verdicts) else 0
@@ -280,6 +292,7 @@ def score_judgements(
         "control_pass_threshold": control_pass_threshold,
         "ties_verified": ties_verified,
         "gt_system": gt_system,
+        "union": union,
     }
     return Scores(
         rates=rates,
@@ -292,5 +305,5 @@ def score_judgements(
         reliability=reliability,
         aggregated=aggregated,
         corrected_gold=gold,
-        summary=_summary(rates, preannotation, union, rows, base),
+        summary=_summary(rates, preannotation, union_table, rows, base),
     )

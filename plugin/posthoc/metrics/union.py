@@ -73,14 +73,16 @@ def outcomes_from_letters(union: pd.DataFrame, letters: np.ndarray) -> pd.DataFr
 
 
 def union_outcomes_against_gt(
-    judgements: pd.DataFrame, mentions: pd.DataFrame, *, gt_system: str = GT_SYSTEM, ties_verified: bool = False
+    judgements: pd.DataFrame, mentions: pd.DataFrame, *, gt_system: str = GT_SYSTEM, ties_verified: bool = False,
+    union: str = "exact",
 ) -> pd.DataFrame:
     """Counts and shares of outcomes A..E of the verification union against GT, per dataset (Figure 6).
 
     ``judgements``: the judgements table (control rows ignored); ``mentions``: the mentions table
     whose ``gt_system`` rows are the ground truth. Returns ``dataset, outcome, count, share`` with
-    every letter for every dataset that has a non-empty union.
+    every letter for every dataset that has a non-empty union; ``union``: ``exact`` or ``overlap``
+    (:mod:`posthoc.metrics.verification`; an overlap member is classified by its whole span).
     """
-    union = union_from_verdicts(annotation_verdicts(judgements, ties_verified=ties_verified))
+    members = union_from_verdicts(annotation_verdicts(judgements, ties_verified=ties_verified), union=union)
     rows = mention_rows(mentions)
-    return outcomes_from_union(union, rows.loc[rows["system"] == gt_system])
+    return outcomes_from_union(members, rows.loc[rows["system"] == gt_system])

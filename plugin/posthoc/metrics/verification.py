@@ -8,8 +8,21 @@ when *more than half* of its judges chose ``verify`` (a tie is not verified unle
 and so do we (the corrected links go to :func:`posthoc.metrics.gold.corrected_gold`).
 
 - verification rate ``r(m,d) = |V(m,d)| / |N(m,d)|`` = posthoc precision;
-- verification union ``V(d) = ∪_m V(m,d)`` over ``(dataset, doc_id, start, end, link)``;
-- posthoc recall ``|V(m,d)| / |V(d)|``; F1 their harmonic mean;
+- mention rate: the share of ``N(m,d)`` whose *mention* was right, verified or edited (more than half of the
+  judges chose verify or edit). Section 4: "Edits indicate that the named entity recognition (i.e., mention
+  detection) portion of the EL model was able to identify an entity, but the entity was not linked to an
+  verifiable entity"; "Removal indicates an error with the mention detection";
+- verification union ``V(d) = ∪_m V(m,d)``, with ``union``:
+
+  ``exact`` (default, the formal definition ``V(d) = ∪_m V(m,d)``)
+      one member per distinct verified ``(dataset, doc_id, start, end, link)``;
+  ``overlap``
+      verified annotations of one document with the same link whose spans overlap (directly or through a
+      chain) are one member, spanning from the first start to the last end: the paper's prose, "the union of
+      all non-exact, non-overlapping annotations" (section 3.2, "Verification Union");
+
+- posthoc recall ``|V(m,d)| / |V(d)|`` (the members of ``V(d)`` that hold a verified annotation of ``m``, which
+  is ``|V(m,d)|`` for the exact union); F1 their harmonic mean;
 - outcome shares (Figure 4): share of *judgements* of ``(d, m)`` that are verify / edit / remove
   (with k = 1 the verify share equals the verification rate).
 
@@ -23,17 +36,28 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from posthoc.metrics.codes import column_codes, sorted_codes
+from posthoc.errors import PosthocInputError
+from posthoc.metrics.codes import column_codes, dense_codes, sorted_codes
 from posthoc.metrics.inputs import ANNOTATION, SYSTEM_ANNOTATION, judged_rows
+from posthoc.metrics.matching import overlap_components
 from posthoc.tables import OUTCOMES
+
+#: Readings of the verification union (see the module docstring).
+UNIONS = ("exact", "overlap")
+
+
+def check_union(union: str) -> None:
+    """:class:`PosthocInputError` unless ``union`` is one of :data:`UNIONS`."""
+    if union not in UNIONS:
+        raise PosthocInputError(f"union must be one of {', '.join(UNIONS)}, not {union!r}")
 
 
 def verdicts_of(rows: pd.DataFrame, *, ties_verified: bool = False) -> tuple[pd.DataFrame, np.ndarray]:
     """Per-annotation verdicts of validated rows, and each row's annotation index.
 
     Returns ``(verdicts, codes)``: ``verdicts`` has ``dataset, doc_id, system, start, end, link,
-    mention_id, n_judges, n_verify, n_edit, n_remove, verified`` sorted by the key; ``codes[i]`` is
-    the verdict row of judgement ``i``.
+    mention_id, n_judges, n_verify, n_edit, n_remove, verified, mention_right`` sorted by the key;
+    ``codes[i]`` is the verdict row of judgement ``i``.
     """
     keys = list(SYSTEM_ANNOTATION)
     codes, first = sorted_codes(*[column_codes(rows[key], sort=True) for key in keys])  # groupby(keys) order
@@ -46,6 +70,8 @@ def verdicts_of(rows: pd.DataFrame, *, ties_verified: bool = False) -> tuple[pd.
         verdicts[f"n_{name}"] = np.bincount(codes, weights=chose, minlength=len(verdicts)).astype("int64")
     twice = 2 * verdicts["n_verify"]
     verdicts["verified"] = (twice > verdicts["n_judges"]) | (ties_verified & (twice == verdicts["n_judges"]))
+    right = 2 * (verdicts["n_verify"] + verdicts["n_edit"])
+    verdicts["mention_right"] = (right > verdicts["n_judges"]) | (ties_verified & (right == verdicts["n_judges"]))
     return verdicts, codes
 
 
@@ -53,82 +79,152 @@ def annotation_verdicts(judgements: pd.DataFrame, *, ties_verified: bool = False
     """One row per judged annotation (seed 000 section 3.2): who judged it and whether it is verified.
 
     Columns ``dataset, doc_id, system, start, end, link, mention_id, n_judges, n_verify, n_edit,
-    n_remove, verified``; ``verified`` is the majority rule of the module docstring.
+    n_remove, verified, mention_right``; ``verified`` is the majority rule of the module docstring,
+    ``mention_right`` the same rule for verify or edit.
     """
     return verdicts_of(judged_rows(judgements), ties_verified=ties_verified)[0]
 
 
 def rates_from_verdicts(verdicts: pd.DataFrame) -> pd.DataFrame:
-    """``dataset, system, n_annotations, n_verified, verification_rate`` from :func:`annotation_verdicts`."""
-    table = (
-        verdicts.groupby(["dataset", "system"], sort=True)["verified"]
-        .agg(n_annotations="size", n_verified="sum")
-        .reset_index()
-    )
+    """``dataset, system, n_annotations, n_verified, verification_rate, n_mention_right, mention_rate`` from
+    :func:`annotation_verdicts`."""
+    grouped = verdicts.groupby(["dataset", "system"], sort=True)
+    table = grouped["verified"].agg(n_annotations="size", n_verified="sum").reset_index()
     table["n_verified"] = table["n_verified"].astype("int64")
     table["verification_rate"] = table["n_verified"] / table["n_annotations"]
+    table["n_mention_right"] = grouped["mention_right"].sum().to_numpy().astype("int64")
+    table["mention_rate"] = table["n_mention_right"] / table["n_annotations"]
     return table
 
 
 def verification_rates(judgements: pd.DataFrame, *, ties_verified: bool = False) -> pd.DataFrame:
     """Verification rate ``r(m,d) = |V(m,d)| / |N(m,d)|`` per dataset and system (seed 000 section 3.2).
 
-    Returns ``dataset, system, n_annotations, n_verified, verification_rate``.
+    Returns ``dataset, system, n_annotations, n_verified, verification_rate, n_mention_right, mention_rate``
+    (the share of annotations whose mention was right: verified or edited, section 4).
     """
     return rates_from_verdicts(annotation_verdicts(judgements, ties_verified=ties_verified))
 
 
-def union_from_verdicts(verdicts: pd.DataFrame) -> pd.DataFrame:
+def union_members(verdicts: pd.DataFrame, *, union: str = "exact") -> np.ndarray:
+    """The member of the verification union of every verdict row (-1 when not verified).
+
+    Members are numbered as the rows of :func:`union_from_verdicts`: sorted by ``dataset, doc_id, start,
+    end, link`` of the member (its first start and last end for ``union="overlap"``).
+    """
+    check_union(union)
+    verified = verdicts["verified"].to_numpy(bool)
+    member = np.full(len(verdicts), -1, dtype=np.int64)
+    rows = verdicts.loc[verified]
+    if len(rows) == 0:
+        return member
+    keys = {key: column_codes(rows[key], sort=True) for key in ANNOTATION}
+    if union == "exact":
+        member[verified] = sorted_codes(*keys.values())[0]
+        return member
+    group, _ = dense_codes(keys["dataset"], keys["doc_id"], keys["link"])
+    start, end = rows["start"].to_numpy(np.int64), rows["end"].to_numpy(np.int64)
+    component = overlap_components(group, start, end)
+    n = int(component.max()) + 1
+    first_start = np.full(n, np.iinfo(np.int64).max)
+    np.minimum.at(first_start, component, start)
+    last_end = np.full(n, np.iinfo(np.int64).min)
+    np.maximum.at(last_end, component, end)
+    one_row = np.zeros(n, dtype=np.int64)
+    one_row[component] = np.arange(len(component))
+    order, _ = sorted_codes(keys["dataset"][one_row], keys["doc_id"][one_row], first_start - first_start.min(),
+                            last_end - last_end.min(), keys["link"][one_row])
+    member[verified] = order[component]
+    return member
+
+
+def union_from_verdicts(verdicts: pd.DataFrame, *, union: str = "exact") -> pd.DataFrame:
     """The verification union ``V(d)`` from :func:`annotation_verdicts` (see :func:`verification_union`)."""
-    verified = verdicts.loc[verdicts["verified"].to_numpy(), [*SYSTEM_ANNOTATION]]
-    system_code, system_names = pd.factorize(verified["system"], sort=True)
-    codes, first = sorted_codes(*[column_codes(verified[key], sort=True) for key in ANNOTATION])
-    union = verified[list(ANNOTATION)].iloc[first].reset_index(drop=True)
-    union["n_systems"] = np.bincount(codes, minlength=len(first)).astype("int64")
-    if len(system_names) <= 62:  # each verdict is one system of its annotation: the bits add up
-        masks = np.zeros(len(first), dtype=np.int64)
-        np.add.at(masks, codes, np.left_shift(np.int64(1), system_code.astype(np.int64)))
+    member = union_members(verdicts, union=union)
+    verified = member >= 0
+    rows = verdicts.loc[verified, [*SYSTEM_ANNOTATION]]
+    codes = member[verified]
+    n = int(codes.max()) + 1 if len(codes) else 0
+    system_code, system_names = pd.factorize(rows["system"], sort=True)
+    first = np.zeros(n, dtype=np.int64)
+    first[codes[::-1]] = np.arange(len(codes))[::-1]  # each member's first row
+    table = rows[list(ANNOTATION)].iloc[first].reset_index(drop=True)
+    if union == "overlap" and n:
+        start = np.full(n, np.iinfo(np.int64).max)
+        np.minimum.at(start, codes, rows["start"].to_numpy(np.int64))
+        end = np.full(n, np.iinfo(np.int64).min)
+        np.maximum.at(end, codes, rows["end"].to_numpy(np.int64))
+        table["start"], table["end"] = start, end
+    _, pair_first = dense_codes(codes, system_code.astype(np.int64))  # one row a (member, system)
+    table["n_systems"] = np.bincount(codes[pair_first], minlength=n).astype("int64")
+    unique_members, unique_systems = codes[pair_first], system_code[pair_first].astype(np.int64)
+    if len(system_names) <= 62:
+        masks = np.zeros(n, dtype=np.int64)
+        np.add.at(masks, unique_members, np.left_shift(np.int64(1), unique_systems))
         mask_list = masks.tolist()
     else:
-        wide = np.zeros(len(first), dtype=object)
-        np.add.at(wide, codes, np.left_shift(1, system_code.astype(object)))
+        wide = np.zeros(n, dtype=object)
+        np.add.at(wide, unique_members, np.left_shift(1, unique_systems.astype(object)))
         mask_list = wide.tolist()
-    names = {mask: ",".join(n for i, n in enumerate(system_names) if mask >> i & 1) for mask in set(mask_list)}
-    union["systems"] = pd.array([names[mask] for mask in mask_list], dtype="str")
-    return union
+    names = {mask: ",".join(s for i, s in enumerate(system_names) if mask >> i & 1) for mask in set(mask_list)}
+    table["systems"] = pd.array([names[mask] for mask in mask_list], dtype="str")
+    return table
 
 
-def verification_union(judgements: pd.DataFrame, *, ties_verified: bool = False) -> pd.DataFrame:
+def covered_members(verdicts: pd.DataFrame, *, union: str = "exact") -> pd.DataFrame:
+    """``dataset, system, n_covered``: per dataset and system, the union members holding one of its verified
+    annotations (the numerator of posthoc recall; ``n_verified`` for the exact union)."""
+    member = union_members(verdicts, union=union)
+    verified = member >= 0
+    pairs = pd.DataFrame({"dataset": verdicts.loc[verified, "dataset"].to_numpy(),
+                          "system": verdicts.loc[verified, "system"].to_numpy(), "member": member[verified]})
+    pairs = pairs.drop_duplicates()
+    return pairs.groupby(["dataset", "system"], sort=True).size().rename("n_covered").reset_index()
+
+
+def verification_union(judgements: pd.DataFrame, *, ties_verified: bool = False, union: str = "exact"
+                       ) -> pd.DataFrame:
     """The verification union ``V(d) = ∪_m V(m,d)`` (seed 000 section 3.2).
 
-    One row per distinct verified ``(dataset, doc_id, start, end, link)``: columns ``dataset,
-    doc_id, start, end, link, n_systems, systems`` (how many and which systems had it verified).
-    An edited annotation is not in the union, with either link.
+    One row per member: columns ``dataset, doc_id, start, end, link, n_systems, systems`` (how many and
+    which systems had it verified). ``union="exact"``: a member is a distinct verified ``(dataset, doc_id,
+    start, end, link)``; ``union="overlap"``: overlapping verified annotations with the same link are one
+    member (module docstring). An edited annotation is not in the union, with either link.
     """
-    return union_from_verdicts(annotation_verdicts(judgements, ties_verified=ties_verified))
+    return union_from_verdicts(annotation_verdicts(judgements, ties_verified=ties_verified), union=union)
 
 
-def precision_recall_from(rates: pd.DataFrame, union: pd.DataFrame) -> pd.DataFrame:
-    """Posthoc precision / recall / F1 from :func:`rates_from_verdicts` and :func:`union_from_verdicts`."""
+def precision_recall_from(rates: pd.DataFrame, union: pd.DataFrame, *, covered: pd.DataFrame | None = None
+                          ) -> pd.DataFrame:
+    """Posthoc precision / recall / F1 from :func:`rates_from_verdicts` and :func:`union_from_verdicts`;
+    ``covered`` (:func:`covered_members`) gives recall's numerator for the overlap union."""
     sizes = union.groupby("dataset").size().rename("n_union")
     table = rates.join(sizes, on="dataset")
     table["n_union"] = table["n_union"].fillna(0).astype("int64")
     table["precision"] = table["verification_rate"]
-    table["recall"] = table["n_verified"] / table["n_union"].where(table["n_union"] > 0)
+    numerator = table["n_verified"]
+    if covered is not None:
+        numerator = table.join(covered.set_index(["dataset", "system"])["n_covered"],
+                               on=["dataset", "system"])["n_covered"].fillna(0)
+    table["recall"] = numerator / table["n_union"].where(table["n_union"] > 0)
     total = table["precision"] + table["recall"]
     table["f1"] = (2 * table["precision"] * table["recall"] / total.where(total > 0)).fillna(0.0)
     table.loc[table["recall"].isna(), "f1"] = np.nan
     return table[["dataset", "system", "n_annotations", "n_verified", "n_union", "precision", "recall", "f1"]]
 
 
-def posthoc_precision_recall(judgements: pd.DataFrame, *, ties_verified: bool = False) -> pd.DataFrame:
+def posthoc_precision_recall(judgements: pd.DataFrame, *, ties_verified: bool = False, union: str = "exact"
+                             ) -> pd.DataFrame:
     """Posthoc precision ``r(m,d)``, recall ``|V(m,d)| / |V(d)|`` and F1 (seed 000 section 3.2).
 
     Returns ``dataset, system, n_annotations, n_verified, n_union, precision, recall, f1``; recall
     and F1 are NaN when the dataset's union is empty, F1 is 0 when precision and recall are 0.
+    ``union``: ``exact`` (default) or ``overlap`` (module docstring).
     """
     verdicts = annotation_verdicts(judgements, ties_verified=ties_verified)
-    return precision_recall_from(rates_from_verdicts(verdicts), union_from_verdicts(verdicts))
+    covered = covered_members(verdicts, union=union) if union == "overlap" else None
+    return precision_recall_from(rates_from_verdicts(verdicts), union_from_verdicts(verdicts, union=union),
+                                 covered=covered)
 
 
 def outcome_shares(judgements: pd.DataFrame) -> pd.DataFrame:

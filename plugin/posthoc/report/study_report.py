@@ -34,7 +34,17 @@ def _method_note(summary: dict[str, object]) -> str:
         f"(resampling unit: {unit}; seed {seed}). Posthoc precision is the verification rate "
         "|V(m,d)| / |N(m,d)|; posthoc recall is |V(m,d)| / |V(d)| with V(d) the union over systems "
         "of verified annotations (seed 000, section 3.2)."
-    )
+    ) + _union_note(summary)
+
+
+def _union_note(summary: dict[str, object]) -> str:
+    """Which reading of the verification union the scores use, and what the mention rate is (paper 000)."""
+    reading = ("overlap: verified annotations with the same link whose spans overlap are one member of V(d) (the "
+               "paper's 'union of all non-exact, non-overlapping annotations')" if summary.get("union") == "overlap"
+               else "exact: one member of V(d) per distinct verified span and link (the formal definition)")
+    return paragraph(f"Verification union: {reading}. The mention rate is the share of annotations whose mention "
+                     "was right, verified or edited (paper 000 section 4: an edit means the mention was detected "
+                     "but not linked to a verifiable entity).")
 
 
 def overview_section(scores: Scores) -> Section:
@@ -46,7 +56,7 @@ def precision_recall_section(scores: Scores) -> Section:
     """Figure 3 with the rates and pre-annotation tables."""
     rates = scores.rates
     shown = rates[rates["metric"].isin(["posthoc_precision", "posthoc_recall", "posthoc_f1",
-                                        "verification_rate"])] if not rates.empty else rates
+                                        "verification_rate", "mention_rate"])] if not rates.empty else rates
     body = (
         figure_html(figures.precision_recall_figure(scores.rates, scores.preannotation),
                     caption="Figure 3: pre-annotation evaluation against the ground truth (left) and posthoc "
