@@ -9,13 +9,15 @@ import pytest
 from ct_helpers import fixture_config, max_abs_diff, ours, peer_run
 
 from posthoc.crowdtruth.metrics import CrowdTruthResult
+from sharedparams import shared_params
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "data" / "crowdtruth" / "unit_fixtures" / "metrics"
 FILES = sorted(p.name for p in FIXTURES.glob("*.csv")) if FIXTURES.is_dir() else []
-AGREE = [f for f in FILES if re.fullmatch(r"\d+work_agr\.csv", f)]
-DISAGREE = [f for f in FILES if f.endswith("work_disagr.csv")]
-OUTLIER = [f for f in FILES if f.endswith("work_outlier.csv")]
-INCREMENTAL = [f for f in FILES if "vs" in f]
+WHAT = "crowdtruth/unit_fixtures/metrics files"
+AGREE = shared_params([f for f in FILES if re.fullmatch(r"\d+work_agr\.csv", f)], what=WHAT)
+DISAGREE = shared_params([f for f in FILES if f.endswith("work_disagr.csv")], what=WHAT)
+OUTLIER = shared_params([f for f in FILES if f.endswith("work_outlier.csv")], what=WHAT)
+INCREMENTAL = shared_params([f for f in FILES if "vs" in f], what=WHAT)
 MODES = [pytest.param(False, id="closed"), pytest.param(True, id="open")]
 
 

@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from posthoc.readers import Corpus, read_mentions
+from sharedparams import shared_params
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-NIF_FILES = sorted(p.name for p in (SHARED / "nif").glob("*.ttl")) or ["(absent)"]
+NIF_FILES = shared_params(sorted(p.name for p in (SHARED / "nif").glob("*.ttl")), what="nif/*.ttl files")
 # documents, mentions, NIL (notInWiki) mentions; see the docstring of posthoc.readers.nif for 880 vs 881
 NIF_COUNTS = {"Reuters-128.ttl": (128, 880, 230), "RSS-500.ttl": (500, 1000, 476)}
 

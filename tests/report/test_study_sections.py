@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from posthoc.crowdtruth.io import judgements_from_posthoc
 from posthoc.crowdtruth.pipeline import run_crowdtruth
 from posthoc.report.study_sections import crowdtruth_run, crowdtruth_section, sequence_effects_section, study_sections
+from posthoc.sequence import lag1_by_subset, lag1_by_tertile, sequence_table_from_judgements
+from posthoc.sequence.report import sequence_section
 from posthoc.synthetic import synthetic_study
 
 
@@ -41,3 +44,36 @@ def test_too_little_data_gives_no_sections() -> None:
     one_worker = judgements[judgements["worker"] == judgements["worker"].iloc[0]]
     assert study_sections(one_worker.iloc[0:0]) == []
     assert sequence_effects_section(one_worker) is None
+
+
+def test_sequence_section_defines_its_subsets_and_leaves_out_the_excluded_workers() -> None:
+    _, _, judgements = synthetic_study(30, k=1, seed=5, failing_worker_share=0.3)
+    from posthoc.metrics.controls import control_results
+
+    controls = control_results(judgements)
+    excluded = sorted(controls.loc[controls["excluded"], "worker"])
+    assert excluded  # the synthetic click-through workers fail their control task
+    section = sequence_effects_section(judgements, exclude_workers=excluded)
+    assert section is not None
+    body = section.body_html
+    assert "Items are tasks" in body and "moderate, without workers whose every task had the same outcome" in body
+    assert "good, workers whose task outcome matched the gold" in body
+    assert f"Left out, as in the main metrics: {len(excluded)} worker(s)" in body
+    table = sequence_table_from_judgements(judgements, exclude_workers=excluded)
+    assert f"Workers: all {table['worker'].nunique()}," in body
+    kept = judgements.loc[~judgements["worker"].isin(excluded) & ~judgements["is_control"]]
+    assert table["worker"].nunique() == kept["worker"].nunique()
+
+
+def test_sequence_section_notes_separation() -> None:
+    rows = []
+    gold = np.random.default_rng(1).random((4, 16))
+    for worker in range(4):
+        for position in range(12 + worker):  # alternating labels: the previous one predicts each perfectly
+            rows.append((f"w{worker}", f"w{worker}", f"i{position}", position, float((position + worker) % 2),
+                         gold[worker, position]))
+    table = pd.DataFrame(rows, columns=["worker", "sequence", "item", "position", "label", "gold"])
+    by_subset, by_tertile = lag1_by_subset(table), lag1_by_tertile(table)
+    assert by_subset["note"].str.contains("separation|not converge").any()
+    html = sequence_section(by_subset, by_tertile).body_html
+    assert "Separation in all" in html and "not estimable" in html

@@ -207,3 +207,25 @@ def test_workers_with_other_logins_are_matched_through_the_accounts_file(study: 
                             n_resamples=0)
     assert matched.n_judgements == export.n_judgements
     assert "foreign_annotator" not in set(pd.read_csv(tmp_path / "b" / "tables" / "exclusions.csv")["kind"])
+
+
+def test_union_option_is_reported_and_default_is_exact(study: dict[str, Any], scored: Path, tmp_path: Path) -> None:
+    default = json.loads((scored / "summary.json").read_text(encoding="utf-8"))
+    assert default["union"] == "exact"
+    rates = pd.read_csv(scored / "tables" / "rates.csv")
+    mention = rates.loc[rates["metric"] == "mention_rate"].set_index(["dataset", "system"])["value"]
+    verified = rates.loc[rates["metric"] == "verification_rate"].set_index(["dataset", "system"])["value"]
+    assert (mention >= verified).all() and len(mention) == len(verified)  # verify or edit >= verify
+    html = (scored / "report.html").read_text(encoding="utf-8")
+    assert "Verification union: exact" in html and "mention rate" in html
+    args = ["--manifest", str(study["manifest"]), "--out", str(tmp_path / "o"), "--export-file",
+            str(study["exports"][1].path), "--resamples", str(RESAMPLES), "--quiet", "--union", "overlap"]
+    done = _cli(*args)
+    assert done.returncode == 0, done.stderr
+    overlap = json.loads((tmp_path / "o" / "summary.json").read_text(encoding="utf-8"))
+    assert overlap["union"] == "overlap" and overlap["fingerprint"] != default["fingerprint"]
+    for dataset, entry in overlap["datasets"].items():  # merging overlapping members never grows the union
+        assert entry["verification_union"] <= default["datasets"][dataset]["verification_union"]
+    assert "Verification union: overlap" in (tmp_path / "o" / "report.html").read_text(encoding="utf-8")
+    helped = _cli("--help")
+    assert "--union [exact|overlap]" in helped.stdout and "mention_rate" in helped.stdout
