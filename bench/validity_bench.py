@@ -28,6 +28,23 @@ from posthoc.validity import metrics as metric_checks
 from posthoc.validity import sequence as sequence_checks
 
 
+def headlines(checks: list[Check]) -> list[str]:
+    """One line an estimator: each measure's range over its settings, and how many figures meet the target."""
+    lines = []
+    for estimator in dict.fromkeys(c.estimator for c in checks):
+        mine = [c for c in checks if c.estimator == estimator]
+        parts = []
+        for measure in dict.fromkeys(c.measure for c in mine):
+            values = [c.value for c in mine if c.measure == measure]
+            form = "+.3f" if max(abs(v) for v in values) >= 1e-3 else ".1e"
+            low, high = format(min(values), form), format(max(values), form)
+            shown = low if low == high else f"{low} to {high}"
+            parts.append(f"{measure} {shown} ({mine[[c.measure for c in mine].index(measure)].target})")
+        met = sum(c.passed for c in mine)
+        lines.append(f"{estimator}: {'; '.join(parts)}; {met}/{len(mine)} met")
+    return lines
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--studies", type=float, default=1.0, help="scale the number of simulated studies")
@@ -60,6 +77,8 @@ def main() -> int:
             print(f"  ({name}: {time.perf_counter() - started:.1f} s)", file=sys.stderr, flush=True)
         for line in format_checks(checks):
             run.print(line)
+        for line in headlines(checks):
+            run.print(f"headline: {line}")
         missed = [c for c in checks if not c.passed]
         run.print(f"{len(checks) - len(missed)} of {len(checks)} figures meet their target"
                   + (": " + "; ".join(f"{c.estimator} ({c.setting}) {c.measure}" for c in missed) if missed else ""))
