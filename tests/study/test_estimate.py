@@ -140,6 +140,7 @@ def test_estimate_with_the_defaults(corpus: tuple[pd.DataFrame, pd.DataFrame], t
     assert (cells["halfwidth"] > 0).all() and (cells["halfwidth"] < 0.2).all()
     precision = cells[cells["metric"] == "posthoc_precision"]
     assert (precision["halfwidth_low"] > precision["halfwidth"]).all()  # a lower verify share is wider
+    assert np.allclose(cells["halfwidth_mc_error"], cells["halfwidth"] / np.sqrt(2 * 199))
     assert np.allclose(precision["expected"], PRIOR_SHARES[0], atol=0.02)
     json_path, csv_path = estimate.write(tmp_path)
     record = json.loads(json_path.read_text(encoding="utf-8"))
@@ -268,3 +269,15 @@ def test_a_resampled_replicate_scored_by_the_real_code_gives_the_same_numbers(
     for metric in ("posthoc_precision", "posthoc_recall"):
         expected = real.xs(metric, level="metric").reindex(pd.MultiIndex.from_frame(shape.cells)).to_numpy()
         assert np.allclose(ours[metric][0], expected, rtol=0, atol=1e-12)
+
+
+def test_the_monte_carlo_error_of_a_half_width_is_what_the_estimate_says(
+        corpus: tuple[pd.DataFrame, pd.DataFrame]) -> None:
+    documents, mentions = corpus
+    plan = plan_study(documents, mentions, StudyConfig(name="mc", seed=5))
+    shape = StudyShape.from_judgements(plan_judgements(plan))
+    runs = [replicate_study(shape, OutcomeRates(), runs=200, seed=seed).summary() for seed in range(30)]
+    widths = np.vstack([r["halfwidth"].to_numpy() for r in runs])
+    stated = np.mean([r["halfwidth_mc_error"].to_numpy() for r in runs], axis=0)
+    ratio = widths.std(axis=0, ddof=1) / stated  # 30 seeds: each ratio within about +-25% of 1
+    assert 0.8 < float(np.median(ratio)) < 1.25, ratio

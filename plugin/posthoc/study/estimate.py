@@ -48,8 +48,8 @@ from posthoc.study.simulate import plan_judgements
 ESTIMATE_JSON: Final = "estimate.json"
 ESTIMATE_CSV: Final = "estimate.csv"
 FORMAT: Final = "posthoc-study-estimate/1"
-CELL_COLUMNS: Final = ["dataset", "system", "metric", "expected", "halfwidth", "halfwidth_low", "p025", "p975",
-                       "sd", "n_annotations", "runs"]
+CELL_COLUMNS: Final = ["dataset", "system", "metric", "expected", "halfwidth", "halfwidth_mc_error", "halfwidth_low",
+                       "p025", "p975", "sd", "n_annotations", "runs"]
 
 
 @dataclass

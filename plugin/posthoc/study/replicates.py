@@ -245,9 +245,10 @@ class Replicates:
     selected: np.ndarray
 
     def summary(self) -> pd.DataFrame:
-        """``dataset, system, metric, expected, sd, halfwidth, p025, p975, n_annotations, runs``.
+        """``dataset, system, metric, expected, sd, halfwidth, halfwidth_mc_error, p025, p975, n_annotations, runs``.
 
-        Agreement rows (per dataset) have ``system`` ``*``. ``halfwidth`` is ``1.96 x sd``.
+        Agreement rows (per dataset) have ``system`` ``*``. ``halfwidth`` is ``1.96 x sd``;
+        ``halfwidth_mc_error`` its Monte Carlo standard error, ``halfwidth / sqrt(2 (runs - 1))`` (5% at 200 runs).
         """
         parts = []
         n_cells = self.shape.annotations_per_cell(self.selected)
@@ -268,11 +269,14 @@ class Replicates:
                     sd = np.nanstd(samples, axis=0, ddof=1) if len(samples) > 1 else np.full(samples.shape[1], np.nan)
                     expected = np.nanmean(samples, axis=0)
                     low, high = np.nanquantile(samples, [0.025, 0.975], axis=0)
-            parts.append(labels.assign(metric=metric, expected=expected, sd=sd, halfwidth=Z95 * sd, p025=low,
-                                       p975=high, n_annotations=sizes.astype("int64"), runs=len(samples)))
+            # the standard error of a standard deviation from n normal draws is sd / sqrt(2 (n - 1))
+            error = Z95 * sd / np.sqrt(2 * max(len(samples) - 1, 1))
+            parts.append(labels.assign(metric=metric, expected=expected, sd=sd, halfwidth=Z95 * sd,
+                                       halfwidth_mc_error=error, p025=low, p975=high,
+                                       n_annotations=sizes.astype("int64"), runs=len(samples)))
         table = pd.concat(parts, ignore_index=True)
-        return table[["dataset", "system", "metric", "expected", "sd", "halfwidth", "p025", "p975",
-                      "n_annotations", "runs"]]
+        return table[["dataset", "system", "metric", "expected", "sd", "halfwidth", "halfwidth_mc_error", "p025",
+                      "p975", "n_annotations", "runs"]]
 
 
 def document_order(shape: StudyShape, seed: int) -> np.ndarray:
