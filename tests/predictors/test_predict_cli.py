@@ -46,7 +46,7 @@ def _check_output(out: Path, *, system: str) -> dict[str, list[tuple[int, int, s
 @pytest.mark.parametrize("predictor", ["dictionary", "rel", "nif", "spacy", "manifest"])
 def test_each_built_in_predictor_writes_a_mentions_file(predictor: str, astral_corpus: Path, tmp_path: Path) -> None:
     out = tmp_path / f"{predictor}.jsonl"
-    args = ["predict", "--predictor", predictor, str(astral_corpus), "--out", str(out), "--no-progress"]
+    args = ["predict", "--predictor", predictor, str(astral_corpus), "--out", str(out)]  # defaults otherwise
     with StandInREL(ALIASES).serve() as rel, StandInNIF(ALIASES, utf16=True).serve() as nif:
         if predictor == "dictionary":
             args += ["--alias-file", str(_aliases_csv(tmp_path / "aliases.csv"))]
