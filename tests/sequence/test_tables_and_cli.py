@@ -153,3 +153,24 @@ def test_cli_on_a_table_and_on_bad_input(tmp_path: Path) -> None:
     assert failed.returncode == 2
     assert failed.stderr.count("\n") == 1 and "missing column" in failed.stderr and "Traceback" not in failed.stderr
     assert not (tmp_path / "none").exists()
+
+
+def test_cli_on_a_studys_judgements_leaves_out_failing_workers(tmp_path: Path) -> None:
+    from posthoc.metrics.controls import control_results
+    from posthoc.synthetic import synthetic_study
+
+    _, _, judgements = synthetic_study(30, seed=5, failing_worker_share=0.3)
+    controls = control_results(judgements)
+    excluded = set(controls.loc[controls["excluded"], "worker"])
+    path = tmp_path / "judgements.csv"
+    judgements.to_csv(path, index=False)
+    for label, kind in (("all-verified", "binary"), ("verify-share", "continuous")):
+        out = tmp_path / label
+        result = _posthoc("sequence", str(path), "--layout", "judgements", "--task-label", label, "--out", str(out))
+        assert result.returncode == 0, result.stderr
+        assert excluded and f"Left out, as in posthoc score's metrics: {len(excluded)} worker(s)" in result.stdout
+        row = pd.read_csv(out / "coefficients.csv").set_index("subset").loc["all"]
+        kept = judgements.loc[~judgements["is_control"] & ~judgements["worker"].isin(excluded)]
+        assert row["kind"] == kind and row["n_workers"] == kept["worker"].nunique()
+        # one row a task: every task but each worker's first has a previous task
+        assert row["n"] == kept["task_key"].nunique() - kept["worker"].nunique()

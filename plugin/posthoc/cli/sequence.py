@@ -83,9 +83,18 @@ def sequence_command(table: Path, out_dir: Path, layout: str, kind: str, worker_
         except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
             raise PosthocInputError(f"{table}: cannot read judgements ({exc})") from exc
         try:
-            sequences = sequence_table_from_judgements(judgements, label=task_label.replace("-", "_"))
+            from posthoc.metrics.controls import control_results
+
+            controls = control_results(judgements)  # the main metrics' exclusions (failed control task)
+            excluded = sorted(controls.loc[controls["excluded"], "worker"])
+            sequences = sequence_table_from_judgements(judgements, label=task_label.replace("-", "_"),
+                                                       exclude_workers=excluded)
         except PosthocInputError as exc:
             raise PosthocInputError(f"{table}: {exc}") from exc
+        if excluded:
+            caveat = (f"Left out, as in posthoc score's metrics: {len(excluded)} worker(s) who failed their control "
+                      f"task ({', '.join(excluded)}).")
+            click.echo(caveat)
     elif layout == "ls-rating":
         try:
             exported = json.loads(table.read_text(encoding="utf-8"))
