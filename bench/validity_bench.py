@@ -61,7 +61,7 @@ def main() -> int:
         ("k = 3 majority", lambda: metric_checks.majority_checks(n_studies=scaled(400))),
         ("agreement against the peers", lambda: metric_checks.agreement_checks(n_studies=scaled(20))),
         ("Dawid-Skene", lambda: metric_checks.dawid_skene_checks(n_studies=scaled(10))),
-        ("lag-1 binary", lambda: sequence_checks.lag1_checks("binary", n_studies=scaled(500))),
+        ("lag-1 binary", lambda: sequence_checks.lag1_checks("binary", n_studies=scaled(300))),
         ("lag-1 continuous", lambda: sequence_checks.lag1_checks("continuous", n_studies=scaled(300))),
         ("study-level sequence test", lambda: sequence_checks.study_test_checks(n_studies=scaled(200))),
         ("study estimate (issue 16)", lambda: planner_checks(n_corpora=max(2, round(11 * args.studies)))),
