@@ -19,6 +19,8 @@ from lsfixtures import copy_template
 pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]
 
 POSTHOC = [sys.executable, "-m", "posthoc.cli.main"]
+YOURS = re.compile(r"Open this to label as worker (w\d+) \((\d+) of (\d+) tasks left to label\):\n"
+                   r"  (http://127\.0\.0\.1:\d+/projects/(\d+)/data\?labeling=1)\n  login (\S+) / (\S+)")
 
 
 def _closed(url: str) -> bool:
@@ -53,7 +55,10 @@ def test_demo_simulate_no_serve_exits_0_with_a_report(demo_run) -> None:
     token = json.loads((out / "labelstudio" / "credentials.json").read_text())["token"]
     assert token not in done.stdout + done.stderr
     ls_url = re.search(r"Label Studio: (http://127\.0\.0\.1:\d+)", done.stdout).group(1)
-    assert _closed(ls_url)  # --no-serve stopped it
+    assert _closed(ls_url)  # --no-serve stopped it, and says so last
+    assert done.stdout.strip().splitlines()[-2].startswith("Label Studio and the ML backend are stopped now")
+    yours = YOURS.search(done.stdout)
+    assert yours and yours.group(1) == "w001" and int(yours.group(2)) == int(yours.group(3)) > 0
 
 
 def test_demo_rerun_serves_until_interrupted_and_duplicates_nothing(demo_run) -> None:
@@ -75,8 +80,19 @@ def test_demo_rerun_serves_until_interrupted_and_duplicates_nothing(demo_run) ->
         projects = requests.get(f"{ls_url}/api/projects/", headers={"Authorization": f"Token {token}"},
                                 timeout=30).json()["results"]
         assert len(projects) == len(json.loads((out / "manifest.accounts.json").read_text()))
-        for project in projects:
-            assert project["task_number"] == project["num_tasks_with_annotations"]
+        yours = YOURS.search(text)
+        assert yours is not None, text
+        for project in projects:  # the simulated workers are done; the printed link's batch is left to label
+            if project["id"] == int(yours.group(5)):
+                assert project["task_number"] >= 1 and project["num_tasks_with_annotations"] == 0
+            else:
+                assert project["task_number"] == project["num_tasks_with_annotations"]
+        from posthoc.labelstudio.client import LabelStudioClient
+        from posthoc.labelstudio.users import ensure_user
+
+        account = ensure_user(ls_url, token, email=yours.group(6), password=yours.group(7))  # the printed login
+        task = LabelStudioClient(ls_url, account.token).next_task(int(yours.group(5)))  # ... has work to do
+        assert task is not None and task["data"]["batch_position"].startswith("Task 1 of ")
         assert requests.get(f"{backend_url}/health", timeout=10).ok
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=120) == 0

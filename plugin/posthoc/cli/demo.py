@@ -13,7 +13,8 @@ import click
               help="Folder for everything: Label Studio's data dir, the manifest, accounts (0600), logs, the report.")
 @click.option("--simulate", is_flag=True, default=False,
               help="Let simulated annotators (known verify/edit/remove rates per system, one careless worker, a "
-                   "lag-1 bias) annotate through the Label Studio API, then run the export-and-score job.")
+                   "lag-1 bias) annotate through the Label Studio API, every worker but the first (left for you "
+                   "to label), then run the export-and-score job.")
 @click.option("--serve/--no-serve", default=True, show_default=True,
               help="Keep Label Studio and the backend running until Ctrl-C (--no-serve: stop after setup).")
 @click.option("--ls-port", type=click.IntRange(1, 65535), default=None,
@@ -34,9 +35,10 @@ def demo_command(out_dir: Path, simulate: bool, serve: bool, ls_port: int | None
     """Start Label Studio and the ML backend locally, build the sample study, print URLs and logins.
 
     Everything listens on 127.0.0.1 only. The admin login comes from POSTHOC_LS_USERNAME /
-    POSTHOC_LS_PASSWORD / POSTHOC_LS_TOKEN or is generated; annotators' passwords are generated.
-    Both are kept in OUT (permissions 0600) and shown once on this console. Rerunning on the same
-    OUT reuses everything and duplicates nothing.
+    POSTHOC_LS_PASSWORD / POSTHOC_LS_TOKEN or is generated; annotators' passwords are generated
+    once. Both are kept in OUT (permissions 0600) and printed on this console on every run. The
+    last lines name the link to open and its login. Rerunning on the same OUT reuses everything and
+    duplicates nothing.
     """
     from posthoc.labelstudio.demo import run_demo
     from posthoc.processes import restore_interrupt_signals

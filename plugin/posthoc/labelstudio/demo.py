@@ -9,9 +9,11 @@
 4. creates the study (:func:`posthoc.labelstudio.setup.create_study`; annotators' passwords in
    ``out_dir/manifest.accounts.json``, 0600);
 5. with ``simulate``: simulated annotators with known behaviour (:mod:`posthoc.labelstudio.simulate`;
-   the last worker careless, a lag-1 bias) annotate through the API as themselves, then the
-   export-and-score job (``posthoc.score.run_score_job``) writes ``out_dir/report``;
-6. serves until Ctrl-C (or SIGTERM) unless ``serve=False``, then stops both servers.
+   the last worker careless, a lag-1 bias) annotate through the API as themselves, every worker but
+   the first: that batch is left for the person running the demo ("you"), and the console says which
+   link to open and with which login. Then the export-and-score job (``posthoc.score.run_score_job``)
+   writes ``out_dir/report`` from what the simulated annotators did;
+6. serves until Ctrl-C (or SIGTERM) unless ``serve=False``, then stops both servers and says so.
 
 Rerunning on the same ``out_dir`` reuses the data dir, the manifest and the accounts: nothing is
 duplicated, and simulated annotators only annotate what is not annotated yet.
@@ -49,6 +51,7 @@ class DemoResult:
     setup: Any
     simulated_annotations: int | None
     report_path: Path | None
+    your_worker: str | None = None
 
 
 @contextlib.contextmanager
@@ -158,36 +161,59 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo-out", *, simulate: bool = F
             echo(f"(passwords are kept in {accounts_file} and {server.data_dir / 'credentials.json'}, 0600)")
             simulated = None
             report = None
+            yours = setup.projects[0]  # left for the person running the demo
             if simulate:
+                others = [p.worker for p in setup.projects[1:]]
+                echo(f"Simulating workers {', '.join(others)}; worker {yours.worker}'s batch is left for you.")
                 simulated = _simulate(manifest, setup, accounts, server=server, seed=simulation_seed,
-                                      progress=progress)
+                                      workers=others, progress=progress)
                 echo(f"Simulated annotators posted {simulated} annotations.")
                 report = _score(manifest_path, url=server.url, token=server.token, out_dir=root / "report",
                                 n_resamples=n_resamples, progress=progress)
                 echo(f"Report: {report}" if report else "Scoring is not available in this build (posthoc.score).")
+            left = _unlabelled(server, yours.project_id)
+            echo("")
+            echo(f"Open this to label as worker {yours.worker} ({left} of {yours.n_tasks} tasks left to label):")
+            echo(f"  {yours.link}")
+            echo(f"  login {yours.email} / {accounts[yours.worker]['password']}")
             if serve:
                 _wait_for_interrupt(echo)
-            return DemoResult(out_dir=root, ls_url=server.url, backend_url=backend_url, manifest_path=manifest_path,
-                              accounts_file=accounts_file, setup=setup, simulated_annotations=simulated,
-                              report_path=report)
+            result = DemoResult(out_dir=root, ls_url=server.url, backend_url=backend_url,
+                                manifest_path=manifest_path, accounts_file=accounts_file, setup=setup,
+                                simulated_annotations=simulated, report_path=report, your_worker=yours.worker)
     finally:
         server.stop()
+    if not serve:
+        echo("Label Studio and the ML backend are stopped now (--no-serve): the links above open once you run "
+             f"`posthoc demo --out {root}` again (it reuses everything).")
+    else:
+        echo("Label Studio and the ML backend are stopped.")
+    return result
+
+
+def _unlabelled(server: LabelStudioServer, project_id: int) -> int:
+    from posthoc.labelstudio.client import LabelStudioClient
+
+    tasks = LabelStudioClient(server.url, server.token).tasks(project_id)
+    return sum(1 for t in tasks if int(t.get("total_annotations") or 0) + int(t.get("cancelled_annotations") or 0)
+               == 0)
 
 
 def _simulate(manifest: Any, setup: Any, accounts: dict[str, dict[str, str]], *, server: LabelStudioServer,
-              seed: int, progress: bool) -> int:
+              seed: int, workers: list[str], progress: bool) -> int:
     from posthoc.labelstudio.simulate import SimulationConfig, annotate_study
     from posthoc.labelstudio.users import ensure_user
     from posthoc.paths import label_config
 
     tokens = {}
     for project in setup.projects:
+        if project.worker not in workers:
+            continue
         entry = accounts[project.worker]
         tokens[project.worker] = ensure_user(server.url, server.token, email=entry["email"],
                                              password=entry["password"]).token
-    workers = [p.worker for p in setup.projects]
     config = SimulationConfig(seed=seed, careless_worker=workers[-1])
     result = annotate_study(manifest, url=server.url, tokens=tokens, project_ids=setup.project_ids(),
                             label_config=label_config("entity_verification"), config=config,
-                            admin_token=server.token, progress=progress)
+                            admin_token=server.token, workers=workers, progress=progress)
     return int(result.annotations)
