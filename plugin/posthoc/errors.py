@@ -18,3 +18,19 @@ class PosthocInputError(ValueError):
 
 class PosthocServiceError(RuntimeError):
     """A service the job depends on (Label Studio, the ML backend) is unreachable or refused."""
+
+
+def connection_failure(exc: BaseException) -> str:
+    """A few words for why an HTTP call failed (``connection refused``, ``timed out``), never the whole
+    urllib3 chain: the CLI prints service errors as one line."""
+    text = str(exc)
+    name = type(exc).__name__
+    if "Connection refused" in text or "Errno 111" in text:
+        return "connection refused: is it running, and is the URL right?"
+    if "Name or service not known" in text or "getaddrinfo" in text or "nodename nor servname" in text:
+        return "the host name does not resolve"
+    if "timed out" in text.lower() or "Timeout" in name:
+        return "timed out"
+    if "SSL" in text or "SSL" in name:
+        return "TLS/SSL handshake failed"
+    return name

@@ -300,6 +300,9 @@ def test_bad_input_is_one_line_and_writes_nothing(case_id: str, workspace: Path,
     assert len(lines) == 1, done.stderr
     prefix = "posthoc: service error: " if case.exit_code == 3 else "posthoc: error: "
     assert lines[0].startswith(prefix), lines[0]
+    if case.exit_code == 3:  # a short line a person reads, not urllib3's chain of reprs
+        assert not re.search(r"HTTPConnectionPool|Max retries|NewConnectionError|object at 0x", lines[0]), lines[0]
+        assert len(lines[0]) <= 240, lines[0]
     for name in names:
         assert name in lines[0], f"{name!r} not named in: {lines[0]}"
     assert _snapshot(workspace) == before, "the command changed the workspace"

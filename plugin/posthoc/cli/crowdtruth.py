@@ -1,4 +1,4 @@
-"""``posthoc crowdtruth FILE``: CrowdTruth 2.0 disagreement metrics (seed 002) on a judgement file."""
+"""``posthoc crowdtruth FILE``: CrowdTruth 2.0 disagreement metrics (paper 002) on a judgement file."""
 
 from __future__ import annotations
 
@@ -84,7 +84,7 @@ def _table_bytes(frame: pd.DataFrame, fmt: str) -> bytes:
               help="With --gold-column: the annotation whose unit-annotation score is tested; a unit is positive "
                    "when its gold value equals it. Default: the last annotation of --annotation-vector.")
 @click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=None,
-              help="Threshold of the weighted training labels (seed 002 section 3.4). Default: the best-F1 "
+              help="Threshold of the weighted training labels (paper 002 section 3.4). Default: the best-F1 "
                    "threshold with --gold-column, else 0.5.")
 @click.option("--worker-threshold", type=click.FloatRange(0.0, 1.0), default=None,
               help="Also run section 3.3's filtering: units 1 sd below mean UQS left out, workers below this WQS "
@@ -100,7 +100,7 @@ def crowdtruth_command(file: Path, out_dir: Path, layout: str, input_columns: tu
                        csv_separator: str, from_name: str, unit_field: str | None, gold_column: str | None,
                        positive_annotation: str | None, threshold: float | None, worker_threshold: float | None,
                        max_iterations: int, fmt: str) -> None:
-    """Score a judgement file with the CrowdTruth 2.0 metrics (seed 002).
+    """Score a judgement file with the CrowdTruth 2.0 metrics (paper 002).
 
     Unit quality (UQS), worker quality (WQS, WWA, WUA), annotation quality (AQS) and unit-annotation
     scores (UAS) by the crowdtruth 2.1 fixed-point iteration; sentence-relation scores and clarity;

@@ -1,4 +1,4 @@
-"""``posthoc flags check | review | apply``: Eaglet's error flags (seed 003) and their review in Label Studio."""
+"""``posthoc flags check | review | apply``: Eaglet's error flags (paper 003) and their review in Label Studio."""
 
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def check_command(mentions: tuple[str, ...], out_dir: Path, checked: str, kb_red
                   mediawiki_cache: Path | None, mediawiki_interval: float, rules: str | None, tagger: str,
                   touching: bool, cross_line_breaks: bool, normalise: str, match: str, min_votes: int | None,
                   fmt: str) -> None:
-    """Flag errors in a gold standard (or any system's annotations) with Eaglet's rules (seed 003).
+    """Flag errors in a gold standard (or any system's annotations) with Eaglet's rules (paper 003).
 
     MENTIONS are files or WNED folders the readers know (NIF .ttl, WNED, JSONL, ...), each PATH (the
     ground truth, system GT) or SYSTEM=PATH (another system's output; they vote for missing entities).

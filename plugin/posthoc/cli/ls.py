@@ -69,7 +69,7 @@ def start_command(data_dir: Path, port: int | None, timeout: float, database: st
 @click.command("stop")
 @_DATA_DIR
 def stop_command(data_dir: Path) -> None:
-    """Stop the Label Studio started by ``posthoc ls start`` on DATA_DIR (its whole process group)."""
+    """Stop the Label Studio started by "posthoc ls start" on DATA_DIR (its whole process group)."""
     if stop_detached(data_dir):
         click.echo(f"stopped Label Studio of {data_dir}")
     else:

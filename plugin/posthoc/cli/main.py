@@ -99,7 +99,7 @@ def cli() -> None:
     Plan a study from a corpus, its ground truth and systems' outputs; set it up in Label Studio
     with an ML backend that pre-fills every task; let annotators verify, edit or remove each
     annotation; then export and score it into tables and an HTML report.
-    Run ``posthoc COMMAND --help`` for each command's options.
+    Run "posthoc COMMAND --help" for the options of each command.
     """
 
 
@@ -131,6 +131,27 @@ def main(argv: list[str] | None = None) -> None:
         raise
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
+    except Exception as exc:  # a service failure no command wrapped: still one line and exit 3
+        reason = _service_failure(exc)
+        if reason is None:
+            raise
+        click.echo(f"posthoc: service error: {reason}", err=True)
+        sys.exit(EXIT_SERVICE)
+
+
+def _service_failure(exc: Exception) -> str | None:
+    """One line for an HTTP failure (requests, httpx, the Label Studio SDK), ``None`` for anything else."""
+    from posthoc.errors import connection_failure
+
+    module = type(exc).__module__.split(".")[0]
+    if module not in {"requests", "urllib3", "httpx", "httpcore", "label_studio_sdk"}:
+        return None
+    status = getattr(exc, "status_code", None) or getattr(getattr(exc, "response", None), "status_code", None)
+    url = getattr(getattr(exc, "request", None), "url", None)
+    where = f" at {url}" if url else ""
+    if status:
+        return f"the service{where} answered HTTP {status}"
+    return f"the service{where} is unreachable ({connection_failure(exc)})"
 
 
 if __name__ == "__main__":

@@ -31,7 +31,9 @@ def _summary_lines(summary: dict[str, object], path: Path, *, written: bool) -> 
 @click.command("plan", context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--config", "config_path", required=True, type=click.Path(path_type=Path, dir_okay=False),
               help="The study.toml: [study] name, seed, k, tasks_per_batch, max_chars, n_workers, control_tasks "
-                   "and one [[inputs]] table (path, system, format, dataset) per file; paths relative to it.")
+                   "and one [[inputs]] table (path, system, format, dataset) per file; paths relative to it. "
+                   "Ready examples over the bundled sample corpus: examples/study.toml (one judge per item) and "
+                   "examples/study-k3.toml (three judges per item).")
 @click.option("--out", "out_path", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="Where to write the manifest (an SQLite file). Default: manifest.sqlite beside the config.")
 @click.option("--overwrite", is_flag=True, default=False,
@@ -53,6 +55,11 @@ def plan_command(config_path: Path, out_path: Path | None, overwrite: bool, seed
     one manifest file with opaque task keys. The same config and inputs give a byte-identical file.
 
     Prints: documents, chunks, items, workers, tasks per worker (min-max) and control tasks.
+
+    Example, from the repository root:
+
+    \b
+    posthoc study plan --config examples/study.toml --out study/manifest.sqlite
     """
     from posthoc.study.config import load_study_config, read_study_inputs
     from posthoc.study.design import plan_study

@@ -1,4 +1,4 @@
-"""``posthoc sequence``: sequence-effect tests (seed 004) on a table or a scored study's judgements."""
+"""``posthoc sequence``: sequence-effect tests (paper 004) on a table or a scored study's judgements."""
 
 from __future__ import annotations
 
@@ -50,9 +50,9 @@ SNOW_CAVEAT = (
 @click.option("--label-col", default="label", show_default=True, help="Column with the worker's label or score.")
 @click.option("--gold-col", default=None, help="Column with the gold label (omit when there is none).")
 @click.option("--good-threshold", type=float, default=0.6, show_default=True,
-              help="Binary: accuracy against gold at or above which a worker is 'good' (seed 004: 60%).")
+              help="Binary: accuracy against gold at or above which a worker is 'good' (paper 004: 60%).")
 @click.option("--good-correlation", type=float, default=0.5, show_default=True,
-              help="Continuous: correlation with gold above which a worker is 'good' (seed 004: 0.5).")
+              help="Continuous: correlation with gold above which a worker is 'good' (paper 004: 0.5).")
 @click.option("--no-worker-bias", is_flag=True, help="Leave out the worker-bias control (the worker's mean label over "
               "their other items, computed on the labels as given).")
 @click.option("--standardise", is_flag=True,

@@ -13,7 +13,7 @@ from typing import Any
 
 import requests
 
-from posthoc.errors import PosthocServiceError
+from posthoc.errors import PosthocServiceError, connection_failure
 
 TIMEOUT = 300  # retrieve_tasks_predictions runs the ML backend synchronously inside the request
 
@@ -42,8 +42,8 @@ class LabelStudioClient:
         try:
             response = self.session.request(method, f"{self.url}{path}", **kwargs)
         except requests.RequestException as exc:
-            raise PosthocServiceError(self.redact(f"Label Studio at {self.url} is unreachable ({method} {path}): "
-                                                  f"{exc}")) from exc
+            raise PosthocServiceError(f"Label Studio at {self.url} is unreachable ({method} {path}: "
+                                      f"{connection_failure(exc)})") from exc
         if response.status_code not in ok:
             detail = self.redact(response.text)[:500].strip()
             if response.status_code == 401:

@@ -20,7 +20,7 @@ from typing import Any
 
 import requests
 
-from posthoc.errors import PosthocInputError, PosthocServiceError
+from posthoc.errors import PosthocInputError, PosthocServiceError, connection_failure
 
 TIMEOUT = 30
 _EMAIL = re.compile(r"^[a-z0-9._%+\-]+@[a-z0-9\-]+(\.[a-z0-9\-]+)+$")
@@ -54,11 +54,16 @@ def _admin_get(url: str, admin_token: str, path: str, **params: Any) -> Any:
         response = requests.get(f"{url.rstrip('/')}{path}", headers={"Authorization": f"Token {admin_token}"},
                                 params=params, timeout=TIMEOUT)
     except requests.RequestException as exc:
-        raise PosthocServiceError(f"Label Studio at {url} is unreachable: {exc}") from exc
+        raise PosthocServiceError(f"Label Studio at {url} is unreachable ({connection_failure(exc)})") from exc
     if response.status_code in (401, 403):
         raise PosthocServiceError(f"Label Studio at {url} refused the token for GET {path} ({response.status_code})")
-    response.raise_for_status()
-    return response.json()
+    if response.status_code >= 400:
+        raise PosthocServiceError(f"Label Studio at {url}: GET {path} answered HTTP {response.status_code}")
+    try:
+        return response.json()
+    except ValueError as exc:
+        raise PosthocServiceError(f"Label Studio at {url}: GET {path} did not answer JSON; is this Label Studio?"
+                                  ) from exc
 
 
 def find_user(url: str, admin_token: str, email: str) -> dict[str, Any] | None:
@@ -83,7 +88,7 @@ def _form_session(url: str, page: str) -> tuple[requests.Session, str]:
     try:
         session.get(f"{url}{page}", timeout=TIMEOUT)
     except requests.RequestException as exc:
-        raise PosthocServiceError(f"Label Studio at {url} is unreachable: {exc}") from exc
+        raise PosthocServiceError(f"Label Studio at {url} is unreachable ({connection_failure(exc)})") from exc
     csrf = session.cookies.get("csrftoken")
     if not csrf:
         raise PosthocServiceError(f"Label Studio at {url}{page} set no CSRF cookie")

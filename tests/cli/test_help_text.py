@@ -1,0 +1,49 @@
+"""Every ``posthoc ... --help`` is plain text for people: no reST markup, the papers called papers.
+
+The papers are "paper 000" to "paper 004" in user-facing text; "seed 000" would read like the many
+``--seed`` options (random seeds). The study plan help points at the shipped example configs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from posthoc.cli.main import cli
+
+MARKUP = re.compile(r"``|:(func|mod|class|data|attr|meth):|\bseeds?[ /]00\d")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _commands(command: click.Command, path: list[str]) -> Iterator[list[str]]:
+    yield path
+    if isinstance(command, click.Group):
+        context = click.Context(command)
+        for name in command.list_commands(context):
+            sub = command.get_command(context, name)
+            if sub is not None and not sub.hidden:
+                yield from _commands(sub, [*path, name])
+
+
+COMMANDS = list(_commands(cli, []))
+
+
+@pytest.mark.parametrize("path", COMMANDS, ids=lambda p: " ".join(p) or "posthoc")
+def test_help_is_plain_text(path: list[str]) -> None:
+    result = CliRunner().invoke(cli, [*path, "--help"], prog_name="posthoc")
+    assert result.exit_code == 0, result.output
+    bad = [line.strip() for line in result.output.splitlines() if MARKUP.search(line)]
+    assert not bad, bad
+
+
+def test_study_plan_help_points_at_the_examples_that_exist() -> None:
+    output = CliRunner().invoke(cli, ["study", "plan", "--help"], prog_name="posthoc").output
+    named = set(re.findall(r"examples/[\w.-]+\.toml", " ".join(output.split())))
+    assert named == {"examples/study.toml", "examples/study-k3.toml"}
+    assert all((ROOT / name).is_file() for name in named)
+    assert len(COMMANDS) > 10  # the walk found the subcommands too
