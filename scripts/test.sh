@@ -4,11 +4,20 @@
 # Usage: bash scripts/test.sh [extra pytest args]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if ! command -v chromium >/dev/null 2>&1; then
+# Debian packages: chromium for the browser tests; CJK and emoji fonts so that pages (Noto CJK, Noto Color
+# Emoji) and report figures (Noto CJK, Symbola: matplotlib draws no colour-bitmap font)
+# show such text instead of empty boxes (the tests' texts hold both)
+missing=()
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+for package in fonts-noto-cjk fonts-noto-color-emoji fonts-symbola; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
   else
-    echo "note: chromium is not installed (sudo apt-get install chromium); browser tests will skip" >&2
+    echo "note: not installed: ${missing[*]} (sudo apt-get install ${missing[*]}); browser tests skip" \
+         "without chromium, and CJK / emoji text shows as boxes without the fonts" >&2
   fi
 fi
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then

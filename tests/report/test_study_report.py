@@ -123,3 +123,63 @@ def test_empty_scores_still_render_every_figure() -> None:
     html = build_report(scores)
     assert len(_images(html)) == 4
     assert "Nothing was excluded." in html
+
+
+def test_figure_3_bars_are_centred_on_their_dataset_tick() -> None:
+    """Left panels have no GT bar: the bars drawn there are centred on the tick, not shifted off it."""
+    scores = small_scores()
+    figure = figures.precision_recall_figure(scores.rates, scores.preannotation)
+    for axes in figure.axes[:4]:
+        ticks = list(axes.get_xticks())
+        centres = [p.get_x() + p.get_width() / 2 for p in axes.patches]
+        assert centres
+        for tick in ticks:
+            mine = [c for c in centres if abs(c - tick) < 0.5]
+            assert mine and abs(sum(mine) / len(mine) - tick) < 1e-9, (axes.get_title(), tick, mine)
+
+
+def test_every_exclusion_kind_has_a_reason() -> None:
+    from posthoc.export.checks import EXCLUSION_KINDS, exclusions_frame, summarise_exclusions
+
+    kinds = [*EXCLUSION_KINDS, "control_rows", "failing_worker"]
+    summary = summarise_exclusions(exclusions_frame([(kind, "w1", "", "", 1) for kind in kinds]))
+    assert set(summary["kind"]) == set(kinds)
+    assert all(str(reason).strip() and "no reason" not in str(reason) for reason in summary["reason"])
+
+
+def test_long_tables_are_collapsed_with_their_row_count() -> None:
+    import pandas as pd
+
+    from posthoc.report.html import table_html
+
+    short = table_html(pd.DataFrame({"a": range(3)}), caption="Short")
+    assert "<details" not in short and "<caption>Short</caption>" in short
+    long = table_html(pd.DataFrame({"a": range(40)}), caption="Long")
+    assert long.startswith("<details><summary>Long: all 40 rows (click to show)</summary>")
+    assert long.count("<tr>") == 41  # the header and every row are still there, folded
+
+
+def test_figures_draw_cjk_and_emoji_with_installed_fonts() -> None:
+    """With Noto Sans CJK and Symbola installed (scripts/test.sh installs them), no glyph is a box."""
+    import warnings
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from posthoc.report import figures as _figures  # noqa: F401 - importing it sets the figure fonts
+    from posthoc.report.fonts import figure_fonts
+    from posthoc.report.html import figure_html
+
+    families = figure_fonts()
+    assert families[0] == "DejaVu Sans"
+    if not {"Noto Sans CJK JP", "Symbola"} <= set(families):
+        pytest.skip(f"CJK / emoji fonts not installed (found {families}); apt-get install fonts-noto-cjk "
+                    "fonts-symbola")
+    figure = Figure()
+    FigureCanvasAgg(figure)
+    figure.subplots().set_title("東京タワー 🗼 and 👩 in São Paulo")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        html = figure_html(figure)
+    assert html.startswith("<figure><img")
+    assert not [w for w in caught if "missing from font" in str(w.message)]

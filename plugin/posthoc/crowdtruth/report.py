@@ -1,4 +1,4 @@
-"""The CrowdTruth section of a report: score tables and the threshold-sweep figure (seed 002 Fig. 2)."""
+"""The CrowdTruth section of a report: score tables and the threshold-sweep figure (paper 002 Fig. 2)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,10 @@ from matplotlib.figure import Figure
 
 from posthoc.crowdtruth.evaluation import FilterResult
 from posthoc.crowdtruth.metrics import CrowdTruthResult
+from posthoc.report.fonts import use_figure_fonts
 from posthoc.report.html import Section, figure_html, paragraph, table_html
+
+use_figure_fonts()  # CJK and emoji names drawn as glyphs when such fonts are installed
 
 
 def sweep_figure(sweep: pd.DataFrame, *, majority_f1: float | None = None, best: pd.Series | None = None) -> Figure:
@@ -62,7 +65,7 @@ def crowdtruth_section(
     )
     parts = [
         paragraph(
-            "CrowdTruth 2.0 metrics (seed 002 section 3.3 and its reference [3]): unit quality (UQS), worker quality "
+            "CrowdTruth 2.0 metrics (paper 002 section 3.3 and its reference [3]): unit quality (UQS), worker quality "
             "(WQS = worker-unit agreement x worker-worker agreement), annotation quality (AQS, closed tasks) and the "
             "unit-annotation score (UAS), computed by the fixed-point iteration of the crowdtruth 2.1 package."
         ),
@@ -87,7 +90,7 @@ def crowdtruth_section(
         parts.append(figure_html(sweep_figure(sweep, majority_f1=None if majority is None else majority["f1"],
                                               best=best),
                                  caption="F1 of the unit-annotation score against the reference at each threshold "
-                                         "(seed 002 Fig. 2)"))
+                                         "(paper 002 Fig. 2)"))
     if mcnemar is not None:
         parts.append(paragraph(
             f"McNemar's test, best-threshold CrowdTruth vs majority vote: b = {mcnemar['b']:.0f}, "
@@ -96,7 +99,7 @@ def crowdtruth_section(
         ))
     if filtered is not None:
         parts.append(paragraph(
-            f"Filtering (seed 002 section 3.3): {len(filtered.dropped_units)} unit(s) below the UQS cut-off "
+            f"Filtering (paper 002 section 3.3): {len(filtered.dropped_units)} unit(s) below the UQS cut-off "
             f"{filtered.unit_cutoff:.3f} were left out while scoring workers; {len(filtered.dropped_workers)} "
             f"worker(s) below WQS {filtered.worker_threshold:.3f} were removed and all units re-scored."
         ))

@@ -33,6 +33,11 @@ EXCLUSION_KINDS: Final[dict[str, str]] = {
     "unknown_task": "a task whose key is not in the study manifest",
     "wrong_project": "a task of another worker found in this worker's project",
     "unknown_worker": "an export whose tasks belong to no single worker of the manifest",
+    # added by the scoring (posthoc.metrics.score), not the export reader
+    "control_rows": "control annotations (a known right answer, one a batch) check the workers and are never "
+    "counted in the metrics",
+    "failing_worker": "every judgement of a worker who failed the control tasks (pass rate below the threshold) "
+    "is left out of the metrics (paper 000, section 2.1)",
 }
 
 
@@ -71,7 +76,8 @@ def summarise_exclusions(exclusions: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame({"kind": pd.Series(dtype="string"), "count": pd.Series(dtype="int64"),
                              "reason": pd.Series(dtype="string")})
     totals = exclusions.groupby("kind", sort=True)["count"].sum().reset_index()
-    totals["reason"] = [EXCLUSION_KINDS.get(str(kind), "") for kind in totals["kind"]]
+    totals["reason"] = [EXCLUSION_KINDS.get(str(kind), f"(no reason recorded for kind {kind})")
+                        for kind in totals["kind"]]
     return totals.astype({"kind": "string", "count": "int64", "reason": "string"})
 
 

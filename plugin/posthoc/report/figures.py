@@ -21,7 +21,10 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from posthoc.report.fonts import use_figure_fonts
 from posthoc.tables import GT_SYSTEM, OUTCOMES
+
+use_figure_fonts()  # CJK and emoji names drawn as glyphs when such fonts are installed
 
 OUTCOME_COLOURS = {"verify": "#2a9d8f", "edit": "#e9c46a", "remove": "#e76f51"}
 UNION_OUTCOMES = ("A", "B", "C", "D", "E")
@@ -62,19 +65,23 @@ def _grouped_bars(axes: Axes, table: pd.DataFrame, *, value: str, low: str, high
     if table.empty:
         _empty(axes, "no data")
         return
-    width = 0.8 / max(len(systems), 1)
     positions = np.arange(len(datasets), dtype=float)
-    for number, system in enumerate(systems):
-        rows = table[table["system"] == system].set_index("dataset").reindex(datasets)
+    by_system = {system: table[table["system"] == system].set_index("dataset").reindex(datasets)
+                 for system in systems}
+    # a system without this metric (GT against itself) gets no bar and no slot: the bars that are drawn
+    # stay centred on their dataset's tick; colours stay those of the system's place in ``systems``
+    drawn = [s for s in systems if by_system[s][value].astype(float).notna().any()]
+    width = 0.8 / max(len(drawn), 1)
+    for slot, system in enumerate(drawn):
+        number = systems.index(system)
+        rows = by_system[system]
         values = rows[value].astype(float).to_numpy()
         lows = rows[low].astype(float).to_numpy()
         highs = rows[high].astype(float).to_numpy()
-        present = ~np.isnan(values)  # a system without this metric (GT against itself) gets no bar
-        if not present.any():
-            continue
+        present = ~np.isnan(values)
         errors = np.vstack([np.clip(values - lows, 0, None), np.clip(highs - values, 0, None)])[:, present]
         errors = np.nan_to_num(errors, nan=0.0)
-        axes.bar((positions + (number - (len(systems) - 1) / 2) * width)[present], values[present], width,
+        axes.bar((positions + (slot - (len(drawn) - 1) / 2) * width)[present], values[present], width,
                  yerr=errors, capsize=2, label=system, color=_SYSTEM_COLOURS[number % len(_SYSTEM_COLOURS)],
                  error_kw={"elinewidth": 0.8, "ecolor": "#1f2328"})
     axes.set_xticks(positions)

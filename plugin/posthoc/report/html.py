@@ -20,9 +20,12 @@ _STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;
 color:#1f2328;line-height:1.45}
 h1{border-bottom:2px solid #d0d7de;padding-bottom:.3em}h2{margin-top:2em;border-bottom:1px solid #d0d7de}
-table{border-collapse:collapse;margin:1em 0;font-size:.9em}th,td{border:1px solid #d0d7de;padding:.25em .6em;
-text-align:right}th{background:#f6f8fa}td.l,th.l{text-align:left}figure{margin:1em 0}figcaption{color:#57606a;
-font-size:.9em}.note{background:#fff8c5;border:1px solid #d4a72c;padding:.5em 1em;border-radius:4px}
+.table{max-width:100%;overflow-x:auto}table{border-collapse:collapse;margin:1em 0;font-size:.9em;max-width:100%}
+th,td{border:1px solid #d0d7de;padding:.25em .6em;text-align:right;overflow-wrap:anywhere;max-width:28em}
+caption{text-align:left;font-weight:600;padding:.2em 0}details{margin:.5em 0}summary{cursor:pointer;color:#0969da}
+th{background:#f6f8fa}td.l,th.l{text-align:left}figure{margin:1em 0}figcaption{color:#57606a;font-size:.9em}
+figure img{max-width:100%;height:auto}
+.note{background:#fff8c5;border:1px solid #d4a72c;padding:.5em 1em;border-radius:4px}
 """
 
 
@@ -80,9 +83,18 @@ def safe_link(url: str | None, text: str | None = None) -> str:
     return label
 
 
+#: tables longer than this are shown collapsed (``<details>``): the page stays readable
+COLLAPSE_AFTER = 25
+
+
 def table_html(frame: pd.DataFrame, *, float_format: str = "{:.3f}", max_rows: int = 500,
-               caption: str = "") -> str:
-    """An escaped HTML table of ``frame`` (index dropped); text columns left-aligned."""
+               caption: str = "", collapse_after: int | None = COLLAPSE_AFTER) -> str:
+    """An escaped HTML table of ``frame`` (index dropped); text columns left-aligned.
+
+    Cells wrap (long links break anywhere), so no table is wider than the page. A table of more than
+    ``collapse_after`` rows is folded into ``<details>`` whose summary says how many rows it holds
+    (``None``: never folded); at most ``max_rows`` rows are written, the rest are in the table files.
+    """
     shown = frame.head(max_rows)
     head = "".join(
         f'<th class="{"l" if not pd.api.types.is_numeric_dtype(shown[c]) else ""}">{esc(c)}</th>'
@@ -103,11 +115,16 @@ def table_html(frame: pd.DataFrame, *, float_format: str = "{:.3f}", max_rows: i
     if len(frame) > max_rows:
         more = paragraph(f"{len(frame) - max_rows} more rows are in the table files beside this report.")
     cap = f"<caption>{esc(caption)}</caption>" if caption else ""
-    return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>{more}"
+    table = f'<div class="table"><table>{cap}<thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
+    if collapse_after is not None and len(frame) > collapse_after:
+        label = f"{caption}: all {len(frame)} rows" if caption else f"All {len(frame)} rows"
+        return f"<details><summary>{esc(label)} (click to show)</summary>{table}{more}</details>"
+    return table + more
 
 
 def figure_html(figure: Any, *, caption: str = "", alt: str = "") -> str:
-    """Embed a matplotlib figure as a PNG data URI (deterministic: no timestamps in the PNG)."""
+    """Embed a matplotlib figure as a PNG data URI (deterministic: no timestamps in the PNG). Figures are
+    made after :func:`posthoc.report.fonts.use_figure_fonts` (CJK and emoji glyphs when such fonts exist)."""
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
     import matplotlib.pyplot as plt

@@ -1,4 +1,4 @@
-"""The study report: seed 000's Figures 3-6, the metric tables, controls and exclusions in one HTML file.
+"""The study report: paper 000's Figures 3-6, the metric tables, controls and exclusions in one HTML file.
 
 :func:`build_report` renders a :class:`posthoc.scores.Scores` with the shared shell
 (:mod:`posthoc.report.html`): every value escaped, figures embedded as PNG data URIs, no external
@@ -33,7 +33,7 @@ def _method_note(summary: dict[str, object]) -> str:
         f"Intervals are 95% percentile bootstrap intervals from {n} resamples of {unit} "
         f"(resampling unit: {unit}; seed {seed}). Posthoc precision is the verification rate "
         "|V(m,d)| / |N(m,d)|; posthoc recall is |V(m,d)| / |V(d)| with V(d) the union over systems "
-        "of verified annotations (seed 000, section 3.2)."
+        "of verified annotations (paper 000, section 3.2)."
     ) + _union_note(summary)
 
 
@@ -118,9 +118,13 @@ def corrected_gold_section(scores: Scores) -> Section:
     gold = scores.corrected_gold
     if gold.empty:
         return Section("Corrected gold standard", paragraph("No edits were made."), anchor="corrected-gold")
+    counts = gold.groupby([c for c in ("dataset", "source") if c in gold.columns], sort=True,
+                          dropna=False).size().rename("annotations").reset_index()
     return Section("Corrected gold standard",
-                   paragraph(f"{len(gold)} annotations; written beside this report as corrected_gold.jsonl and "
-                             "corrected_gold.ttl.") + table_html(gold, caption="Corrected gold standard"),
+                   paragraph(f"{len(gold)} annotations; written beside this report as corrected_gold.jsonl, "
+                             "corrected_gold.ttl (NIF) and tables/corrected_gold.csv.")
+                   + table_html(counts, caption="Corrected gold standard, by dataset and source")
+                   + table_html(gold, caption="Corrected gold standard", collapse_after=0),
                    anchor="corrected-gold")
 
 
@@ -147,6 +151,6 @@ def build_report(scores: Scores, *, extra_sections: Iterable[Section] = (), titl
     """The complete HTML report of ``scores``, with ``extra_sections`` appended after the study's own."""
     study = scores.summary.get("study")
     heading = title or (f"Posthoc verification report: {study}" if study else "Posthoc verification report")
-    intro = ("Posthoc verification (seed 000): annotators verified, edited or removed every pre-filled entity "
+    intro = ("Posthoc verification (paper 000): annotators verified, edited or removed every pre-filled entity "
              "link, blind to the system that produced it; the ground truth was judged as one more system.")
     return page(heading, [*study_sections(scores), *extra_sections], intro=intro)
