@@ -100,3 +100,27 @@ def test_demo_rerun_serves_until_interrupted_and_duplicates_nothing(demo_run) ->
         if process.poll() is None:
             process.kill()
     assert _closed(ls_url) and _closed(backend_url)
+
+
+@pytest.mark.browser
+def test_demo_report_fits_a_1400_px_window_and_gives_every_exclusion_a_reason(demo_run, browser) -> None:
+    """The demo's report in Debian chromium at 1,400 px, every <details> opened: no table is wider than
+    the window, the page does not scroll sideways, and no reason cell of the exclusions summary is empty."""
+    report = demo_run["out"] / "report" / "report.html"
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        page.goto(report.as_uri())
+        page.wait_for_selector("table")
+        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+        widths = page.eval_on_selector_all("table", "els => els.map(e => e.getBoundingClientRect().width)")
+        page_width = page.evaluate("document.documentElement.scrollWidth")
+        page.screenshot(path=str(demo_run["out"] / "report-1400.png"), full_page=False)
+        reasons = page.eval_on_selector_all(
+            "#exclusions table", "tables => tables.flatMap(t => { const heads = [...t.querySelectorAll('th')]"
+            ".map(h => h.textContent); const i = heads.indexOf('reason'); return i < 0 ? [] : "
+            "[...t.querySelectorAll('tbody tr')].map(r => r.children[i].textContent.trim()); })")
+    finally:
+        page.close()
+    assert len(widths) >= 5 and max(widths) <= 1400, widths
+    assert page_width <= 1400
+    assert reasons and all(reasons), reasons  # the demo excludes control rows at least
