@@ -118,7 +118,9 @@ def precision_recall_figure(rates: pd.DataFrame, preannotation: pd.DataFrame) ->
                 handles.append(handle)
                 labels.append(label)
     if handles:
-        figure.legend(handles, labels, loc="upper center", ncol=len(labels), frameon=False, fontsize=9)
+        order = sorted(range(len(labels)), key=lambda i: systems.index(labels[i]) if labels[i] in systems else 99)
+        figure.legend([handles[i] for i in order], [labels[i] for i in order], loc="upper center",
+                      ncol=len(labels), frameon=False, fontsize=9)  # in the systems' order, GT first
     figure.subplots_adjust(top=0.9, hspace=0.35)
     return figure
 

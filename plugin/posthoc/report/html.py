@@ -21,7 +21,8 @@ body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:11
 color:#1f2328;line-height:1.45}
 h1{border-bottom:2px solid #d0d7de;padding-bottom:.3em}h2{margin-top:2em;border-bottom:1px solid #d0d7de}
 .table{max-width:100%;overflow-x:auto}table{border-collapse:collapse;margin:1em 0;font-size:.9em;max-width:100%}
-th,td{border:1px solid #d0d7de;padding:.25em .6em;text-align:right;overflow-wrap:anywhere;max-width:28em}
+th,td{border:1px solid #d0d7de;padding:.25em .6em;text-align:right;overflow-wrap:break-word;max-width:28em}
+td.w{overflow-wrap:anywhere}
 caption{text-align:left;font-weight:600;padding:.2em 0}details{margin:.5em 0}summary{cursor:pointer;color:#0969da}
 th{background:#f6f8fa}td.l,th.l{text-align:left}figure{margin:1em 0}figcaption{color:#57606a;font-size:.9em}
 figure img{max-width:100%;height:auto}
@@ -85,13 +86,16 @@ def safe_link(url: str | None, text: str | None = None) -> str:
 
 #: tables longer than this are shown collapsed (``<details>``): the page stays readable
 COLLAPSE_AFTER = 25
+#: a text cell with a word longer than this (a link, a hash) may break anywhere; other words stay whole
+LONG_WORD = 24
 
 
 def table_html(frame: pd.DataFrame, *, float_format: str = "{:.3f}", max_rows: int = 500,
                caption: str = "", collapse_after: int | None = COLLAPSE_AFTER) -> str:
     """An escaped HTML table of ``frame`` (index dropped); text columns left-aligned.
 
-    Cells wrap (long links break anywhere), so no table is wider than the page. A table of more than
+    Cells wrap at spaces, and a cell holding a word longer than :data:`LONG_WORD` characters (a link,
+    a hash) may break inside it, so no table is wider than the page. A table of more than
     ``collapse_after`` rows is folded into ``<details>`` whose summary says how many rows it holds
     (``None``: never folded); at most ``max_rows`` rows are written, the rest are in the table files.
     """
@@ -105,11 +109,15 @@ def table_html(frame: pd.DataFrame, *, float_format: str = "{:.3f}", max_rows: i
         cells = []
         for value in record:
             if isinstance(value, float):
-                cells.append(f"<td>{esc('' if pd.isna(value) else float_format.format(value))}</td>")
+                shown_value = "" if pd.isna(value) else (f"{value:.3g}" if abs(value) >= 1e6 else
+                                                         float_format.format(value))  # 2.68e+16, not 17 digits
+                cells.append(f"<td>{esc(shown_value)}</td>")
             elif isinstance(value, (int,)) and not isinstance(value, bool):
                 cells.append(f"<td>{value}</td>")
             else:
-                cells.append(f'<td class="l">{esc("" if value is None or value is pd.NA else value)}</td>')
+                text = "" if value is None or value is pd.NA else str(value)
+                wrap = " w" if any(len(word) > LONG_WORD for word in text.split()) else ""
+                cells.append(f'<td class="l{wrap}">{esc(text)}</td>')
         rows.append("<tr>" + "".join(cells) + "</tr>")
     more = ""
     if len(frame) > max_rows:
