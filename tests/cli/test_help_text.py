@@ -47,3 +47,21 @@ def test_study_plan_help_points_at_the_examples_that_exist() -> None:
     assert named == {"examples/study.toml", "examples/study-k3.toml"}
     assert all((ROOT / name).is_file() for name in named)
     assert len(COMMANDS) > 10  # the walk found the subcommands too
+
+
+@pytest.mark.parametrize(("name", "k"), [("study.toml", 1), ("study-k3.toml", 3)])
+def test_the_examples_plan_the_sample_corpus_from_any_folder(name: str, k: int, tmp_path: Path) -> None:
+    """As from a fresh clone: the example's input paths are relative to the file, not to the shell's folder."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "posthoc.cli.main", "study", "plan", "--config",
+                           str(ROOT / "examples" / name), "--out", str(tmp_path / "manifest.sqlite"), "--json",
+                           "--no-progress"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env={**os.environ}, check=False)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["k"] == k and summary["systems"] == ["E2E", "GT", "REL"] and summary["documents"] == 20
+    assert (tmp_path / "manifest.sqlite").is_file()
