@@ -287,6 +287,7 @@ def run_score_job(*, manifest_path: str | os.PathLike[str], out_dir: str | os.Pa
     except filelock.Timeout:
         raise ScoreJobLocked(f"another posthoc score run holds {target / LOCK_NAME}; try again later") from None
     try:
+        _remove_stale_staging(target)
         return _run_locked(manifest, target, ls_url=ls_url, token=token, export_files=export_files,
                            project_ids=project_ids, label_config=label_config, n_resamples=n_resamples, seed=seed,
                            resample_unit=resample_unit, fmt=fmt, periodic=periodic, progress=progress,
@@ -299,6 +300,14 @@ def run_score_job(*, manifest_path: str | os.PathLike[str], out_dir: str | os.Pa
         raise
     finally:
         lock.release()
+
+
+def _remove_stale_staging(target: Path) -> None:
+    """Remove staging folders a killed run left in ``target`` (safe: this run holds the lock, so no other run
+    writes there; outputs are only ever moved in complete, so nothing else needs repair)."""
+    for leftover in target.glob(".posthoc-score-*"):
+        if leftover.is_dir():
+            shutil.rmtree(leftover, ignore_errors=True)
 
 
 def _check_sources(*, ls_url: str | None, token: str | None,

@@ -8,6 +8,7 @@ Failures become :class:`~posthoc.errors.PosthocServiceError` naming the call and
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -16,6 +17,10 @@ import requests
 from posthoc.errors import PosthocServiceError, connection_failure
 
 TIMEOUT = 300  # retrieve_tasks_predictions runs the ML backend synchronously inside the request
+RETRIES = 4  # after the first try: 0.5 + 1 + 2 + 4 s of backoff, ~7.5 s in all
+BACKOFF = 0.5
+RETRY_STATUSES = frozenset({502, 503, 504})
+IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
 
 
 class LabelStudioClient:
@@ -37,13 +42,30 @@ class LabelStudioClient:
         return text
 
     def request(self, method: str, path: str, *, ok: tuple[int, ...] = (200, 201, 204), **kwargs: Any) -> Any:
-        """``method path`` -> parsed JSON (``None`` for an empty body); PosthocServiceError otherwise."""
+        """``method path`` -> parsed JSON (``None`` for an empty body); PosthocServiceError otherwise.
+
+        Idempotent calls (GET, HEAD, PUT, DELETE, OPTIONS) are retried on a refused or dropped connection and on
+        502 / 503 / 504 (a proxy or a restarting server), ``RETRIES`` times with exponential backoff
+        (``BACKOFF`` s, doubling); a POST or PATCH is sent once, since Label Studio may have acted on it."""
         kwargs.setdefault("timeout", self.timeout)
-        try:
-            response = self.session.request(method, f"{self.url}{path}", **kwargs)
-        except requests.RequestException as exc:
-            raise PosthocServiceError(f"Label Studio at {self.url} is unreachable ({method} {path}: "
-                                      f"{connection_failure(exc)})") from exc
+        attempts = 1 + (RETRIES if method.upper() in IDEMPOTENT else 0)
+        for attempt in range(attempts):
+            last = attempt == attempts - 1
+            try:
+                response = self.session.request(method, f"{self.url}{path}", **kwargs)
+            except (requests.ConnectionError, requests.Timeout) as exc:
+                if not last and not isinstance(exc, requests.ReadTimeout):
+                    time.sleep(BACKOFF * 2**attempt)
+                    continue
+                raise PosthocServiceError(f"Label Studio at {self.url} is unreachable ({method} {path}, "
+                                          f"{attempt + 1} tries: {connection_failure(exc)})") from exc
+            except requests.RequestException as exc:
+                raise PosthocServiceError(f"Label Studio at {self.url} is unreachable ({method} {path}: "
+                                          f"{connection_failure(exc)})") from exc
+            if response.status_code in RETRY_STATUSES and not last:
+                time.sleep(BACKOFF * 2**attempt)
+                continue
+            break
         if response.status_code not in ok:
             detail = self.redact(response.text)[:500].strip()
             if response.status_code == 401:
