@@ -20,6 +20,7 @@ touched. The same data gives byte-identical files.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import math
@@ -288,7 +289,8 @@ def run_score_job(*, manifest_path: str | os.PathLike[str], out_dir: str | os.Pa
         raise ScoreJobLocked(f"another posthoc score run holds {target / LOCK_NAME}; try again later") from None
     try:
         _remove_stale_staging(target)
-        return _run_locked(manifest, target, ls_url=ls_url, token=token, export_files=export_files,
+        return _run_locked_naming_disk_errors(
+                           target, manifest, target, ls_url=ls_url, token=token, export_files=export_files,
                            project_ids=project_ids, label_config=label_config, n_resamples=n_resamples, seed=seed,
                            resample_unit=resample_unit, fmt=fmt, periodic=periodic, progress=progress,
                            extra_sections=extra_sections, union=union)
@@ -300,6 +302,18 @@ def run_score_job(*, manifest_path: str | os.PathLike[str], out_dir: str | os.Pa
         raise
     finally:
         lock.release()
+
+
+def _run_locked_naming_disk_errors(target: Path, *args: Any, **kwargs: Any) -> ScoreJobResult:
+    """:func:`_run_locked`, with a full disk or an unwritable folder as one PosthocInputError naming ``target``
+    (the outputs are staged and moved in whole, so nothing partial is left)."""
+    try:
+        return _run_locked(*args, **kwargs)
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM):
+            raise PosthocInputError(f"--out {target}: cannot write the outputs ({exc.strerror}); free space "
+                                    "or choose another folder; the previous outputs are unchanged") from exc
+        raise
 
 
 def _remove_stale_staging(target: Path) -> None:

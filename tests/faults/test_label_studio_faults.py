@@ -158,7 +158,7 @@ def test_a_full_disk_is_one_line_naming_the_folder_and_leaves_nothing_partial(
     study = tiny_on_private
     disk = tmp_path / "small-disk"
     disk.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(disk)], capture_output=True,
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=48k", "tmpfs", str(disk)], capture_output=True,
                              text=True, check=False)
     if mounted.returncode != 0:
         pytest.skip(f"cannot mount a small tmpfs here (needs root and CAP_SYS_ADMIN): {mounted.stderr.strip()}")

@@ -9,6 +9,7 @@ service), never a traceback.
 
 from __future__ import annotations
 
+import errno
 import importlib
 import sys
 from typing import Any
@@ -103,6 +104,9 @@ def cli() -> None:
     """
 
 
+_OUTPUT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM})
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; bad input and unreachable services end in one line and a non-zero exit."""
     try:
@@ -127,6 +131,14 @@ def main(argv: list[str] | None = None) -> None:
     except PosthocServiceError as exc:
         click.echo(f"posthoc: service error: {exc}", err=True)
         sys.exit(EXIT_SERVICE)
+    except OSError as exc:
+        if exc.errno not in _OUTPUT_ERRNOS:
+            raise
+        # a full disk or a read-only / forbidden folder: the outputs are staged, so nothing partial is left
+        where = exc.filename or "the output folder"
+        click.echo(f"posthoc: error: cannot write {where}: {exc.strerror}; free space or choose another folder",
+                   err=True)
+        sys.exit(EXIT_INPUT)
     except SystemExit:
         raise
     except click.exceptions.Exit as exc:

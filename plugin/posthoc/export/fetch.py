@@ -16,7 +16,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import requests
 from label_studio_sdk import LabelStudio
 from label_studio_sdk.types import SerializationOptionsRequest
 
@@ -29,6 +28,9 @@ SERIALIZATION_OPTIONS: dict[str, Any] = {
     "drafts": {"only_id": False},
 }
 HEALTH_TIMEOUT = 10.0
+
+
+DOWNLOAD_TRIES = 5  # the first try and 4 retries, 0.5 s backoff doubling
 
 
 @contextlib.contextmanager
@@ -50,15 +52,12 @@ def service_errors(url: str, what: str) -> Iterator[None]:
 def connect(url: str, token: str, *, timeout: float = 60.0) -> LabelStudio:
     """A client for ``url`` after checking it answers ``/health``; PosthocServiceError if it does not
     (PosthocInputError if ``url`` is not an http(s) URL)."""
+    from posthoc.labelstudio.client import LabelStudioClient
     from posthoc.labelstudio.url import check_url
 
     base = check_url(url)
-    try:
-        response = requests.get(f"{base}/health", timeout=HEALTH_TIMEOUT)
-    except requests.RequestException as exc:
-        raise PosthocServiceError(f"Label Studio at {base} is unreachable ({type(exc).__name__})") from exc
-    if response.status_code != 200:
-        raise PosthocServiceError(f"Label Studio at {base} is not healthy (HTTP {response.status_code} on /health)")
+    # retried on a dropped connection and 502/503/504 like every idempotent call of the client
+    LabelStudioClient(base, token, timeout=HEALTH_TIMEOUT).request("GET", "/health", ok=(200,))
     client = LabelStudio(base_url=base, api_key=token, timeout=timeout)
     with service_errors(base, "accept the API token"):
         client.users.whoami()
@@ -99,10 +98,20 @@ def fetch_export(client: LabelStudio, project_id: int, dest: str | os.PathLike[s
             status = client.projects.exports.get(id=project_id, export_pk=export_id).status
     if status == "failed":
         raise PosthocServiceError(f"Label Studio at {base}: export {export_id} of project {project_id} failed")
-    with service_errors(base, f"download export {export_id} of project {project_id}"), \
-            atomic_open(target, "wb", encoding=None) as handle:
-        for chunk in client.projects.exports.download(id=project_id, export_pk=export_id, export_type="JSON"):
-            handle.write(chunk)
+    for attempt in range(DOWNLOAD_TRIES):  # a streamed download is not retried by the SDK itself
+        try:
+            with service_errors(base, f"download export {export_id} of project {project_id}"), \
+                    atomic_open(target, "wb", encoding=None) as handle:
+                for chunk in client.projects.exports.download(id=project_id, export_pk=export_id,
+                                                              export_type="JSON"):
+                    handle.write(chunk)
+            break
+        except PosthocServiceError as exc:
+            status = getattr(exc.__cause__, "status_code", None)
+            transient = status in (502, 503, 504) or (status is None and exc.__cause__ is not None)
+            if not transient or attempt == DOWNLOAD_TRIES - 1:
+                raise
+            time.sleep(0.5 * 2**attempt)
     with service_errors(base, f"delete export {export_id} of project {project_id}"), \
             contextlib.suppress(Exception):
         client.projects.exports.delete(id=project_id, export_pk=export_id)
