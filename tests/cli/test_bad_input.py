@@ -143,7 +143,7 @@ def _cases() -> dict[str, Case]:
         "sequence-position-not-numeric": Case("sequence seqtype.csv --out seq-out", 2, ("seqtype.csv", "position")),
         "sequence-header-only": Case("sequence seqheader.csv --out seq-out", 2, ("seqheader.csv", "no judgements")),
         "sequence-judgements-no-columns": Case("sequence cols.csv --layout judgements --out seq-out", 2,
-                                               ("cols.csv", "task_key")),
+                                               ("cols.csv", "worker", "outcome")),
         "sequence-judgements-binary": Case("sequence garbage.bin --layout judgements --out seq-out", 2,
                                            ("garbage.bin",)),
         "sequence-ls-rating-object": Case("sequence data.json --layout ls-rating --out seq-out", 2,
