@@ -222,6 +222,8 @@ def iter_export_tasks(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
         raise PosthocInputError(f"{source}: export file not found") from exc
     except IsADirectoryError as exc:
         raise PosthocInputError(f"{source}: a folder, not an export file") from exc
+    except UnicodeDecodeError as exc:
+        raise PosthocInputError(f"{source}: {what}: not UTF-8 at byte {exc.start} (Label Studio writes UTF-8)") from exc
     except ijson.JSONError as exc:
         raw = exc.args[0] if exc.args else ""
         text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)

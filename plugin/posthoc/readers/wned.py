@@ -84,6 +84,8 @@ def read_wned(
         root = ElementTree.parse(xml_path).getroot()  # noqa: S314 - a local corpus file, no external entities
     except ElementTree.ParseError as error:
         raise builder.fail(f"not well-formed XML ({error}); fix the file") from None
+    except LookupError as error:  # an XML declaration naming an encoding Python does not know
+        raise builder.fail(f"the XML declaration names an unknown encoding ({error}); use UTF-8") from None
     elements = root.findall("document")
     if not elements and root.tag == "document":
         elements = [root]
