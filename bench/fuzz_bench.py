@@ -240,8 +240,10 @@ def endpoint_targets(work: Path) -> dict[str, tuple[st.SearchStrategy[Any], Call
                                     content_type="application/json")
             if reply.status_code >= 500 or not reply.is_json or not isinstance(reply.json, dict):
                 return f"{name}: HTTP {reply.status_code} {reply.get_data(as_text=True)[:300]}"
-            if reply.status_code >= 400 and not (isinstance(reply.json.get("error"), str) and reply.json["error"]):
-                return f"{name}: HTTP {reply.status_code} without an error message"
+            if reply.status_code >= 400:
+                if not (isinstance(reply.json.get("error"), str) and reply.json["error"]):
+                    return f"{name}: HTTP {reply.status_code} without an error message"
+                raise PosthocInputError(reply.json["error"])  # a clean 4xx: counted as rejected
             return None
 
         return body
