@@ -255,6 +255,9 @@ def test_inconsistent_marking_skips_faulty_annotations_and_respects_datasets() -
     # "foot" is faulty (positioning) so not indexed; "Foo" is proposed nowhere: case differs in doc 1, other dataset
     assert spans(flags) == {("positioning", 4, 8)}
     casefold = Pipeline((InconsistentMarkingRule(normalise="casefold"),)).run(corpus.documents, corpus.mentions)
+    assert casefold.empty  # case-folded, "foo" matches "Foo", but a lower-case use is no name (common_words)
+    casefold = Pipeline((InconsistentMarkingRule(normalise="casefold", common_words=True),)).run(
+        corpus.documents, corpus.mentions)
     # case-folded, "foo" matches "Foo"; "foot" never matches inside the one token "football"
     assert spans(casefold) == {("inconsistent_marking", 0, 3)}
 
