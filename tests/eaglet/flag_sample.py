@@ -15,7 +15,14 @@ Each drawn flag is labelled ``right`` / ``wrong`` / ``debatable`` by paper 003's
 
 ``python -m tests.eaglet.flag_sample [--wned]`` writes the unlabelled draw (it never overwrites
 labels); ``--wned`` draws the held-out sample from WNED-Wikipedia, a corpus the rules were not
-designed on (:data:`HELD_OUT_PER_RULE` per rule), with the same seed.
+designed on (:data:`HELD_OUT_PER_RULE` per rule), with :data:`HELD_OUT_SEED`.
+
+Two rounds (issue 17). *Before*: the rules of commit 50d3db7, sample drawn with seed 17
+(``data/flag_sample_before.tsv``, ``data/flag_sample_wned_before.tsv``, kept as labelled). *After*:
+inconsistent marking changed from their wrong and debatable rows (commit 82b1d17), then drawn again:
+the main sample with a new seed (:data:`SEED`), so its inconsistent-marking rows are not mostly the
+ones the change was designed on; the held-out one with seed 17 as before, so its positioning and
+combined-marking rows (rules unchanged) are the same flags.
 """
 
 from __future__ import annotations
@@ -29,12 +36,16 @@ import pandas as pd
 from posthoc.eaglet.pipeline import default_pipeline
 from posthoc.readers import Corpus, read_mentions
 
-SEED: Final = 17
+SEED: Final = 20261201
+HELD_OUT_SEED: Final = 17
 PER_RULE_AND_CORPUS: Final = 40
 SAMPLED_RULES: Final = {"positioning": ("delete", "update-span"), "combined_marking": ("insert",),
                         "inconsistent_marking": ("insert",)}
 LABELS: Final = ("right", "wrong", "debatable")
 SAMPLE_FILE: Final = Path(__file__).parent / "data" / "flag_sample.tsv"
+#: The first round (rules of commit 50d3db7, seed 17), kept as labelled: the "before" figures.
+BEFORE_FILE: Final = Path(__file__).parent / "data" / "flag_sample_before.tsv"
+HELD_OUT_BEFORE_FILE: Final = Path(__file__).parent / "data" / "flag_sample_wned_before.tsv"
 #: A corpus the rules were not designed on (drawn after they were merged): WNED-Wikipedia, 20 per rule.
 HELD_OUT_FILE: Final = Path(__file__).parent / "data" / "flag_sample_wned.tsv"
 HELD_OUT_PER_RULE: Final = 20
@@ -57,7 +68,7 @@ def default_flags(corpus: Corpus) -> pd.DataFrame:
     return default_pipeline().run(corpus.documents, corpus.mentions, system="GT")
 
 
-def draw(flags: pd.DataFrame, *, per_rule_and_corpus: int = PER_RULE_AND_CORPUS) -> pd.DataFrame:
+def draw(flags: pd.DataFrame, *, per_rule_and_corpus: int = PER_RULE_AND_CORPUS, seed: int = SEED) -> pd.DataFrame:
     """The seeded sample (module docstring), ordered by rule, dataset and flag id."""
     parts = []
     for rule, suggestions in SAMPLED_RULES.items():
@@ -65,7 +76,7 @@ def draw(flags: pd.DataFrame, *, per_rule_and_corpus: int = PER_RULE_AND_CORPUS)
         for _, group in chosen.groupby("dataset", sort=True):
             group = group.sort_values("flag_id").reset_index(drop=True)
             if len(group) > per_rule_and_corpus:
-                group = group.sample(n=per_rule_and_corpus, random_state=SEED)
+                group = group.sample(n=per_rule_and_corpus, random_state=seed)
             parts.append(group.sort_values("flag_id"))
     sample = pd.concat(parts, ignore_index=True) if parts else flags.head(0)
     return sample[list(COLUMNS[:8])].reset_index(drop=True)
@@ -106,7 +117,8 @@ def main(shared_data: Path, *, wned: bool = False) -> None:
     if target.exists():
         sys.exit(f"{target} exists; it holds labels, remove it by hand to draw again")
     flags = default_flags(held_out(shared_data) if wned else corpora(shared_data))
-    sample = draw(flags, per_rule_and_corpus=HELD_OUT_PER_RULE if wned else PER_RULE_AND_CORPUS)
+    sample = draw(flags, per_rule_and_corpus=HELD_OUT_PER_RULE if wned else PER_RULE_AND_CORPUS,
+                  seed=HELD_OUT_SEED if wned else SEED)
     target.parent.mkdir(parents=True, exist_ok=True)
     sample.assign(label="", reason="").to_csv(target, sep="\t", index=False)
     print(counts(flags).to_string(index=False))
