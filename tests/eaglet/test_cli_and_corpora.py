@@ -85,3 +85,23 @@ def test_other_systems_given_as_system_equals_path_vote_for_missing_entities(tmp
     assert flags[["surface", "rule", "suggestion", "link"]].values.tolist() == [
         ["Angela Merkel", "missing_entity", "insert", "https://en.wikipedia.org/wiki/Angela_Merkel"]]
     assert "2 of 2 systems: A, B" in flags["detail"].iloc[0]
+
+
+def test_check_proposes_only_names_unless_common_words_is_given(tmp_path: Path) -> None:
+    from tests.eaglet.helpers import build_corpus
+
+    from posthoc.writers import write_jsonl
+
+    corpus = build_corpus({"1": ("In 1986 his rivals met Reuter.", [("1986", "1986"), ("rivals", "Rivalry"),
+                                                                    ("Reuter", "Reuter")]),
+                           "2": ("By 1986 the rivals left Reuter.", [])})
+    write_jsonl(corpus, tmp_path / "gt.jsonl", system="GT")
+    proposed = {}
+    for extra in ([], ["--common-words"]):
+        out = tmp_path / f"out{len(extra)}"
+        result = CliRunner().invoke(check_command, [str(tmp_path / "gt.jsonl"), "--out", str(out),
+                                                    "--rules", "inconsistent_marking", *extra])
+        assert result.exit_code == 0, result.output
+        proposed[len(extra)] = sorted(pd.read_csv(out / "flags.csv", keep_default_na=False)["surface"].astype(str))
+    assert proposed == {0: ["Reuter"], 1: ["1986", "Reuter", "rivals"]}
+

@@ -53,6 +53,9 @@ def _parse_source(value: str) -> tuple[str, Path]:
 @click.option("--cross-line-breaks", is_flag=True, help="Combined marking also across line breaks (Eaglet).")
 @click.option("--normalise", type=click.Choice(["exact", "casefold", "lemma"]), default="exact", show_default=True,
               help="How inconsistent marking compares token sequences.")
+@click.option("--common-words", is_flag=True,
+              help="Inconsistent marking also proposes numbers, lower-case words, a month or weekday and "
+                   "one-word adjectives (paper 003's module); by default only names.")
 @click.option("--match", type=click.Choice(["span", "span_link"]), default="span", show_default=True,
               help="Missing entities: systems agree on the same span, or on the same span and link.")
 @click.option("--min-votes", type=int, default=None, help="Missing entities: systems needed (default a majority).")
@@ -61,8 +64,8 @@ def _parse_source(value: str) -> tuple[str, Path]:
 def check_command(mentions: tuple[str, ...], out_dir: Path, checked: str, kb_redirects: tuple[Path, ...],
                   kb_disambiguations: tuple[Path, ...], kb_tsv: tuple[Path, ...], mediawiki_api: str | None,
                   mediawiki_cache: Path | None, mediawiki_interval: float, rules: str | None, tagger: str,
-                  touching: bool, cross_line_breaks: bool, normalise: str, match: str, min_votes: int | None,
-                  fmt: str) -> None:
+                  touching: bool, cross_line_breaks: bool, normalise: str, common_words: bool, match: str,
+                  min_votes: int | None, fmt: str) -> None:
     """Flag errors in a gold standard (or any system's annotations) with Eaglet's rules (paper 003).
 
     MENTIONS are files or WNED folders the readers know (NIF .ttl, WNED, JSONL, ...), each PATH (the
@@ -92,8 +95,8 @@ def check_command(mentions: tuple[str, ...], out_dir: Path, checked: str, kb_red
                               min_interval=mediawiki_interval)
     only = [name.strip() for name in rules.split(",") if name.strip()] if rules else None
     pipeline = default_pipeline(kb=kb, only=only, tagger=tagger, touching=touching,
-                                cross_line_breaks=cross_line_breaks, normalise=normalise, match=match,
-                                min_votes=min_votes)
+                                cross_line_breaks=cross_line_breaks, normalise=normalise,
+                                common_words=common_words, match=match, min_votes=min_votes)
     flags = pipeline.run(corpus.documents, corpus.mentions, system=checked, progress=True)
     out_dir.mkdir(parents=True, exist_ok=True)
     write_flags(flags, out_dir / f"flags.{fmt}", fmt=fmt)

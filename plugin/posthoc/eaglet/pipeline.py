@@ -72,7 +72,7 @@ class Pipeline:
 
 def default_pipeline(*, kb: KnowledgeBase | None = None, only: Sequence[str] | None = None, tagger: str = "auto",
                      touching: bool = False, cross_line_breaks: bool = False, normalise: str = "exact",
-                     match: str = "span", min_votes: int | None = None) -> Pipeline:
+                     common_words: bool = False, match: str = "span", min_votes: int | None = None) -> Pipeline:
     """The pipeline in :data:`DEFAULT_ORDER` with the given options.
 
     ``only``: names from :data:`DEFAULT_ORDER` to run (default all); ``kb``: a KB for the URI
@@ -80,6 +80,8 @@ def default_pipeline(*, kb: KnowledgeBase | None = None, only: Sequence[str] | N
     ``tagger``: the long description tagger (pattern / rules / auto); ``touching``: Eaglet's
     overlap rule (touching spans overlap); ``cross_line_breaks``: combined marking across line
     breaks; ``normalise``: inconsistent marking's token comparison (exact / casefold / lemma);
+    ``common_words``: inconsistent marking also proposes numbers, lower-case words, a month or
+    weekday and one-word adjectives, as the paper's module does;
     ``match``, ``min_votes``: the completion module's vote (span / span_link; default a strict
     majority).
     """
@@ -93,7 +95,8 @@ def default_pipeline(*, kb: KnowledgeBase | None = None, only: Sequence[str] | N
         OverlappingRule(enabled="overlapping" in selected, touching=touching),
         CombinedMarkingRule(enabled="combined_marking" in selected, cross_line_breaks=cross_line_breaks, kb=kb),
         UriRule(kb=kb, enabled="uri" in selected),
-        InconsistentMarkingRule(enabled="inconsistent_marking" in selected, normalise=normalise),
+        InconsistentMarkingRule(enabled="inconsistent_marking" in selected, normalise=normalise,
+                                common_words=common_words),
         MissingEntitiesRule(enabled="missing_entity" in selected, match=match, min_votes=min_votes),
     )
     return Pipeline(rules)
