@@ -12,7 +12,8 @@ Endpoints (Label Studio 1.23 calls all of them; docs/label-studio-1.23.md):
 ``POST /predict``
     ``{"results": [...], "model_version"}`` one element per task (see :mod:`posthoc_backend.predictor`).
 ``POST /webhook``
-    records annotation events in the SQLite event store (:mod:`posthoc_backend.events`).
+    appends annotation events to the event store's inbox and answers at once (:mod:`posthoc_backend.events`:
+    Label Studio sends the webhook inside the annotator's Submit, so no database work is done here).
 
 Bad requests get a 4xx JSON ``{"error", "field"}``; every HTTP error is JSON, never an HTML page.
 The model version is neutral and no score is sent: annotators cannot tell which system (or the
@@ -178,9 +179,15 @@ def create_app(manifest: ManifestLike | str | Path | None = None, *, alias_table
 
     @app.post("/webhook")
     def webhook() -> Response:
+        # Label Studio waits for this answer inside the annotator's Submit: check, append, return (no database
+        # work here; readers ingest the inbox, see posthoc_backend.events)
         payload = require_object(_json_body())
-        recorded = store.record(payload) if store is not None else 0
-        return jsonify({"status": "ok", "action": payload.get("action"), "recorded": recorded,
+        if store is None:
+            from posthoc_backend.events import event_rows
+
+            event_rows(payload, received="")  # still checked: a bad payload is a 400 either way
+        queued = store.append(payload) if store is not None else 0
+        return jsonify({"status": "ok", "action": payload.get("action"), "queued": queued,
                         "stored": store is not None})
 
     return app

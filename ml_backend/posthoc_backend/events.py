@@ -8,6 +8,14 @@ One row is stored per annotation event, idempotent on ``(action, annotation_id, 
 (a retried webhook is stored once). Only the fields below are kept: never the payload itself,
 so no token, password or user e-mail of the project serializer ends up in the store.
 
+Label Studio sends a webhook inside the annotator's Submit request (no Redis in the open-source server), so
+``/webhook`` does no database work: :meth:`EventStore.append` checks the payload, extracts its rows and
+appends them as one JSON line to the *inbox* beside the database (``<db>.inbox``, one ``write`` with
+``O_APPEND``: well under a millisecond). Readers call :meth:`EventStore.events`, which first moves the
+inbox's complete lines into SQLite (:meth:`EventStore.ingest`, one transaction, the read offset kept in the
+database, so each line is ingested once even with several readers) and empties the inbox once all of it is
+in. A line a writer has not finished is left for the next reader.
+
 Columns of :meth:`EventStore.events`
 ------------------------------------
 ``seq, received_at, action, project_id, project_title, task_id, task_key, annotation_id,
@@ -19,8 +27,11 @@ JSON list of ``{id, start, end, labels, decision, choices: {from_name: [...]}, t
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import sqlite3
+import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -57,7 +68,14 @@ CREATE TABLE IF NOT EXISTS events (
     UNIQUE (action, annotation_id, updated_at)
 );
 CREATE INDEX IF NOT EXISTS events_annotation ON events (annotation_id);
+CREATE TABLE IF NOT EXISTS inbox_offset (id INTEGER PRIMARY KEY CHECK (id = 1), offset INTEGER NOT NULL);
+INSERT OR IGNORE INTO inbox_offset (id, offset) VALUES (1, 0);
 """
+_INSERT: Final = (
+    "INSERT OR IGNORE INTO events (received_at, action, project_id, project_title, task_id, task_key, "
+    "annotation_id, completed_by, created_at, updated_at, lead_time, was_cancelled, regions) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
 
 
 def _int_or_none(value: Any) -> int | None:
@@ -116,11 +134,63 @@ def _now() -> str:
     return datetime.now(UTC).isoformat()
 
 
+def event_rows(payload: Mapping[str, Any], *, received: str) -> list[tuple[Any, ...]]:
+    """The rows of one webhook payload (none for actions that are not annotation events), checked.
+
+    Raises :class:`RequestError` (a 400 reply) when an annotation event lacks its annotation id.
+    """
+    action = payload.get("action")
+    if not isinstance(action, str):
+        raise RequestError("webhook payload needs an 'action' string", field="action")
+    if action not in RECORDED_ACTIONS:
+        return []
+    project = payload.get("project")
+    project_id = _int_or_none(project)
+    project_title = _str_or_none(project.get("title")) if isinstance(project, dict) else None
+    rows: list[tuple[Any, ...]] = []
+    if action == "ANNOTATIONS_DELETED":
+        deleted = payload.get("annotations")
+        if not isinstance(deleted, list):
+            raise RequestError("ANNOTATIONS_DELETED needs an 'annotations' list", field="annotations")
+        for index, item in enumerate(deleted):
+            annotation_id = _int_or_none(item)
+            if annotation_id is None:
+                raise RequestError(f"annotations[{index}] needs an integer id", field=f"annotations[{index}].id")
+            rows.append((received, action, project_id, project_title, None, None, annotation_id,
+                         None, None, "", None, 0, "[]"))
+    else:
+        annotation = payload.get("annotation")
+        if not isinstance(annotation, dict) or _int_or_none(annotation.get("id")) is None:
+            raise RequestError(f"{action} needs an 'annotation' object with an integer id", field="annotation.id")
+        task = payload.get("task") if isinstance(payload.get("task"), dict) else {}
+        assert isinstance(task, dict)
+        data = task.get("data") if isinstance(task.get("data"), dict) else {}
+        assert isinstance(data, dict)
+        lead_time = annotation.get("lead_time")
+        rows.append((
+            received, action,
+            project_id if project_id is not None else _int_or_none(annotation.get("project")),
+            project_title,
+            _int_or_none(task) if task else _int_or_none(annotation.get("task")),
+            _str_or_none(data.get(TASK_KEY_FIELD)),
+            _int_or_none(annotation.get("id")),
+            _int_or_none(annotation.get("completed_by")),
+            _str_or_none(annotation.get("created_at")),
+            _str_or_none(annotation.get("updated_at")) or _str_or_none(annotation.get("created_at")) or "",
+            float(lead_time) if isinstance(lead_time, int | float) and not isinstance(lead_time, bool) else None,
+            1 if annotation.get("was_cancelled") is True else 0,
+            json.dumps(regions_of(annotation.get("result")), ensure_ascii=False),
+        ))
+    return rows
+
+
 class EventStore:
     """The SQLite event store at ``path`` (created on first use; WAL, safe for several gunicorn workers)."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        self._lock = threading.Lock()
+        self._handle: int | None = None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self._connect() as connection:
@@ -142,66 +212,98 @@ class EventStore:
         finally:
             connection.close()
 
+    @property
+    def inbox(self) -> Path:
+        """The append-only file ``/webhook`` writes to (``<db>.inbox``)."""
+        return self.path.with_name(self.path.name + ".inbox")
+
     def record(self, payload: Mapping[str, Any]) -> int:
-        """Store the annotation events of one webhook payload; the number of new rows (0 for other actions).
+        """Store the annotation events of one webhook payload now; the number of new rows (0 for other actions).
 
         Raises :class:`RequestError` (a 400 reply) when an annotation event lacks its annotation id.
         """
-        action = payload.get("action")
-        if not isinstance(action, str):
-            raise RequestError("webhook payload needs an 'action' string", field="action")
-        if action not in RECORDED_ACTIONS:
+        rows = event_rows(payload, received=_now())
+        if not rows:
             return 0
-        project = payload.get("project")
-        project_id = _int_or_none(project)
-        project_title = _str_or_none(project.get("title")) if isinstance(project, dict) else None
-        received = _now()
-        rows: list[tuple[Any, ...]] = []
-        if action == "ANNOTATIONS_DELETED":
-            deleted = payload.get("annotations")
-            if not isinstance(deleted, list):
-                raise RequestError("ANNOTATIONS_DELETED needs an 'annotations' list", field="annotations")
-            for index, item in enumerate(deleted):
-                annotation_id = _int_or_none(item)
-                if annotation_id is None:
-                    raise RequestError(f"annotations[{index}] needs an integer id", field=f"annotations[{index}].id")
-                rows.append((received, action, project_id, project_title, None, None, annotation_id,
-                             None, None, "", None, 0, "[]"))
-        else:
-            annotation = payload.get("annotation")
-            if not isinstance(annotation, dict) or _int_or_none(annotation.get("id")) is None:
-                raise RequestError(f"{action} needs an 'annotation' object with an integer id", field="annotation.id")
-            task = payload.get("task") if isinstance(payload.get("task"), dict) else {}
-            assert isinstance(task, dict)
-            data = task.get("data") if isinstance(task.get("data"), dict) else {}
-            assert isinstance(data, dict)
-            lead_time = annotation.get("lead_time")
-            rows.append((
-                received, action,
-                project_id if project_id is not None else _int_or_none(annotation.get("project")),
-                project_title,
-                _int_or_none(task) if task else _int_or_none(annotation.get("task")),
-                _str_or_none(data.get(TASK_KEY_FIELD)),
-                _int_or_none(annotation.get("id")),
-                _int_or_none(annotation.get("completed_by")),
-                _str_or_none(annotation.get("created_at")),
-                _str_or_none(annotation.get("updated_at")) or _str_or_none(annotation.get("created_at")) or "",
-                float(lead_time) if isinstance(lead_time, int | float) and not isinstance(lead_time, bool) else None,
-                1 if annotation.get("was_cancelled") is True else 0,
-                json.dumps(regions_of(annotation.get("result")), ensure_ascii=False),
-            ))
         with self._connect() as connection:
             before = connection.total_changes
-            connection.executemany(
-                "INSERT OR IGNORE INTO events (received_at, action, project_id, project_title, task_id, task_key, "
-                "annotation_id, completed_by, created_at, updated_at, lead_time, was_cancelled, regions) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                rows,
-            )
+            connection.executemany(_INSERT, rows)
             return connection.total_changes - before
 
+    def append(self, payload: Mapping[str, Any]) -> int:
+        """Check one webhook payload and append its rows to the inbox (no database work); the rows queued.
+
+        Raises :class:`RequestError` like :meth:`record`. Safe from several threads and processes.
+        """
+        rows = event_rows(payload, received=_now())
+        if not rows:
+            return 0
+        line = (json.dumps(rows, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+        handle = self._inbox_handle()
+        fcntl.flock(handle, fcntl.LOCK_SH)  # shared among writers; the ingester empties the inbox exclusively
+        try:
+            os.write(handle, line)  # one write with O_APPEND: lines of concurrent writers never interleave
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+        return len(rows)
+
+    def _inbox_handle(self) -> int:
+        with self._lock:
+            if self._handle is None:
+                self._handle = os.open(self.inbox, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            return self._handle
+
+    def ingest(self) -> int:
+        """Move the inbox's complete lines into the database; the number of new rows. The inbox is emptied when
+        everything in it is in the database and no writer is appending."""
+        if not self.inbox.is_file():
+            return 0
+        with self._connect() as connection:
+            connection.execute("BEGIN IMMEDIATE")  # one ingester at a time
+            offset = int(connection.execute("SELECT offset FROM inbox_offset WHERE id = 1").fetchone()[0])
+            with self.inbox.open("rb") as handle:
+                size = os.fstat(handle.fileno()).st_size
+                if offset > size:  # emptied after the offset was committed, before it was reset
+                    offset = 0
+                handle.seek(offset)
+                chunk = handle.read(size - offset)
+            complete = chunk[:chunk.rfind(b"\n") + 1]
+            before = connection.total_changes
+            for line in complete.splitlines():
+                try:
+                    rows = json.loads(line)
+                except ValueError:
+                    continue  # not a line this store wrote; skipped, never fatal
+                connection.executemany(_INSERT, [tuple(row) for row in rows])
+            added = connection.total_changes - before
+            offset += len(complete)
+            connection.execute("UPDATE inbox_offset SET offset = ? WHERE id = 1", (offset,))
+        self._empty_inbox(offset)
+        return added
+
+    def _empty_inbox(self, offset: int) -> None:
+        """Truncate the inbox if all of it (``offset`` bytes) is in the database and no writer holds it."""
+        try:
+            descriptor = os.open(self.inbox, os.O_RDWR)
+        except OSError:
+            return
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(descriptor)
+            return
+        try:
+            if os.fstat(descriptor).st_size == offset and offset > 0:
+                os.ftruncate(descriptor, 0)
+                with self._connect() as connection:
+                    connection.execute("UPDATE inbox_offset SET offset = 0 WHERE id = 1")
+        finally:
+            fcntl.flock(descriptor, fcntl.LOCK_UN)
+            os.close(descriptor)
+
     def events(self) -> pd.DataFrame:
-        """Every stored event, in arrival order (columns: :data:`EVENT_COLUMNS`)."""
+        """Every stored event, in arrival order (columns: :data:`EVENT_COLUMNS`); the inbox is ingested first."""
+        self.ingest()
         with self._connect() as connection:
             query = f"SELECT {', '.join(EVENT_COLUMNS)} FROM events ORDER BY seq"  # noqa: S608 (constant names)
             rows = connection.execute(query).fetchall()

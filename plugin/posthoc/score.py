@@ -23,7 +23,6 @@ import contextlib
 import errno
 import hashlib
 import json
-import math
 import os
 import shutil
 import tempfile
@@ -36,10 +35,12 @@ import filelock
 import pandas as pd
 
 from posthoc.errors import PosthocInputError
-from posthoc.export.checks import exclusions_frame, summarise_exclusions
+from posthoc.export.checks import summarise_exclusions
 from posthoc.export.flatten import ExportFlattener, Flattened, ManifestIndex, default_user_workers
+from posthoc.export.incremental import CACHE_NAME, JudgementCache, StudyExport
 from posthoc.export.tags import VerificationTags, verification_tags
 from posthoc.report.html import Section
+from posthoc.score_outputs import commit_outputs, merge_exclusions, stage_outputs
 
 LOCK_NAME = ".posthoc-score.lock"
 FINGERPRINT_NAME = ".posthoc-score.fingerprint"
@@ -66,6 +67,8 @@ class ScoreJobResult:
     n_judgements: int
     n_exclusions: int
     files: tuple[Path, ...] = field(default_factory=tuple)
+    exported: tuple[int, ...] = ()  # Label Studio projects exported by this run
+    reused: tuple[int, ...] = ()  # projects unchanged since the last run: their cached judgements were used
 
     @property
     def exit_code(self) -> int:
@@ -111,29 +114,40 @@ def collect_judgements(manifest: Any, *, ls_url: str | None = None, token: str |
                        export_files: Sequence[str | os.PathLike[str]] | None = None,
                        project_ids: Sequence[int] | None = None, label_config: str | None = None,
                        work_dir: str | os.PathLike[str], progress: bool = False) -> Flattened:
-    """Judgements and exclusions of a study, from export files or fetched from Label Studio into ``work_dir``."""
+    """Judgements and exclusions of a study, from export files or fetched from Label Studio into ``work_dir``
+    (every project exported, :data:`~posthoc.export.incremental.EXPORT_THREADS` at a time; no cache)."""
+    if export_files:
+        return _from_export_files(manifest, export_files, label_config=label_config, progress=progress)
+    study = _open_study(manifest, ls_url=ls_url, token=token, project_ids=project_ids)
+    return study.collect(None, Path(work_dir), progress=progress).flattened
+
+
+def _from_export_files(manifest: Any, export_files: Sequence[str | os.PathLike[str]], *, label_config: str | None,
+                       progress: bool) -> Flattened:
     index = ManifestIndex.from_manifest(manifest)
     flattener = ExportFlattener(index, _default_tags(label_config), user_workers=_user_workers(manifest, index))
-    if export_files:
-        for path in export_files:
-            flattener.add_export(path, progress=progress)
-        return flattener.result()
+    for path in export_files:
+        flattener.add_export(path, progress=progress)
+    return flattener.result()
+
+
+def _open_study(manifest: Any, *, ls_url: str | None, token: str | None,
+                project_ids: Sequence[int] | None) -> StudyExport:
+    """The study's projects on Label Studio with their change signals (read before anything is exported)."""
     if not ls_url:
         raise PosthocInputError("give a Label Studio URL (--url) or export files (--export-file)")
     if not token:
         raise PosthocInputError("no Label Studio API token: set LABEL_STUDIO_TOKEN (or the variable named by "
                                 "--token-env)")
-    from posthoc.export.fetch import connect, fetch_export, project_label_config
+    from posthoc.export.fetch import connect
+    from posthoc.labelstudio.client import LabelStudioClient
 
     client = connect(ls_url, token)
     projects = _study_projects(client, manifest, project_ids)
-    from tqdm import tqdm
-
-    for project_id, worker in tqdm(projects, desc="export projects", unit=" project", disable=not progress):
-        tags = verification_tags(project_label_config(client, project_id), where=f"project {project_id}")
-        path = fetch_export(client, project_id, Path(work_dir) / f"project-{project_id}.json")
-        flattener.add_export(path, worker=worker, tags=tags, progress=progress)
-    return flattener.result()
+    index = ManifestIndex.from_manifest(manifest)
+    http = LabelStudioClient(str(client._client_wrapper.get_base_url()), token, timeout=120)
+    return StudyExport.open(client, http, projects, index, user_workers=_user_workers(manifest, index),
+                            manifest_digest=str(manifest.digest))
 
 
 def _user_workers(manifest: Any, index: ManifestIndex) -> dict[str, str]:
@@ -173,84 +187,6 @@ def fingerprint(flattened: Flattened, options: dict[str, Any], manifest_digest: 
     hasher.update(b"\x00exclusions\x00")
     _hash_csv(hasher, flattened.exclusions)
     return hasher.hexdigest()
-
-
-def _json_ready(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _json_ready(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_ready(v) for v in value]
-    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
-        return None
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):  # numpy scalars
-        return _json_ready(value.item())
-    return value
-
-
-def _write_table(frame: pd.DataFrame, path: Path, fmt: str) -> None:
-    if fmt == "csv":
-        frame.to_csv(path, index=False, lineterminator="\n", encoding="utf-8")
-    else:
-        frame.reset_index(drop=True).to_parquet(path, index=False, engine="pyarrow", compression="zstd")
-
-
-def _merge_exclusions(export_exclusions: pd.DataFrame, scoring_exclusions: pd.DataFrame) -> pd.DataFrame:
-    columns = list(export_exclusions.columns)
-    rows = [tuple(r) for r in export_exclusions[columns].itertuples(index=False, name=None)]
-    if not scoring_exclusions.empty:
-        extra = scoring_exclusions.reindex(columns=columns)
-        for kind, worker, task_key, detail, count in extra.itertuples(index=False, name=None):
-            rows.append((str(kind), "" if pd.isna(worker) else str(worker),
-                         "" if pd.isna(task_key) else str(task_key), "" if pd.isna(detail) else str(detail),
-                         0 if pd.isna(count) else int(count)))
-    return exclusions_frame(rows)
-
-
-def _stage_outputs(stage: Path, *, scores: Any, flattened: Flattened, manifest: Any, fmt: str,
-                   summary: dict[str, Any], extra_sections: Iterable[Section]) -> list[Path]:
-    from posthoc.readers.corpus import Corpus
-    from posthoc.report.study_report import build_report
-    from posthoc.writers import write_jsonl, write_nif
-
-    tables = stage / "tables"
-    tables.mkdir(parents=True)
-    written: list[Path] = []
-    for name, frame in scores.tables().items():
-        _write_table(frame, tables / f"{name}.{fmt}", fmt)
-        written.append(Path("tables") / f"{name}.{fmt}")
-    _write_table(flattened.judgements, stage / f"judgements.{fmt}", fmt)
-    written.append(Path(f"judgements.{fmt}"))
-    (stage / "summary.json").write_text(json.dumps(_json_ready(summary), sort_keys=True, indent=2,
-                                                   ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8")
-    written.append(Path("summary.json"))
-    documents = manifest.documents()
-    gold = scores.corrected_gold
-    keys = set(zip(gold["dataset"].astype(str), gold["doc_id"].astype(str), strict=True)) if len(gold) else set()
-    gold_documents = documents[[(str(d), str(i)) in keys
-                                for d, i in zip(documents["dataset"], documents["doc_id"], strict=True)]]
-    corpus = Corpus(documents=gold_documents.reset_index(drop=True), mentions=gold.reset_index(drop=True))
-    write_jsonl(corpus, stage / "corrected_gold.jsonl")
-    write_nif(corpus, stage / "corrected_gold.ttl")
-    written += [Path("corrected_gold.jsonl"), Path("corrected_gold.ttl")]
-    (stage / "report.html").write_text(build_report(scores, extra_sections=extra_sections), encoding="utf-8")
-    written.append(Path("report.html"))
-    return written
-
-
-def _commit(stage: Path, out_dir: Path, written: Sequence[Path]) -> None:
-    """Move every staged file over its target (``os.replace``: each file is atomic on one file system).
-
-    Files get the ordinary permissions of the umask (the atomic writers' temporary files are 0600).
-    """
-    umask = os.umask(0)
-    os.umask(umask)
-    for relative in written:
-        os.chmod(stage / relative, 0o666 & ~umask)
-        target = out_dir / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with open(stage / relative, "rb") as handle:
-            os.fsync(handle.fileno())
-        os.replace(stage / relative, target)
 
 
 def run_score_job(*, manifest_path: str | os.PathLike[str], out_dir: str | os.PathLike[str],
@@ -351,28 +287,52 @@ def _run_locked(manifest: Any, target: Path, *, ls_url: str | None, token: str |
     """The job once the lock on ``target`` is held."""
     options = {"n_resamples": n_resamples, "seed": seed, "resample_unit": resample_unit, "format": fmt,
                "union": union}
+    from posthoc.study.outcome_section import estimate_digest, estimate_path, plan_against_outcome_section
+
+    manifest_path = getattr(manifest, "path", None)
+    estimate_hash = estimate_digest(manifest_path) if manifest_path is not None else ""
+    manifest_digest = str(manifest.digest) + (f":{estimate_hash}" if estimate_hash else "")
+    report_path = target / "report.html"
+    marker = target / FINGERPRINT_NAME
+    previous = marker.read_text(encoding="utf-8").strip() if marker.is_file() and report_path.is_file() else None
     with tempfile.TemporaryDirectory(prefix=".posthoc-score-", dir=target) as work:
         work_dir = Path(work)
-        flattened = collect_judgements(manifest, ls_url=ls_url, token=token, export_files=export_files,
-                                       project_ids=project_ids, label_config=label_config,
-                                       work_dir=work_dir, progress=progress)
-        from posthoc.study.outcome_section import estimate_digest, estimate_path, plan_against_outcome_section
-
-        manifest_path = getattr(manifest, "path", None)
-        estimate_hash = estimate_digest(manifest_path) if manifest_path is not None else ""
-        digest = fingerprint(flattened, options, str(manifest.digest) + (f":{estimate_hash}" if estimate_hash else ""))
-        report_path = target / "report.html"
-        marker = target / FINGERPRINT_NAME
-        if periodic and report_path.is_file() and marker.is_file() \
-                and marker.read_text(encoding="utf-8").strip() == digest:
+        cache: JudgementCache | None = None
+        exported: tuple[int, ...] = ()
+        reused: tuple[int, ...] = ()
+        state: dict[str, Any] = {}
+        if export_files:
+            flattened = _from_export_files(manifest, export_files, label_config=label_config, progress=progress)
+        else:
+            study = _open_study(manifest, ls_url=ls_url, token=token, project_ids=project_ids)
+            cache = JudgementCache(target / CACHE_NAME, work_dir / "cache")
+            state = {"context": _state_context(options, manifest_digest),
+                     "keys": {str(p): k for p, k in sorted(study.keys.items())}}
+            last = cache.state()
+            if periodic and previous is not None and last is not None and last.get("fingerprint") == previous \
+                    and all(last.get(name) == value for name, value in state.items()):
+                return ScoreJobResult(status="nothing-new", out_dir=target, report_path=report_path,
+                                      fingerprint=previous, n_judgements=int(last.get("n_judgements", 0)),
+                                      n_exclusions=int(last.get("n_exclusions", 0)),
+                                      reused=tuple(p for p, _ in study.projects))
+            collected = study.collect(cache, work_dir, progress=progress)
+            flattened, exported, reused = collected.flattened, collected.exported, collected.reused
+        digest = fingerprint(flattened, options, manifest_digest)
+        state.update(fingerprint=digest, n_judgements=len(flattened.judgements),
+                     n_exclusions=int(flattened.exclusions["count"].sum()))
+        keep = [int(p) for p in state.get("keys", {})]
+        if periodic and previous == digest:
+            if cache is not None:
+                cache.commit(keep, state)
             return ScoreJobResult(status="nothing-new", out_dir=target, report_path=report_path,
                                   fingerprint=digest, n_judgements=len(flattened.judgements),
-                                  n_exclusions=int(flattened.exclusions["count"].sum()))
+                                  n_exclusions=int(flattened.exclusions["count"].sum()), exported=exported,
+                                  reused=reused)
         from posthoc.metrics import score_judgements
 
         scores = score_judgements(flattened.judgements, manifest.source_mentions(), n_resamples=n_resamples,
                                   seed=seed, resample_unit=resample_unit, study=str(manifest.study), union=union)
-        scores.exclusions = _merge_exclusions(flattened.exclusions, scores.exclusions)
+        scores.exclusions = merge_exclusions(flattened.exclusions, scores.exclusions)
         excluded = summarise_exclusions(scores.exclusions)
         summary = {**scores.summary, **options, "study": str(manifest.study),
                    "n_tasks_exported": flattened.n_tasks, "n_judgements_exported": len(flattened.judgements),
@@ -389,14 +349,23 @@ def _run_locked(manifest: Any, target: Path, *, ls_url: str | None, token: str |
             planned = plan_against_outcome_section(estimate_path(manifest_path), scores, flattened.judgements,
                                                    study=str(manifest.study))
             sections += [planned] if planned is not None else []
-        written = _stage_outputs(stage, scores=scores, flattened=flattened, manifest=manifest, fmt=fmt,
+        written = stage_outputs(stage, scores=scores, flattened=flattened, manifest=manifest, fmt=fmt,
                                  summary=summary, extra_sections=sections)
-        _commit(stage, target, written)
+        commit_outputs(stage, target, written)
+        if cache is not None:  # after the outputs: a cache entry never runs ahead of the files it explains
+            cache.commit(keep, None)
         marker_tmp = work_dir / FINGERPRINT_NAME
         marker_tmp.write_text(digest + "\n", encoding="utf-8")
         os.replace(marker_tmp, marker)
+        if cache is not None:  # last: the next periodic run trusts it only when its fingerprint is the marker's
+            cache.commit(keep, state)
         shutil.rmtree(stage, ignore_errors=True)
     return ScoreJobResult(status="updated", out_dir=target, report_path=report_path, fingerprint=digest,
                           n_judgements=len(flattened.judgements),
                           n_exclusions=int(scores.exclusions["count"].sum()),
-                          files=tuple(target / p for p in written))
+                          files=tuple(target / p for p in written), exported=exported, reused=reused)
+
+
+def _state_context(options: dict[str, Any], manifest_digest: str) -> str:
+    """What besides the projects decides the outputs: the options and the manifest (and estimate) digest."""
+    return hashlib.sha256(json.dumps([options, manifest_digest], sort_keys=True).encode("utf-8")).hexdigest()

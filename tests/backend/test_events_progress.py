@@ -40,7 +40,7 @@ def _annotate(client: FlaskClient, manifest: Manifest, config: str, worker: str,
                                  task_key=record["task_key"], text=record["text"],
                                  result=region_decisions(prediction, decisions))
         reply = client.post("/webhook", json=event)
-        assert reply.status_code == 200 and reply.json["recorded"] == 1
+        assert reply.status_code == 200 and reply.json["queued"] == 1
     return len(records)
 
 
@@ -66,18 +66,19 @@ def test_webhook_store_is_idempotent_and_follows_updates_and_deletes(client: Fla
                                                                                  "choices": ["verify"]}}]
     created = annotation_event("ANNOTATION_CREATED", annotation_id=5, task_id=9, task_key="tk1", text="Ann",
                                result=result, updated_at="2026-11-30T03:10:00Z")
-    assert client.post("/webhook", json=created).json["recorded"] == 1
-    assert client.post("/webhook", json=created).json["recorded"] == 0  # a retried webhook is stored once
+    assert client.post("/webhook", json=created).json["queued"] == 1
+    assert client.post("/webhook", json=created).json["queued"] == 1  # queued twice, stored once (below)
     changed = [{**result[0], "value": {**result[0]["value"], "choices": ["remove"]}}]
     updated = annotation_event("ANNOTATION_UPDATED", annotation_id=5, task_id=9, task_key="tk1", text="Ann",
                                result=changed, updated_at="2026-11-30T03:11:00Z")
-    assert client.post("/webhook", json=updated).json["recorded"] == 1
+    assert client.post("/webhook", json=updated).json["queued"] == 1
     other = annotation_event("ANNOTATION_CREATED", annotation_id=6, task_id=10, task_key="tk2", text="Bo",
                              result=[], was_cancelled=True)
     client.post("/webhook", json=other)
-    assert client.post("/webhook", json={"action": "TASKS_CREATED", "tasks": [{"id": 1}]}).json["recorded"] == 0
+    assert client.post("/webhook", json={"action": "TASKS_CREATED", "tasks": [{"id": 1}]}).json["queued"] == 0
 
     store = EventStore(tmp_path / "events.sqlite3")
+    assert b"not-a-real-password" not in store.inbox.read_bytes()  # the inbox holds extracted fields too
     events = store.events()
     assert list(events["action"]) == ["ANNOTATION_CREATED", "ANNOTATION_UPDATED", "ANNOTATION_CREATED"]
     assert list(events["task_key"]) == ["tk1", "tk1", "tk2"] and list(events["project_id"]) == [1, 1, 1]
@@ -87,7 +88,7 @@ def test_webhook_store_is_idempotent_and_follows_updates_and_deletes(client: Fla
     assert list(now["was_cancelled"]) == [False, True]
 
     deleted = {"action": "ANNOTATIONS_DELETED", "annotations": [{"id": 5}], "project": {"id": 1}}
-    assert client.post("/webhook", json=deleted).json["recorded"] == 1
+    assert client.post("/webhook", json=deleted).json["queued"] == 1
     assert list(current_annotations(store.events())["annotation_id"]) == [6]
     raw = (tmp_path / "events.sqlite3").read_bytes()
     assert b"not-a-real-password" not in raw  # only extracted fields are kept, never the payload
@@ -210,3 +211,32 @@ def status_command_of() -> Any:
     from posthoc.cli.status import status_command
 
     return status_command
+
+
+def test_the_inbox_is_ingested_once_by_concurrent_writers_and_readers(tmp_path: Path) -> None:
+    """Eight threads append 50 events each while readers ingest: every event is stored exactly once, a line a
+    writer has not finished waits for the next reader, and the inbox is emptied once all of it is in."""
+    import threading
+
+    store = EventStore(tmp_path / "events.sqlite3")
+
+    def write(worker: int) -> None:
+        for number in range(50):
+            event = annotation_event("ANNOTATION_CREATED", annotation_id=worker * 1000 + number, task_id=number,
+                                     task_key=f"t{number}", text="Ann", result=[])
+            assert store.append(event) == 1
+
+    threads = [threading.Thread(target=write, args=(worker,)) for worker in range(8)]
+    for thread in threads:
+        thread.start()
+    readers = [EventStore(tmp_path / "events.sqlite3") for _ in range(2)]
+    while any(thread.is_alive() for thread in threads):
+        readers[0].ingest()
+    for thread in threads:
+        thread.join()
+    assert sorted(readers[1].events()["annotation_id"]) == sorted(w * 1000 + n for w in range(8) for n in range(50))
+    assert store.inbox.stat().st_size == 0  # all of it is in the database: emptied
+    with store.inbox.open("ab") as handle:  # a writer in the middle of a line
+        handle.write(b'[["2026-12-01T00:00:00+00:00","ANNOTATION_CREATED"')
+    assert store.ingest() == 0 and store.inbox.stat().st_size > 0
+    assert len(store.events()) == 400

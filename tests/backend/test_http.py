@@ -98,7 +98,7 @@ def test_posthoc_backend_serve_runs_gunicorn_with_the_secret_from_the_environmen
                                  text=record["text"], result=[])
         hook = requests.post(f"{url}/webhook", json=event, headers={"Authorization": "Bearer gunicorn-secret"},
                              timeout=10)
-        assert hook.status_code == 200 and hook.json()["recorded"] == 1
+        assert hook.status_code == 200 and hook.json()["queued"] == 1
         assert list(EventStore(events).events()["task_key"]) == [record["task_key"]]
     finally:
         process.terminate()

@@ -53,14 +53,14 @@ def tiny_corpus() -> tuple[pd.DataFrame, pd.DataFrame]:
     return documents, mentions_frame
 
 
-def plan_tiny_manifest(path: Path) -> Any:
+def plan_tiny_manifest(path: Path, *, name: str = "tiny") -> Any:
     """The tiny study planned with posthoc.study (2 workers, k = 1, no control tasks) and saved at ``path``."""
     from posthoc.study.config import StudyConfig
     from posthoc.study.design import plan_study
     from posthoc.study.manifest import Manifest
 
     documents, mentions = tiny_corpus()
-    config = StudyConfig(name="tiny", seed=7, k=1, tasks_per_batch=20, control_tasks=False, n_workers=2)
+    config = StudyConfig(name=name, seed=7, k=1, tasks_per_batch=20, control_tasks=False, n_workers=2)
     return Manifest.create(path, plan_study(documents, mentions, config))
 
 
@@ -107,16 +107,17 @@ def _post(url: str, token: str, path: str, body: dict[str, Any]) -> dict[str, An
 
 
 @contextlib.contextmanager
-def build_tiny_study(ls_server: Any, folder: Path) -> Iterator[TinyStudy]:
-    """Set the tiny study up on ``ls_server`` (manifest in ``folder``); projects are deleted on exit."""
+def build_tiny_study(ls_server: Any, folder: Path, *, name: str = "tiny") -> Iterator[TinyStudy]:
+    """Set the tiny study up on ``ls_server`` (manifest in ``folder``); projects are deleted on exit.
+    ``name``: the study's name (another name is another study, found apart by its projects' markers)."""
     from posthoc.labelstudio.tasks import task_data
     from posthoc.labelstudio.users import worker_email
     from posthoc_backend.results import build_result, region_tags
 
     config = label_config("entity_verification")
     tags = region_tags(config)
-    manifest_path = folder / "tiny.manifest"
-    manifest = plan_tiny_manifest(manifest_path)
+    manifest_path = folder / f"{name}.manifest"
+    manifest = plan_tiny_manifest(manifest_path, name=name)
     client = ls_server.client()
     accounts = {w: make_annotator(ls_server, worker_email(w)) for w in manifest.workers()}
     study = TinyStudy(manifest=manifest, manifest_path=manifest_path, url=ls_server.url, token=ls_server.token,
@@ -125,8 +126,8 @@ def build_tiny_study(ls_server: Any, folder: Path) -> Iterator[TinyStudy]:
         for worker in manifest.workers():
             from posthoc.labelstudio.setup import project_marker
 
-            project = stack.enter_context(make_project(ls_server, config, title=f"tiny {worker}",
-                                                       description=project_marker("tiny", worker)))
+            project = stack.enter_context(make_project(ls_server, config, title=f"{name} {worker}",
+                                                       description=project_marker(name, worker)))
             study.projects[worker] = int(project.id)
             tasks = manifest.tasks(worker=worker)
             payload = []

@@ -54,7 +54,9 @@ Example (cron, every 15 minutes):
 @click.option("--format", "fmt", default="csv", show_default=True, type=click.Choice(["csv", "parquet"]),
               help="Format of the tables and the judgements file.")
 @click.option("--periodic", is_flag=True, help="Cron mode: exit 10 and write nothing when the judgements, exclusions "
-              "and options are the same as in the last run.")
+              "and options are the same as in the last run. Projects Label Studio reports unchanged since the last "
+              "run (counts, latest task update, drafts) are not exported again: their judgements are read from "
+              "--out/.posthoc-cache (also without --periodic).")
 @click.option("--quiet", is_flag=True, help="No progress bars; only the final line (and errors).")
 def score_command(manifest_path: Path, ls_url: str | None, out_dir: Path, export_files: tuple[Path, ...],
                   project_ids: tuple[int, ...], label_config_path: Path | None, token_env: str, n_resamples: int,
@@ -94,7 +96,12 @@ def score_command(manifest_path: Path, ls_url: str | None, out_dir: Path, export
     except ScoreJobLocked as exc:
         click.echo(f"posthoc: locked: {exc}", err=True)
         sys.exit(EXIT_LOCKED)
+    projects = ""
+    if result.exported or result.reused:
+        total = len(result.exported) + len(result.reused)
+        projects = f" ({len(result.exported)} of {total} projects exported, {len(result.reused)} unchanged)"
     if result.status == "nothing-new":
-        click.echo(f"nothing new: {result.n_judgements} judgements unchanged; {result.report_path} kept")
+        click.echo(f"nothing new: {result.n_judgements} judgements unchanged; {result.report_path} kept{projects}")
         sys.exit(EXIT_NOTHING_NEW if periodic else 0)
-    click.echo(f"updated: {result.n_judgements} judgements, {result.n_exclusions} excluded -> {result.report_path}")
+    click.echo(f"updated: {result.n_judgements} judgements, {result.n_exclusions} excluded -> {result.report_path}"
+               f"{projects}")

@@ -190,7 +190,12 @@ class _Columns:
     def frame(self) -> pd.DataFrame:
         frame = pd.DataFrame({name: pd.Series(self._column(name), dtype=_JUDGEMENT_DTYPES[name])
                               for name in JUDGEMENT_COLUMNS})
-        return frame.sort_values(_SORT, kind="stable").reset_index(drop=True)
+        return judgement_sort(frame)
+
+
+def judgement_sort(frame: pd.DataFrame) -> pd.DataFrame:
+    """Judgement rows in the table's order (worker, position, task, span, mention; stable), index reset."""
+    return frame.sort_values(_SORT, kind="stable").reset_index(drop=True)
 
 
 @dataclass(frozen=True)
@@ -309,16 +314,22 @@ class ExportFlattener:
         self._seen: dict[str, str] = {}
         self._n_tasks = 0
 
+    @property
+    def seen_keys(self) -> set[str]:
+        """The task keys flattened so far (a later export holding one of them is ``task_in_two_exports``)."""
+        return set(self._seen)
+
     def add_export(self, path: str | os.PathLike[str], *, worker: str | None = None,
-                   tags: VerificationTags | None = None, progress: bool = False) -> None:
+                   tags: VerificationTags | None = None, progress: bool = False, source: str | None = None) -> None:
         """Flatten one export file; ``worker`` is the project's worker when known (else each task's),
-        ``tags`` the project's tag names when its label config differs from the flattener's."""
+        ``tags`` the project's tag names when its label config differs from the flattener's, ``source`` how
+        exclusion details name the export (default: its path)."""
         tasks = iter_export_tasks(path)
         for task in tqdm(tasks, desc=f"flatten {Path(path).name}", unit=" tasks", disable=not progress):
             if not isinstance(task, Mapping):
                 raise PosthocInputError(f"{path}: an element of the export array is not a task object")
             try:
-                self.add_task(task, source=str(path), worker=worker, tags=tags)
+                self.add_task(task, source=str(path) if source is None else source, worker=worker, tags=tags)
             except PosthocInputError:
                 raise
             except (AttributeError, TypeError, ValueError, KeyError) as exc:  # a field of the wrong shape

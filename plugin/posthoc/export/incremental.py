@@ -1,0 +1,355 @@
+"""Export a study's projects at scale: cheap change signals, bounded concurrent exports, a cache of judgements.
+
+A periodic ``posthoc score`` on a study of 20 to 300 projects (31,000 tasks) must not export everything to find
+that nothing changed. Per run:
+
+1. :func:`project_signals` asks Label Studio, cheaply, for each project's *change signal*: from one paged
+   project listing (``GET /api/projects/?ids=...&include=...``) the counts ``task_number``,
+   ``total_annotations_number``, ``skipped_annotations_number``, ``total_predictions_number`` and the label
+   config; and per project two one-row requests: the most recently updated task
+   (``GET /api/projects/{id}/tasks/?page_size=1``, ordered by ``-updated_at`` in Label Studio 1.23) and the
+   number of tasks holding a draft (a Data Manager query on ``draft_exists``). Label Studio's
+   ``Annotation.save`` and ``Annotation.delete`` both set the task's ``updated_at`` (checked in its 1.23 source
+   and measured: a new, an updated and a deleted annotation each move it), so the signal changes on every
+   annotation created, updated, skipped or deleted through the API or the labeling screen, on tasks imported or
+   deleted (``task_number``), on predictions added or deleted, on a draft saved on a task without one, and on a
+   changed label config. What it does not catch is in docs/score.md ("Incremental runs").
+2. Projects whose signal (and flattening context: manifest, worker, tags, e-mail map, code version) equal the
+   cached ones are not exported: their flattened judgements and exclusions are read from the cache
+   (:class:`JudgementCache`, ``<out>/.posthoc-cache/``). The others are exported by a small thread pool
+   (:data:`EXPORT_THREADS`; a snapshot export is create + poll + download per project,
+   :func:`posthoc.export.fetch.fetch_export`) and each is flattened on its own (:class:`ExportFlattener`).
+3. :func:`combine` joins the per-project tables in project order into exactly what one flattener over every
+   export gives (same rows, order and dtypes: tested byte for byte), so outputs are byte-identical to a full
+   run. A task key found in two projects' exports (possible only with ``--project`` ids) makes the run fall back
+   to exporting every project and flattening them with one flattener, which keeps the first.
+
+The signal is read *before* the export, so a change during the export is seen by the next run. Cache files are
+staged in the run's work folder and moved in (``os.replace``) only after the outputs are committed: a failed or
+killed run leaves the previous cache, and a cache entry is complete or absent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from posthoc.errors import PosthocServiceError
+from posthoc.export.checks import exclusions_frame
+from posthoc.export.flatten import ExportFlattener, Flattened, ManifestIndex, empty_judgements, judgement_sort
+from posthoc.export.tags import VerificationTags
+
+#: projects exported (or asked for their signal) at once: Label Studio is one process, mostly busy in Python
+EXPORT_THREADS = 4
+CACHE_NAME = ".posthoc-cache"
+STATE_NAME = "state.json"
+#: bump when flattening changes what it writes for the same export (invalidates every cached project)
+CACHE_VERSION = 1
+COUNT_FIELDS = ("task_number", "total_annotations_number", "skipped_annotations_number", "total_predictions_number")
+_DRAFT_QUERY = json.dumps({"filters": {"conjunction": "and", "items": [
+    {"filter": "filter:tasks:draft_exists", "operator": "equal", "type": "Boolean", "value": True}]}})
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class ProjectSignal:
+    """What Label Studio says about one project, cheaply: ``key`` changes whenever its export would."""
+
+    project_id: int
+    counts: tuple[int, ...]
+    latest_task: tuple[int, str] | None
+    draft_tasks: int
+    label_config: str
+
+    @property
+    def key(self) -> str:
+        return _digest({"counts": list(self.counts), "latest_task": self.latest_task, "drafts": self.draft_tasks,
+                        "label_config": hashlib.sha256(self.label_config.encode("utf-8")).hexdigest()})
+
+
+def _pool_map(function: Callable[[Any], Any], items: Sequence[Any], *, threads: int,
+              done: Callable[[Any], None] | None = None) -> list[Any]:
+    """``[function(item) for item in items]`` on ``threads`` threads; the first failure is raised (the rest
+    are cancelled) as it was raised."""
+    if not items:
+        return []
+    with ThreadPoolExecutor(max_workers=max(1, min(threads, len(items))), thread_name_prefix="posthoc-export") as pool:
+        futures: list[Future[Any]] = [pool.submit(function, item) for item in items]
+        pending = set(futures)
+        while pending:
+            finished, pending = wait(pending, return_when=FIRST_EXCEPTION)
+            for future in finished:
+                if future.exception() is not None:
+                    for other in pending:
+                        other.cancel()
+                    raise future.exception()  # type: ignore[misc]
+                if done is not None:
+                    done(future.result())
+        return [future.result() for future in futures]
+
+
+def project_signals(http: Any, project_ids: Sequence[int], *,
+                    threads: int = EXPORT_THREADS) -> dict[int, ProjectSignal]:
+    """The change signal of each project (see the module docstring): one paged listing plus two one-row
+    requests a project. ``http`` is a :class:`posthoc.labelstudio.client.LabelStudioClient`."""
+    wanted = sorted({int(p) for p in project_ids})
+    listed: dict[int, dict[str, Any]] = {}
+    for start in range(0, len(wanted), 100):
+        chunk = wanted[start:start + 100]
+        answer = http.request("GET", "/api/projects/", params={
+            "ids": ",".join(map(str, chunk)), "include": ",".join(("id", "label_config", *COUNT_FIELDS)),
+            "page_size": 100, "page": 1})  # ``include`` names the fields answered and the counts computed
+        for project in (answer or {}).get("results", []) if isinstance(answer, dict) else []:
+            listed[int(project["id"])] = project
+    missing = [p for p in wanted if p not in listed]
+    if missing:
+        raise PosthocServiceError(f"Label Studio lists no project {', '.join(map(str, missing))}; it was deleted "
+                                  "while the job ran, or the token's user cannot see it")
+
+    def per_project(project_id: int) -> ProjectSignal:
+        page = http.request("GET", f"/api/projects/{project_id}/tasks/", params={"page": 1, "page_size": 1},
+                            ok=(200, 404))
+        latest = page[0] if isinstance(page, list) and page else None
+        drafts = http.request("GET", "/api/tasks/", params={"project": project_id, "page_size": 1,
+                                                            "fields": "task_only", "query": _DRAFT_QUERY})
+        project = listed[project_id]
+        return ProjectSignal(
+            project_id=project_id, counts=tuple(int(project.get(name) or 0) for name in COUNT_FIELDS),
+            latest_task=(int(latest["id"]), str(latest.get("updated_at"))) if isinstance(latest, dict) else None,
+            draft_tasks=int((drafts or {}).get("total") or 0) if isinstance(drafts, dict) else 0,
+            label_config=str(project.get("label_config") or ""))
+
+    return {signal.project_id: signal for signal in _pool_map(per_project, wanted, threads=threads)}
+
+
+@dataclass
+class ProjectPart:
+    """The flattened judgements and exclusions of one project's export, flattened on its own."""
+
+    judgements: pd.DataFrame
+    exclusions: list[tuple[str, str, str, str, int]]
+    n_tasks: int
+    task_keys: list[str] = field(default_factory=list)  # the task keys this export claimed (first seen here)
+
+
+def flatten_part(path: Path, index: ManifestIndex, tags: VerificationTags, *, user_workers: Mapping[str, str],
+                 worker: str | None, source: str) -> ProjectPart:
+    """One export flattened alone (``source`` names it in exclusion details, e.g. ``project 12``)."""
+    flattener = ExportFlattener(index, tags, user_workers=user_workers)
+    flattener.add_export(path, worker=worker, source=source)
+    result = flattener.result()
+    return ProjectPart(judgements=result.judgements, exclusions=list(flattener.log.rows), n_tasks=result.n_tasks,
+                       task_keys=sorted(flattener.seen_keys))
+
+
+def combine(parts: Sequence[ProjectPart]) -> Flattened:
+    """The per-project tables joined in order: equal (rows, order, dtypes) to one flattener over the same exports
+    in the same order, as long as no task key is in two of them (:func:`overlapping`)."""
+    frames = [part.judgements for part in parts if len(part.judgements)]
+    judgements = judgement_sort(pd.concat(frames, ignore_index=True)) if frames else empty_judgements()
+    rows = [row for part in parts for row in part.exclusions]
+    return Flattened(judgements=judgements, exclusions=exclusions_frame(rows), n_tasks=sum(p.n_tasks for p in parts))
+
+
+def overlapping(parts: Sequence[ProjectPart]) -> bool:
+    """Whether a task key was claimed by two parts (the flattener then keeps the first: one flattener is needed)."""
+    seen: set[str] = set()
+    for part in parts:
+        keys = set(part.task_keys)
+        if keys & seen:
+            return True
+        seen |= keys
+    return False
+
+
+def context_key(*, manifest_digest: str, worker: str | None, tags: VerificationTags,
+                user_workers: Mapping[str, str]) -> str:
+    """Everything besides the export that decides a project's flattened tables."""
+    from posthoc import __version__
+
+    return _digest({"version": [CACHE_VERSION, __version__], "manifest": manifest_digest, "worker": worker,
+                    "tags": asdict(tags), "users": sorted(user_workers.items())})
+
+
+class JudgementCache:
+    """Flattened tables of each project keyed to ``project id + signal + context`` in ``folder``.
+
+    ``project-<id>.json`` (key, task count, claimed task keys, exclusion rows) names
+    ``project-<id>-<key>.parquet`` (the judgements). :meth:`stage` writes into a staging folder;
+    :meth:`commit` moves the staged files in (the JSON last, so an entry is complete or absent) and removes
+    entries of projects no longer in the study. An unreadable entry is a miss, never an error.
+    """
+
+    def __init__(self, folder: Path, staging: Path) -> None:
+        self.folder = folder
+        self.staging = staging
+        self._staged: list[str] = []
+
+    def load(self, project_id: int, key: str) -> ProjectPart | None:
+        meta_path = self.folder / f"project-{project_id}.json"
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            if meta.get("key") != key:
+                return None
+            judgements = pd.read_parquet(self.folder / str(meta["judgements"]), engine="pyarrow")
+            reference = empty_judgements()
+            if list(judgements.columns) != list(reference.columns):
+                return None
+            judgements = judgements.astype(reference.dtypes.to_dict())
+            rows = [(str(k), str(w), str(t), str(d), int(c)) for k, w, t, d, c in meta["exclusions"]]
+            return ProjectPart(judgements=judgements, exclusions=rows, n_tasks=int(meta["n_tasks"]),
+                               task_keys=[str(k) for k in meta["task_keys"]])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def stage(self, project_id: int, key: str, part: ProjectPart) -> None:
+        self.staging.mkdir(parents=True, exist_ok=True)
+        table = f"project-{project_id}-{key[:16]}.parquet"
+        part.judgements.to_parquet(self.staging / table, index=False, engine="pyarrow", compression="zstd")
+        meta = {"key": key, "project": project_id, "judgements": table, "n_tasks": part.n_tasks,
+                "task_keys": part.task_keys, "exclusions": [list(row) for row in part.exclusions]}
+        (self.staging / f"project-{project_id}.json").write_text(
+            json.dumps(meta, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+        self._staged += [table, f"project-{project_id}.json"]
+
+    def commit(self, keep: Sequence[int], state: Mapping[str, Any] | None) -> None:
+        """Move the staged entries in, drop entries of other projects, then write ``state`` (last)."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        for name in self._staged:
+            os.replace(self.staging / name, self.folder / name)
+        self._staged = []
+        wanted: set[str] = set()
+        for project_id in keep:
+            wanted.add(f"project-{project_id}.json")
+            with contextlib.suppress(OSError, ValueError, KeyError):
+                wanted.add(str(json.loads((self.folder / f"project-{project_id}.json").read_text("utf-8"))
+                               ["judgements"]))
+        for path in self.folder.iterdir():
+            if path.name != STATE_NAME and path.name not in wanted:
+                if path.is_dir():
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    path.unlink(missing_ok=True)
+        if state is not None:
+            staged_state = self.staging / STATE_NAME
+            self.staging.mkdir(parents=True, exist_ok=True)
+            staged_state.write_text(json.dumps(state, sort_keys=True, indent=1) + "\n", encoding="utf-8")
+            os.replace(staged_state, self.folder / STATE_NAME)
+
+    def state(self) -> dict[str, Any] | None:
+        """The state the last successful run wrote (fingerprint, keys of every project, counts), if readable."""
+        try:
+            loaded = json.loads((self.folder / STATE_NAME).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return loaded if isinstance(loaded, dict) else None
+
+
+def combined_key(signal: ProjectSignal, context: str) -> str:
+    """The cache key of one project: its signal and its flattening context."""
+    return _digest([signal.project_id, signal.key, context])
+
+
+@dataclass
+class Collected:
+    """What :meth:`StudyExport.collect` did: the tables, which projects were exported and which were reused."""
+
+    flattened: Flattened
+    exported: tuple[int, ...]
+    reused: tuple[int, ...]
+
+
+@dataclass
+class StudyExport:
+    """A study's projects on one Label Studio with their signals and cache keys (read before any export).
+
+    ``client`` is the SDK client (exports), ``http`` the :class:`~posthoc.labelstudio.client.LabelStudioClient`
+    (signals); ``projects`` are ``(project id, worker or None)``.
+    """
+
+    client: Any
+    http: Any
+    projects: list[tuple[int, str | None]]
+    index: ManifestIndex
+    user_workers: Mapping[str, str]
+    tags: dict[int, VerificationTags]
+    keys: dict[int, str]
+
+    @classmethod
+    def open(cls, client: Any, http: Any, projects: Sequence[tuple[int, str | None]], index: ManifestIndex, *,
+             user_workers: Mapping[str, str], manifest_digest: str, threads: int = EXPORT_THREADS) -> StudyExport:
+        """Read every project's signal and label config; PosthocServiceError / PosthocInputError on failure."""
+        from posthoc.export.tags import verification_tags
+
+        signals = project_signals(http, [p for p, _ in projects], threads=threads)
+        tags: dict[int, VerificationTags] = {}
+        keys: dict[int, str] = {}
+        for project_id, worker in projects:
+            signal = signals[project_id]
+            tags[project_id] = verification_tags(signal.label_config, where=f"project {project_id}")
+            context = context_key(manifest_digest=manifest_digest, worker=worker, tags=tags[project_id],
+                                  user_workers=user_workers)
+            keys[project_id] = combined_key(signal, context)
+        return cls(client=client, http=http, projects=list(projects), index=index, user_workers=user_workers,
+                   tags=tags, keys=keys)
+
+    def _export_part(self, project: tuple[int, str | None], work_dir: Path) -> ProjectPart:
+        from posthoc.export.fetch import fetch_export
+
+        project_id, worker = project
+        path = fetch_export(self.client, project_id, work_dir / f"project-{project_id}.json")
+        try:
+            return flatten_part(path, self.index, self.tags[project_id], user_workers=self.user_workers,
+                                worker=worker, source=f"project {project_id}")
+        finally:
+            path.unlink(missing_ok=True)  # 31,000 tasks of exports need not stay on disk
+
+    def collect(self, cache: JudgementCache | None, work_dir: Path, *, progress: bool = False,
+                threads: int = EXPORT_THREADS) -> Collected:
+        """Reuse the cached projects, export the others (``threads`` at a time), stage their cache entries."""
+        from tqdm import tqdm
+
+        parts: dict[int, ProjectPart] = {}
+        if cache is not None:
+            for project_id, _ in self.projects:
+                hit = cache.load(project_id, self.keys[project_id])
+                if hit is not None:
+                    parts[project_id] = hit
+        reused = tuple(p for p, _ in self.projects if p in parts)
+        todo = [project for project in self.projects if project[0] not in parts]
+        with tqdm(total=len(todo), desc="export projects", unit=" project", disable=not progress) as bar:
+            fresh = _pool_map(lambda project: self._export_part(project, work_dir), todo, threads=threads,
+                              done=lambda _: bar.update())
+        for (project_id, _), part in zip(todo, fresh, strict=True):
+            parts[project_id] = part
+            if cache is not None:
+                cache.stage(project_id, self.keys[project_id], part)
+        ordered = [parts[p] for p, _ in self.projects]
+        if overlapping(ordered):  # a task in two projects: one flattener over every export keeps the first
+            return Collected(flattened=self._flatten_all(work_dir, progress=progress), exported=tuple(
+                p for p, _ in self.projects), reused=())
+        return Collected(flattened=combine(ordered), exported=tuple(p for p, _ in todo), reused=reused)
+
+    def _flatten_all(self, work_dir: Path, *, progress: bool) -> Flattened:
+        from posthoc.export.fetch import fetch_export
+
+        flattener = ExportFlattener(self.index, next(iter(self.tags.values())), user_workers=self.user_workers)
+        for project_id, worker in self.projects:
+            path = fetch_export(self.client, project_id, work_dir / f"project-{project_id}.json")
+            flattener.add_export(path, worker=worker, tags=self.tags[project_id], progress=progress,
+                                 source=f"project {project_id}")
+            path.unlink(missing_ok=True)
+        return flattener.result()
