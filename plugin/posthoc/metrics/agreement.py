@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from posthoc.metrics.codes import column_codes, dense_codes
+from posthoc.metrics.codes import column_codes, dense_codes, factorize
 from posthoc.metrics.inputs import ANNOTATION, judged_rows
 from posthoc.metrics.verification import verdicts_of
 
@@ -25,8 +25,8 @@ def agreement_from_verdicts(verdicts: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(
             {c: pd.Series(dtype="str" if c == "dataset" else "int64") for c in AGREEMENT_COLUMNS}
         )
-    dataset, dataset_names = pd.factorize(verdicts["dataset"], sort=True)
-    system = pd.factorize(verdicts["system"], sort=False)[0]
+    dataset, dataset_names = factorize(verdicts["dataset"], sort=True)
+    system = factorize(verdicts["system"])[0]
     pairs = np.unique(dataset.astype(np.int64) * (system.max() + 1) + system)
     n_systems = np.bincount(pairs // (system.max() + 1), minlength=len(dataset_names))
     # one verdict per system and annotation: an annotation's verdicts are its systems

@@ -34,7 +34,7 @@ import pandas as pd
 from threadpoolctl import ThreadpoolController
 
 from posthoc.errors import PosthocInputError
-from posthoc.metrics.codes import sorted_codes
+from posthoc.metrics.codes import factorize, sorted_codes
 from posthoc.metrics.inputs import ANNOTATION
 
 UNITS: Final = ("doc_id", "task", "annotation", "worker")
@@ -52,7 +52,7 @@ def unit_codes(rows: pd.DataFrame, unit: str) -> tuple[np.ndarray, np.ndarray]:
     if unit not in UNITS:
         raise PosthocInputError(f"resample_unit must be one of {', '.join(UNITS)}, not {unit!r}")
     if unit == "worker":
-        workers = pd.factorize(rows["worker"], sort=True)[0].astype(np.int64)
+        workers = factorize(rows["worker"], sort=True)[0]
         return workers, np.zeros(workers.max() + 1 if len(workers) else 0, dtype=np.int64)
     if unit == "task":
         if "chunk_id" not in rows.columns or rows["chunk_id"].isna().any():
@@ -61,7 +61,7 @@ def unit_codes(rows: pd.DataFrame, unit: str) -> tuple[np.ndarray, np.ndarray]:
     else:
         keys = ["dataset", "doc_id"] if unit == "doc_id" else list(ANNOTATION)
     factorized = [
-        rows[key].to_numpy(np.int64) if key in ("start", "end") else pd.factorize(rows[key], sort=True)[0]
+        rows[key].to_numpy(np.int64) if key in ("start", "end") else factorize(rows[key], sort=True)[0]
         for key in keys
     ]
     codes, first = sorted_codes(*factorized)

@@ -3,12 +3,20 @@
 The metrics key their rows by several string columns (dataset, doc_id, system, link) and offsets.
 Factorising each column once and combining the codes in numpy is several times faster than a pandas
 ``groupby`` / ``merge`` on the strings (pandas' Arrow strings are factorised anew by every call).
+
+:func:`factorize` is ``pd.factorize`` with the same codes and uniques; inside a
+:func:`shared_factorisation` block (``score_judgements`` opens one per call) an Arrow-backed column
+is factorised once however many metrics read it: the key is its Arrow array, which is immutable
+(pandas replaces it, never changes it, when a column is assigned). Nothing outlives the block.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -16,6 +24,74 @@ import pandas as pd
 #: A key whose range is at most this many times the number of rows (plus a constant) is densified by a
 #: presence map (one ``np.bincount``, O(n)) instead of a hash factorisation.
 PRESENCE_FACTOR = 4
+
+
+#: The factorisations of the open :func:`shared_factorisation` block: id of an Arrow array -> (the array,
+#: {sort: (codes, uniques)}).
+_SHARED: ContextVar[dict[int, tuple[Any, dict[bool, tuple[np.ndarray, pd.Index]]]] | None] = ContextVar(
+    "posthoc_shared_factorisation", default=None
+)
+
+
+@contextmanager
+def shared_factorisation() -> Iterator[None]:
+    """Within the block, :func:`factorize` factorises each Arrow-backed column once (nested blocks share)."""
+    if _SHARED.get() is not None:
+        yield
+        return
+    token = _SHARED.set({})
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+
+
+def _fresh(values: Any, sort: bool) -> tuple[np.ndarray, pd.Index]:
+    codes, uniques = pd.factorize(values, sort=sort)
+    codes = np.asarray(codes, dtype=np.int64)
+    codes.flags.writeable = False
+    return codes, uniques
+
+
+def _sorted(values: Any, codes: np.ndarray, uniques: pd.Index) -> tuple[np.ndarray, pd.Index]:
+    """``pd.factorize(values, sort=True)`` from the unsorted ``codes, uniques`` of ``values``."""
+    if len(uniques) < 2:
+        return codes, uniques
+    if not isinstance(uniques.dtype, pd.StringDtype):
+        return _fresh(values, True)
+    # pandas sorts the uniques by their argsort (algorithms.safe_sort) and renumbers the codes; the same here,
+    # without factorising every row a second time
+    order = np.asarray(uniques.argsort(), dtype=np.int64)
+    rank = np.empty(len(order) + 1, dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    rank[-1] = -1  # a missing value (code -1) stays -1
+    ranked = rank[codes]
+    ranked.flags.writeable = False
+    return ranked, uniques.take(order)
+
+
+def factorize(values: pd.Series | pd.Index | np.ndarray, *, sort: bool = False) -> tuple[np.ndarray, pd.Index]:
+    """``(codes, uniques)`` of ``values`` as ``pd.factorize``: read-only int64 codes, -1 for a missing value.
+
+    With ``sort`` they are exactly ``pd.factorize(values, sort=True)``'s. Without, the numbering is only
+    "equal values, equal codes" (pandas' order of first appearance, or the sorted one). Within
+    :func:`shared_factorisation` an Arrow-backed Series is factorised once; the codes are read-only so
+    that no caller can change a shared result.
+    """
+    cache = _SHARED.get()
+    arrow = getattr(values.array, "_pa_array", None) if isinstance(values, pd.Series) else None
+    if cache is None or arrow is None:
+        return _fresh(values, sort)
+    entry = cache.get(id(arrow))
+    if entry is None or entry[0] is not arrow:  # the entry holds the array, so its id is not reused meanwhile
+        entry = cache[id(arrow)] = (arrow, {})
+    done = entry[1]
+    if sort not in done:
+        if sort and False in done:
+            done[True] = _sorted(values, *done[False])
+        else:
+            done[sort] = done[True] if True in done else _fresh(values, sort)
+    return done[sort]
 
 
 def _first_rows(codes: np.ndarray, n_codes: int) -> np.ndarray:
@@ -85,11 +161,56 @@ def sorted_codes(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return rank[codes], first[order]
 
 
+def take_strings(names: Sequence[Any] | pd.Index | np.ndarray, codes: np.ndarray) -> pd.api.extensions.ExtensionArray:
+    """``pd.array(np.asarray(names, dtype=object)[codes], dtype="str")``, built by one take of the few names.
+
+    The same array (``str`` dtype, equal values), without converting one Python string per row.
+    """
+    return pd.array(np.asarray(names, dtype=object), dtype="str").take(np.asarray(codes, dtype=np.int64))
+
+
 def column_codes(column: pd.Series, *, sort: bool = False) -> np.ndarray:
-    """``pd.factorize`` codes of one key column as int64 (sorted ranks of an integer column with ``sort``)."""
-    if pd.api.types.is_integer_dtype(column.dtype) and not sort:
-        return column.to_numpy(np.int64)
-    return pd.factorize(column, sort=sort)[0].astype(np.int64)
+    """``pd.factorize`` codes of one key column as int64 (sorted ranks of an integer column with ``sort``).
+
+    An integer column is its own codes without ``sort``; with ``sort`` its ranks come from a presence
+    map when its range is small (offsets), else from ``pd.factorize``. Other columns: :func:`factorize`.
+    """
+    if pd.api.types.is_integer_dtype(column.dtype):
+        values = column.to_numpy(np.int64)
+        if not sort:
+            return values
+        if len(values):
+            low = int(values.min())
+            span = int(values.max()) - low + 1
+            if span <= PRESENCE_FACTOR * len(values) + 65536:
+                return _densify(values - low, span)  # ranks of the distinct values, as factorize(sort=True)
+    return factorize(column, sort=sort)[0]
+
+
+def _aligned(columns: Sequence[pd.Series]) -> list[np.ndarray]:
+    """Codes of one key in several tables, comparable across them: 0 for a missing value, equal values equal codes.
+
+    Each column is factorised on its own (:func:`factorize`, shared within a block) and their few uniques
+    once together; integer columns are their values (shifted to start at 1).
+    """
+    if all(pd.api.types.is_integer_dtype(column.dtype) for column in columns):
+        values = [column.to_numpy(np.int64) for column in columns]
+        low = min((int(v.min()) for v in values if len(v)), default=0)
+        return [v - low + 1 for v in values]
+    if not all(isinstance(column.dtype, pd.StringDtype) for column in columns):
+        joined = pd.concat(list(columns), ignore_index=True)
+        codes = column_codes(joined) + 1
+        bounds = np.cumsum([0, *[len(column) for column in columns]])
+        return [codes[bounds[i] : bounds[i + 1]] for i in range(len(columns))]
+    parts = [factorize(column) for column in columns]
+    uniques = parts[0][1].append([part[1] for part in parts[1:]]) if len(parts) > 1 else parts[0][1]
+    where = factorize(uniques)[0] + 1  # every table's uniques in one numbering, from 1
+    out, offset = [], 0
+    for codes, names in parts:
+        lookup_of = np.append(where[offset : offset + len(names)], 0)  # code -1 (missing) -> 0
+        out.append(lookup_of[codes])
+        offset += len(names)
+    return out
 
 
 def shared_codes(frames: Sequence[pd.DataFrame], keys: Sequence[str]) -> list[np.ndarray]:
@@ -97,8 +218,8 @@ def shared_codes(frames: Sequence[pd.DataFrame], keys: Sequence[str]) -> list[np
 
     Equal tuples get equal codes in every frame (missing values are a value of their own).
     """
-    both = pd.concat([frame[list(keys)] for frame in frames], ignore_index=True)
-    codes, _ = dense_codes(*[column_codes(both[key]) + 1 for key in keys])
+    per_key = [_aligned([frame[key] for frame in frames]) for key in keys]
+    codes, _ = dense_codes(*[np.concatenate(key_codes) for key_codes in per_key])
     bounds = np.cumsum([0, *[len(frame) for frame in frames]])
     return [codes[bounds[i] : bounds[i + 1]] for i in range(len(frames))]
 

@@ -108,7 +108,8 @@ def gold_from(
     counts = verdicts[["n_verify", "n_edit", "n_remove"]].to_numpy()[of_gt]
     plurality = np.array(["verify", "edit", "remove"])[np.argmax(counts, axis=1)]  # argmax: first wins a tie
     new_links = _new_links(rows, codes).reindex(of_gt).to_numpy()
-    gt_code, decided_code = shared_codes([gt, verdicts.iloc[of_gt]], SYSTEM_ANNOTATION)
+    gt_code, verdict_code = shared_codes([gt, verdicts], SYSTEM_ANNOTATION)
+    decided_code = verdict_code[of_gt]
     where = lookup(gt_code, decided_code)  # each GT annotation's verdict among of_gt, or -1
     judged = where >= 0
     decision = np.full(len(gt), None, dtype=object)

@@ -16,7 +16,7 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
-from posthoc.metrics.codes import dense_codes
+from posthoc.metrics.codes import dense_codes, factorize
 
 DOCUMENT: Final = ["dataset", "doc_id"]
 #: Flags :func:`match_flags` can compute, from the strictest to the loosest.
@@ -29,7 +29,7 @@ def spans_overlap(start_a: np.ndarray, end_a: np.ndarray, start_b: np.ndarray, e
 
 
 def _codes(values: pd.Series) -> np.ndarray:
-    return pd.factorize(values, sort=False)[0].astype(np.int64)
+    return factorize(values)[0]
 
 
 def _combine(first: np.ndarray, second: np.ndarray) -> np.ndarray:

@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from posthoc.errors import PosthocInputError
-from posthoc.metrics.codes import sorted_codes
+from posthoc.metrics.codes import factorize, sorted_codes
 from posthoc.metrics.inputs import mention_rows
 from posthoc.metrics.matching import SpanCodes, code_flags
 from posthoc.tables import GT_SYSTEM
@@ -79,15 +79,15 @@ def counts_of_rows(rows: pd.DataFrame, *, gt_system: str, matching: Sequence[str
     if unknown:
         raise PosthocInputError(f"preannotation: unknown matching {unknown}; use one of {', '.join(MATCHINGS)}")
     columns = ["dataset", "doc_id", "system", "matching", *COUNT_COLUMNS]
-    dataset, dataset_names = pd.factorize(rows["dataset"], sort=True)
-    doc_code, doc_names = pd.factorize(rows["doc_id"], sort=True)
-    system, system_names = pd.factorize(rows["system"], sort=True)
+    dataset, dataset_names = factorize(rows["dataset"], sort=True)
+    doc_code, doc_names = factorize(rows["doc_id"], sort=True)
+    system, system_names = factorize(rows["system"], sort=True)
     doc_of_row, first = sorted_codes(dataset, doc_code)  # documents sorted by dataset, doc_id
     n_docs = len(first)
     doc_dataset = dataset[first]
     codes = SpanCodes.of(
         doc_of_row, rows["start"].to_numpy(np.int64), rows["end"].to_numpy(np.int64),
-        pd.factorize(rows["link"], sort=False)[0].astype(np.int64),
+        factorize(rows["link"])[0],
     )  # fmt: skip
     gt_codes = np.flatnonzero(np.asarray(system_names) == gt_system)
     is_gt = system == gt_codes[0] if len(gt_codes) else np.zeros(len(rows), dtype=bool)

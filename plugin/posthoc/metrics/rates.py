@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from posthoc.metrics.bootstrap import percentile_interval, ratio, unit_codes
-from posthoc.metrics.codes import dense_codes, sorted_codes
+from posthoc.metrics.codes import dense_codes, factorize, sorted_codes
 from posthoc.metrics.matching import overlap_components
 from posthoc.metrics.verification import check_union
 from posthoc.tables import OUTCOMES
@@ -89,13 +89,14 @@ def _f1(precision: np.ndarray, recall: np.ndarray) -> np.ndarray:
         )
 
 
-def _members(verified: np.ndarray, annotation: np.ndarray, keys: tuple[np.ndarray, ...], *, union: str
-             ) -> np.ndarray:
+def _members(verified: np.ndarray, annotation: np.ndarray, first: np.ndarray, keys: tuple[np.ndarray, ...], *,
+             union: str) -> np.ndarray:
     """Union member of every verdict: its annotation (exact), or its overlap component (overlap); a verdict not
-    verified gets a code of its own (it adds nothing, as its weights are 0)."""
+    verified gets a code of its own (it adds nothing, as its weights are 0). ``first``: each verdict's first row
+    of the row-level ``annotation`` and ``keys`` (dataset, doc, link, start, end)."""
     if union == "exact":
-        return annotation
-    dataset, doc, link, start, end = keys
+        return annotation[first]
+    dataset, doc, link, start, end = (key[first] for key in keys)
     member = np.empty(len(verified), dtype=np.int64)
     chosen = np.flatnonzero(verified)
     group, _ = dense_codes(dataset[chosen], doc[chosen], link[chosen])
@@ -120,16 +121,16 @@ def rate_statistics(
     union (:mod:`posthoc.metrics.verification`).
     """
     check_union(union)
-    dataset_codes, dataset_names = pd.factorize(rows["dataset"], sort=True)
-    system_codes, system_names = pd.factorize(rows["system"], sort=True)
+    dataset_codes, dataset_names = factorize(rows["dataset"], sort=True)
+    system_codes, system_names = factorize(rows["system"], sort=True)
     outcome_codes = np.zeros(len(rows), dtype=np.int64)  # index into OUTCOMES (verify, edit, remove)
     for index, name in enumerate(OUTCOMES[1:], start=1):
         outcome_codes[(rows["outcome"] == name).to_numpy()] = index
     columns: list[np.ndarray] = [
-        np.asarray(dataset_codes, dtype=np.int64),
-        np.asarray(system_codes, dtype=np.int64),
-        pd.factorize(rows["doc_id"], sort=True)[0].astype(np.int64, copy=False),
-        pd.factorize(rows["link"], sort=False)[0].astype(np.int64, copy=False),
+        dataset_codes,
+        system_codes,
+        factorize(rows["doc_id"], sort=True)[0],
+        factorize(rows["link"])[0],
         rows["start"].to_numpy(np.int64),
         rows["end"].to_numpy(np.int64),
         outcome_codes,
@@ -152,14 +153,16 @@ def rate_statistics(
     pairs = np.flatnonzero(present)  # the (dataset, system) groups, sorted
     group_of_verdict = (np.cumsum(present) - 1)[pair]
     n_groups, n_datasets = len(pairs), len(dataset_names)
-    member = _members(verified, annotation[first], (dataset[first], doc[first], link[first], start[first],
-                                                    end[first]), union=union)
+    member = _members(verified, annotation, first, (dataset, doc, link, start, end), union=union)
     n_in_member = np.bincount(member, weights=verified)
     dataset_of_member = np.zeros(len(n_in_member), dtype=np.int64)
     dataset_of_member[member] = dataset[first]
     n_union = np.bincount(dataset_of_member, weights=n_in_member > 0, minlength=n_datasets).astype(np.int64)
-    own, _ = dense_codes(member, system[first])  # a system's share of a member
-    n_own = np.maximum(np.bincount(own, weights=verified), 1)[own]
+    if union == "exact":  # a member is one annotation: each system holds 0 or 1 of it, so n_own is 1
+        n_own = None
+    else:
+        own, _ = dense_codes(member, system[first])  # a system's share of a member
+        n_own = np.maximum(np.bincount(own, weights=verified), 1)[own]
 
     group = group_of_verdict[verdict]
     if n_judges.max() == 1:  # k = 1: every annotation has one judgement
@@ -170,7 +173,6 @@ def rate_statistics(
         verified_share = verified[verdict] * per_judge
         mention_share = mention_right[verdict] * per_judge
     union_share = verified_share / np.maximum(n_in_member[member], 1)[verdict]
-    covered_share = verified_share / n_own[verdict]
     if resample_unit == "doc_id":  # the default: reuse the sorted codes
         unit, first_row = sorted_codes(dataset, doc)
         strata = dataset[first_row].astype(np.int64)
@@ -179,13 +181,29 @@ def rate_statistics(
     n_columns = SLOTS * n_groups + n_datasets
     size = len(strata) * n_columns
     base = unit * n_columns + group * SLOTS
-    flat = np.bincount(base + 2 + outcome, minlength=size).astype(float)
-    flat += np.bincount(base, weights=per_judge, minlength=size)  # unweighted (1 each) when k = 1
-    flat += np.bincount(base + 1, weights=verified_share, minlength=size)
-    flat += np.bincount(base + 5, weights=covered_share, minlength=size)
-    flat += np.bincount(base + 6, weights=mention_share, minlength=size)
-    flat += np.bincount(unit * n_columns + SLOTS * n_groups + dataset, weights=union_share, minlength=size)
+    # every cell is one sum (the slots are disjoint); with k = 1 the slots 0, 1, 2-4 and 6 count whole
+    # judgements, so one unweighted bincount gives them (the same sums, exact in float)
+    if per_judge is None:
+        whole = [base + 2 + outcome, base, base[verified_share > 0] + 1, base[mention_share > 0] + 6]
+        flat = np.bincount(np.concatenate(whole), minlength=size).astype(float)
+    else:
+        flat = np.bincount(base + 2 + outcome, minlength=size).astype(float)
+        flat += np.bincount(base, weights=per_judge, minlength=size)
+        flat += np.bincount(base + 1, weights=verified_share, minlength=size)
+        flat += np.bincount(base + 6, weights=mention_share, minlength=size)
+    if n_own is not None:
+        flat += np.bincount(base + 5, weights=verified_share / n_own[verdict], minlength=size)
     counts = flat.reshape(len(strata), n_columns)
+    counts[:, SLOTS * n_groups :] = np.bincount(
+        unit * n_datasets + dataset, weights=union_share, minlength=len(strata) * n_datasets
+    ).reshape(len(strata), n_datasets)
+    if n_own is None:  # exact union: covered members are the verified annotations (slot 5 = slot 1, same sums)
+        counts[:, 5 : SLOTS * n_groups : SLOTS] = counts[:, 1 : SLOTS * n_groups : SLOTS]
+        n_covered = np.bincount(group_of_verdict, weights=verified, minlength=n_groups).astype(np.int64)
+    else:
+        n_covered = np.rint(np.bincount(group_of_verdict, weights=verified / n_own, minlength=n_groups)).astype(
+            np.int64
+        )
     return RateStatistics(
         datasets=np.asarray(dataset_names)[pairs // len(system_names)],
         systems=np.asarray(system_names)[pairs % len(system_names)],
@@ -197,7 +215,7 @@ def rate_statistics(
         n_judgements=np.bincount(group, minlength=n_groups),
         outcome_counts=np.bincount(group * 3 + outcome, minlength=3 * n_groups).reshape(n_groups, 3),
         n_union=n_union,
-        n_covered=np.rint(np.bincount(group_of_verdict, weights=verified / n_own, minlength=n_groups)).astype(np.int64),
+        n_covered=n_covered,
         n_mention_right=np.bincount(group_of_verdict, weights=mention_right, minlength=n_groups).astype(np.int64),
     )
 

@@ -18,6 +18,7 @@ import pandas as pd
 from posthoc.errors import PosthocInputError
 from posthoc.metrics.agreement import agreement_from_verdicts
 from posthoc.metrics.bootstrap import UNITS, percentile_interval, ratio, resampled_sums, unit_matrix
+from posthoc.metrics.codes import factorize, shared_factorisation
 from posthoc.metrics.controls import control_results
 from posthoc.metrics.gold import gold_from
 from posthoc.metrics.inputs import JUDGEMENT_NEEDS, is_control, judged_rows, mention_rows
@@ -55,6 +56,7 @@ def _rates(
     return rates_table(stats, rate_samples(sums, stats), confidence=confidence)
 
 
+@shared_factorisation()
 def rates_with_intervals(
     judgements: pd.DataFrame,
     *,
@@ -183,34 +185,47 @@ def _summary(
         (str(d), str(s)): {m: _number(v) for m, v in zip(("precision", "recall", "f1"), values, strict=True)}
         for d, s, *values in strict[["dataset", "system", "precision", "recall", "f1"]].itertuples(index=False)
     }
-    sizes = union.groupby("dataset").size()
-    documents = rows.groupby("dataset")["doc_id"].nunique()
-    for (dataset, system), part in rates.groupby(["dataset", "system"], sort=True):
+    union_dataset, union_names = factorize(union["dataset"], sort=True)
+    union_sizes = np.bincount(union_dataset, minlength=len(union_names))
+    sizes = dict(zip(union_names.tolist(), union_sizes.tolist(), strict=True))
+    row_dataset, row_names = factorize(rows["dataset"], sort=True)
+    row_doc, doc_names = factorize(rows["doc_id"], sort=True)
+    width = max(len(doc_names), 1)
+    pairs = np.unique(row_dataset * width + row_doc)  # the distinct documents of each dataset
+    n_documents = np.bincount(pairs // width, minlength=len(row_names))
+    documents = dict(zip(row_names.tolist(), n_documents.tolist(), strict=True))
+    # the rates table's (dataset, system) groups in sorted order, as groupby(["dataset", "system"], sort=True)
+    rate_dataset, dataset_names = factorize(rates["dataset"], sort=True)
+    rate_system, system_names = factorize(rates["system"], sort=True)
+    group = rate_dataset * max(len(system_names), 1) + rate_system
+    metric_of = rates["metric"].to_numpy(object)
+    numbers = {c: rates[c].to_numpy() for c in ("value", "low", "high", "n")}
+    for key in np.unique(group).tolist():
+        dataset, system = str(dataset_names[key // len(system_names)]), str(system_names[key % len(system_names)])
+        where: dict[str, int] = {}
+        for row in np.flatnonzero(group == key).tolist():
+            where.setdefault(str(metric_of[row]), row)  # a metric's first row in the group
         entry = datasets.setdefault(
-            str(dataset),
+            dataset,
             {
                 "n_documents": int(documents.get(dataset, 0)),
                 "verification_union": int(sizes.get(dataset, 0)),
                 "systems": {},
             },
         )
-        metrics = part.set_index("metric")
-        entry["systems"][str(system)] = {
-            "n_annotations": int(metrics["n"].to_numpy()[metrics.index.get_loc("verification_rate")]),
+        entry["systems"][system] = {
+            "n_annotations": int(numbers["n"][where["verification_rate"]]),
             **{
-                metric: {
-                    "value": _number(metrics.loc[metric, "value"]),
-                    "low": _number(metrics.loc[metric, "low"]),
-                    "high": _number(metrics.loc[metric, "high"]),
-                }
+                metric: {bound: _number(numbers[bound][where[metric]]) for bound in ("value", "low", "high")}
                 for metric in ("verification_rate", "mention_rate", "posthoc_recall", "posthoc_f1")
             },
         }
-        if (str(dataset), str(system)) in strict_rows:
-            entry["systems"][str(system)]["preannotation_strict_micro"] = strict_rows[(str(dataset), str(system))]
+        if (dataset, system) in strict_rows:
+            entry["systems"][system]["preannotation_strict_micro"] = strict_rows[(dataset, system)]
     return {**base, "datasets": datasets}
 
 
+@shared_factorisation()
 def score_judgements(
     judgements: pd.DataFrame,
     mentions: pd.DataFrame,

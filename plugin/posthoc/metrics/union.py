@@ -20,6 +20,7 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
+from posthoc.metrics.codes import factorize
 from posthoc.metrics.inputs import mention_rows
 from posthoc.metrics.matching import match_flags
 from posthoc.metrics.verification import annotation_verdicts, union_from_verdicts
@@ -57,7 +58,7 @@ def outcomes_from_letters(union: pd.DataFrame, letters: np.ndarray) -> pd.DataFr
                 "share": pd.Series(dtype="float64"),
             }
         )
-    dataset, datasets = pd.factorize(union["dataset"], sort=True)
+    dataset, datasets = factorize(union["dataset"], sort=True)
     letter = np.searchsorted(np.asarray(UNION_OUTCOMES), np.asarray(letters, dtype=str))
     n = len(UNION_OUTCOMES)
     counts = np.bincount(dataset.astype(np.int64) * n + letter, minlength=len(datasets) * n)

@@ -33,11 +33,13 @@ Excluding failing workers is the caller's choice (:func:`posthoc.metrics.control
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
 from posthoc.errors import PosthocInputError
-from posthoc.metrics.codes import column_codes, dense_codes, sorted_codes
+from posthoc.metrics.codes import column_codes, dense_codes, factorize, sorted_codes, take_strings
 from posthoc.metrics.inputs import ANNOTATION, SYSTEM_ANNOTATION, judged_rows
 from posthoc.metrics.matching import overlap_components
 from posthoc.tables import OUTCOMES
@@ -63,11 +65,18 @@ def verdicts_of(rows: pd.DataFrame, *, ties_verified: bool = False) -> tuple[pd.
     codes, first = sorted_codes(*[column_codes(rows[key], sort=True) for key in keys])  # groupby(keys) order
     verdicts = rows[keys].iloc[first].reset_index(drop=True)
     verdicts["n_judges"] = np.bincount(codes, minlength=len(first)).astype("int64")
-    mention_ids = rows["mention_id"].iloc[first].to_numpy() if "mention_id" in rows.columns else None
+    mention_ids: Any = None
+    if "mention_id" in rows.columns:
+        column = rows["mention_id"]
+        # a str column keeps its array (the same values and dtype as inferring them again from objects)
+        mention_ids = column.array.take(first) if isinstance(column.dtype, pd.StringDtype) else (
+            column.iloc[first].to_numpy())
     verdicts.insert(len(keys), "mention_id", mention_ids)
+    outcome = factorize(rows["outcome"])
     for name in OUTCOMES:
-        chose = (rows["outcome"] == name).to_numpy()
-        verdicts[f"n_{name}"] = np.bincount(codes, weights=chose, minlength=len(verdicts)).astype("int64")
+        chose = np.flatnonzero(np.asarray(outcome[1]) == name)
+        weights = outcome[0] == chose[0] if len(chose) else np.zeros(len(rows), dtype=bool)
+        verdicts[f"n_{name}"] = np.bincount(codes, weights=weights, minlength=len(verdicts)).astype("int64")
     twice = 2 * verdicts["n_verify"]
     verdicts["verified"] = (twice > verdicts["n_judges"]) | (ties_verified & (twice == verdicts["n_judges"]))
     right = 2 * (verdicts["n_verify"] + verdicts["n_edit"])
@@ -115,15 +124,16 @@ def union_members(verdicts: pd.DataFrame, *, union: str = "exact") -> np.ndarray
     check_union(union)
     verified = verdicts["verified"].to_numpy(bool)
     member = np.full(len(verdicts), -1, dtype=np.int64)
-    rows = verdicts.loc[verified]
-    if len(rows) == 0:
+    chosen = np.flatnonzero(verified)
+    if len(chosen) == 0:
         return member
-    keys = {key: column_codes(rows[key], sort=True) for key in ANNOTATION}
+    # ranks over all verdicts, then the verified ones: the same order as ranks of the verified rows alone
+    keys = {key: column_codes(verdicts[key], sort=True)[chosen] for key in ANNOTATION}
     if union == "exact":
-        member[verified] = sorted_codes(*keys.values())[0]
+        member[chosen] = sorted_codes(*keys.values())[0]
         return member
     group, _ = dense_codes(keys["dataset"], keys["doc_id"], keys["link"])
-    start, end = rows["start"].to_numpy(np.int64), rows["end"].to_numpy(np.int64)
+    start, end = verdicts["start"].to_numpy(np.int64)[chosen], verdicts["end"].to_numpy(np.int64)[chosen]
     component = overlap_components(group, start, end)
     n = int(component.max()) + 1
     first_start = np.full(n, np.iinfo(np.int64).max)
@@ -134,40 +144,39 @@ def union_members(verdicts: pd.DataFrame, *, union: str = "exact") -> np.ndarray
     one_row[component] = np.arange(len(component))
     order, _ = sorted_codes(keys["dataset"][one_row], keys["doc_id"][one_row], first_start - first_start.min(),
                             last_end - last_end.min(), keys["link"][one_row])
-    member[verified] = order[component]
+    member[chosen] = order[component]
     return member
 
 
 def union_from_verdicts(verdicts: pd.DataFrame, *, union: str = "exact") -> pd.DataFrame:
     """The verification union ``V(d)`` from :func:`annotation_verdicts` (see :func:`verification_union`)."""
     member = union_members(verdicts, union=union)
-    verified = member >= 0
-    rows = verdicts.loc[verified, [*SYSTEM_ANNOTATION]]
-    codes = member[verified]
+    chosen = np.flatnonzero(member >= 0)
+    codes = member[chosen]
     n = int(codes.max()) + 1 if len(codes) else 0
-    system_code, system_names = pd.factorize(rows["system"], sort=True)
+    all_systems, system_names = factorize(verdicts["system"], sort=True)
+    system_code = all_systems[chosen]
     first = np.zeros(n, dtype=np.int64)
     first[codes[::-1]] = np.arange(len(codes))[::-1]  # each member's first row
-    table = rows[list(ANNOTATION)].iloc[first].reset_index(drop=True)
+    table = verdicts[list(ANNOTATION)].iloc[chosen[first]].reset_index(drop=True)
     if union == "overlap" and n:
         start = np.full(n, np.iinfo(np.int64).max)
-        np.minimum.at(start, codes, rows["start"].to_numpy(np.int64))
+        np.minimum.at(start, codes, verdicts["start"].to_numpy(np.int64)[chosen])
         end = np.full(n, np.iinfo(np.int64).min)
-        np.maximum.at(end, codes, rows["end"].to_numpy(np.int64))
+        np.maximum.at(end, codes, verdicts["end"].to_numpy(np.int64)[chosen])
         table["start"], table["end"] = start, end
-    _, pair_first = dense_codes(codes, system_code.astype(np.int64))  # one row a (member, system)
+    _, pair_first = dense_codes(codes, system_code)  # one row a (member, system)
     table["n_systems"] = np.bincount(codes[pair_first], minlength=n).astype("int64")
-    unique_members, unique_systems = codes[pair_first], system_code[pair_first].astype(np.int64)
+    unique_members, unique_systems = codes[pair_first], system_code[pair_first]
     if len(system_names) <= 62:
         masks = np.zeros(n, dtype=np.int64)
         np.add.at(masks, unique_members, np.left_shift(np.int64(1), unique_systems))
-        mask_list = masks.tolist()
     else:
-        wide = np.zeros(n, dtype=object)
-        np.add.at(wide, unique_members, np.left_shift(1, unique_systems.astype(object)))
-        mask_list = wide.tolist()
-    names = {mask: ",".join(s for i, s in enumerate(system_names) if mask >> i & 1) for mask in set(mask_list)}
-    table["systems"] = pd.array([names[mask] for mask in mask_list], dtype="str")
+        masks = np.zeros(n, dtype=object)
+        np.add.at(masks, unique_members, np.left_shift(1, unique_systems.astype(object)))
+    distinct, which = np.unique(masks, return_inverse=True)
+    names = [",".join(s for i, s in enumerate(system_names) if mask >> i & 1) for mask in distinct.tolist()]
+    table["systems"] = take_strings(names, which.reshape(-1))
     return table
 
 
@@ -248,8 +257,8 @@ def shares_from_rows(rows: pd.DataFrame) -> pd.DataFrame:
                 "share": pd.Series(dtype="float64"),
             }
         )
-    dataset, dataset_names = pd.factorize(rows["dataset"], sort=True)
-    system, system_names = pd.factorize(rows["system"], sort=True)
+    dataset, dataset_names = factorize(rows["dataset"], sort=True)
+    system, system_names = factorize(rows["system"], sort=True)
     outcome = np.zeros(len(rows), dtype=np.int64)
     for index, name in enumerate(OUTCOMES[1:], start=1):
         outcome[(rows["outcome"] == name).to_numpy()] = index
