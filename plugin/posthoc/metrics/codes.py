@@ -137,8 +137,8 @@ def sorted_codes(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(codes, first)`` as :func:`dense_codes`, but numbered in the sort order of the key tuples.
 
     With keys from ``pd.factorize(..., sort=True)`` the numbering is that of ``groupby(sort=True)``.
-    One mixed-radix int64 key is sorted (a presence map when its range is small) when the key ranges
-    allow it, else a ``lexsort`` of the tuples.
+    One mixed-radix int64 key is sorted (a presence map when its range is small, else one ``argsort`` of
+    the rows' keys) when the key ranges allow it, else a ``lexsort`` of the tuples.
     """
     arrays = [np.asarray(key, dtype=np.int64) for key in keys]
     if len(arrays[0]) == 0:
@@ -151,11 +151,17 @@ def sorted_codes(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if math.prod(spans) <= PRESENCE_FACTOR * len(radix) + 65536:
             codes = _densify(radix, math.prod(spans))  # already in key order
             return codes, _first_rows(codes, int(codes.max()) + 1)
-        codes, first = dense_codes(radix)
-        order = np.argsort(radix[first], kind="stable")
-    else:
-        codes, first = dense_codes(*arrays)
-        order = np.lexsort(tuple(key[first] for key in reversed(arrays)))
+        # one sort of the rows' keys: runs of equal keys are the codes, in key order
+        by_key = np.argsort(radix)
+        ordered = radix[by_key]
+        new = np.empty(len(ordered), dtype=bool)
+        new[0] = True
+        np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+        codes = np.empty(len(ordered), dtype=np.int64)
+        codes[by_key] = np.cumsum(new) - 1
+        return codes, _first_rows(codes, int(codes[by_key[-1]]) + 1)
+    codes, first = dense_codes(*arrays)
+    order = np.lexsort(tuple(key[first] for key in reversed(arrays)))
     rank = np.empty(len(order), dtype=np.int64)
     rank[order] = np.arange(len(order))
     return rank[codes], first[order]
@@ -187,7 +193,7 @@ def column_codes(column: pd.Series, *, sort: bool = False) -> np.ndarray:
     return factorize(column, sort=sort)[0]
 
 
-def _aligned(columns: Sequence[pd.Series]) -> list[np.ndarray]:
+def aligned_codes(columns: Sequence[pd.Series]) -> list[np.ndarray]:
     """Codes of one key in several tables, comparable across them: 0 for a missing value, equal values equal codes.
 
     Each column is factorised on its own (:func:`factorize`, shared within a block) and their few uniques
@@ -213,14 +219,22 @@ def _aligned(columns: Sequence[pd.Series]) -> list[np.ndarray]:
     return out
 
 
-def shared_codes(frames: Sequence[pd.DataFrame], keys: Sequence[str]) -> list[np.ndarray]:
+def shared_codes(
+    frames: Sequence[pd.DataFrame], keys: Sequence[str], *, rows: Sequence[np.ndarray | None] | None = None
+) -> list[np.ndarray]:
     """Dense codes of the ``keys`` tuples of each frame, comparable across the frames.
 
-    Equal tuples get equal codes in every frame (missing values are a value of their own).
+    Equal tuples get equal codes in every frame (missing values are a value of their own). ``rows``
+    (one index array or None per frame) gives codes of those rows of a frame only, without a copy of them.
     """
-    per_key = [_aligned([frame[key] for frame in frames]) for key in keys]
+    picks = list(rows) if rows is not None else [None] * len(frames)
+    per_key = [
+        [codes if pick is None else codes[pick] for codes, pick in
+         zip(aligned_codes([frame[key] for frame in frames]), picks, strict=True)]
+        for key in keys
+    ]  # fmt: skip
     codes, _ = dense_codes(*[np.concatenate(key_codes) for key_codes in per_key])
-    bounds = np.cumsum([0, *[len(frame) for frame in frames]])
+    bounds = np.cumsum([0, *[len(key_codes) for key_codes in per_key[0]]])
     return [codes[bounds[i] : bounds[i + 1]] for i in range(len(frames))]
 
 

@@ -29,7 +29,7 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
-from posthoc.metrics.codes import column_codes, lookup, shared_codes
+from posthoc.metrics.codes import column_codes, factorize, lookup, shared_codes, take_strings
 from posthoc.metrics.inputs import SYSTEM_ANNOTATION, judged_rows, mention_rows
 from posthoc.metrics.union import classify_against_gt
 from posthoc.metrics.verification import union_from_verdicts, verdicts_of
@@ -51,14 +51,19 @@ def _new_links(rows: pd.DataFrame, codes: np.ndarray) -> pd.Series:
     """The most common non-empty ``new_link`` of each annotation's edit judgements (ties: smallest)."""
     if "new_link" not in rows.columns:
         return pd.Series(dtype="str")
-    edited = ((rows["outcome"] == "edit") & rows["new_link"].notna()).to_numpy()
-    edits = pd.DataFrame({"code": codes[edited], "new_link": rows["new_link"][edited].to_numpy()})
-    edits = edits.loc[edits["new_link"].astype(str).str.strip() != ""]
-    if edits.empty:
+    edited = np.flatnonzero(((rows["outcome"] == "edit") & rows["new_link"].notna()).to_numpy())
+    links = rows["new_link"].iloc[edited].astype(str)
+    given = (links.str.strip() != "").to_numpy()
+    if not given.any():
         return pd.Series(dtype="str")
-    counted = edits.astype({"new_link": str}).value_counts(["code", "new_link"]).rename("n").reset_index()
-    counted = counted.sort_values(["code", "n", "new_link"], ascending=[True, False, True])
-    return counted.drop_duplicates("code").set_index("code")["new_link"]
+    links, edit_codes = links[given], codes[edited[given]]
+    link, names = factorize(links, sort=True)  # a smaller string has a smaller code
+    cells, n = np.unique(edit_codes * len(names) + link, return_counts=True)  # (annotation, new link) counts
+    cell_code, cell_link = cells // len(names), cells % len(names)
+    order = np.lexsort((cell_link, -n, cell_code))  # per annotation: most common first, ties by the string
+    best = order[np.r_[True, cell_code[order][1:] != cell_code[order][:-1]]]
+    return pd.Series(take_strings(names, cell_link[best]), index=pd.Index(cell_code[best], name="code"),
+                     name="new_link")
 
 
 def corrected_gold(
@@ -108,8 +113,7 @@ def gold_from(
     counts = verdicts[["n_verify", "n_edit", "n_remove"]].to_numpy()[of_gt]
     plurality = np.array(["verify", "edit", "remove"])[np.argmax(counts, axis=1)]  # argmax: first wins a tie
     new_links = _new_links(rows, codes).reindex(of_gt).to_numpy()
-    gt_code, verdict_code = shared_codes([gt, verdicts], SYSTEM_ANNOTATION)
-    decided_code = verdict_code[of_gt]
+    gt_code, decided_code = shared_codes([gt, verdicts], SYSTEM_ANNOTATION, rows=[None, of_gt])
     where = lookup(gt_code, decided_code)  # each GT annotation's verdict among of_gt, or -1
     judged = where >= 0
     decision = np.full(len(gt), None, dtype=object)

@@ -31,6 +31,10 @@ def _bad_values(values: pd.Series, limit: int = 5) -> str:
 
 def _offsets(frame: pd.DataFrame, table: str) -> pd.DataFrame:
     for column in ("start", "end"):
+        dtype = frame[column].dtype
+        if isinstance(dtype, np.dtype) and dtype.kind in "iu":  # already integers: nothing to check
+            frame[column] = frame[column].astype("int64")
+            continue
         numbers = pd.to_numeric(frame[column], errors="coerce")
         bad = numbers.isna() | (numbers != np.floor(numbers.fillna(0)))
         if bad.any():

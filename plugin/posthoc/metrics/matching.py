@@ -16,7 +16,7 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
-from posthoc.metrics.codes import dense_codes, factorize
+from posthoc.metrics.codes import aligned_codes, dense_codes, factorize
 
 DOCUMENT: Final = ["dataset", "doc_id"]
 #: Flags :func:`match_flags` can compute, from the strictest to the loosest.
@@ -135,12 +135,13 @@ def match_flags(left: pd.DataFrame, right: pd.DataFrame, *, flags: Iterable[str]
     ``overlap_same_link``    overlapping span (identical included), same link (relaxed match);
     ``overlap``              overlapping span, any link.
     """
-    both = pd.concat(
-        [left[[*DOCUMENT, "start", "end", "link"]], right[[*DOCUMENT, "start", "end", "link"]]], ignore_index=True
-    )
-    n = len(left)
-    everything = np.arange(len(both))
-    result = code_flags(SpanCodes.of_table(both), everything[:n], everything[n:], flags=flags)
+    n, both = len(left), [left, right]
+    # each table's columns coded on their own and aligned (no concatenated copy of the strings)
+    key = {column: np.concatenate(aligned_codes([table[column] for table in both])) for column in (*DOCUMENT, "link")}
+    start, end = (np.concatenate([table[column].to_numpy(np.int64) for table in both]) for column in ("start", "end"))
+    codes = SpanCodes.of(_combine(key["dataset"], key["doc_id"]), start, end, key["link"])
+    everything = np.arange(n + len(right))
+    result = code_flags(codes, everything[:n], everything[n:], flags=flags)
     return pd.DataFrame(result, index=range(n))
 
 

@@ -18,7 +18,7 @@ import pandas as pd
 from posthoc.errors import PosthocInputError
 from posthoc.metrics.agreement import agreement_from_verdicts
 from posthoc.metrics.bootstrap import UNITS, percentile_interval, ratio, resampled_sums, unit_matrix
-from posthoc.metrics.codes import factorize, shared_factorisation
+from posthoc.metrics.codes import factorize, shared_factorisation, sorted_codes
 from posthoc.metrics.controls import control_results
 from posthoc.metrics.gold import gold_from
 from posthoc.metrics.inputs import JUDGEMENT_NEEDS, is_control, judged_rows, mention_rows
@@ -113,12 +113,13 @@ def _preannotation(
         return pd.DataFrame(
             {c: pd.Series(dtype="str" if c in PREANNOTATION_COLUMNS[:4] else "float64") for c in PREANNOTATION_COLUMNS}
         )
-    groups = pd.MultiIndex.from_frame(point[["dataset", "system", "matching"]].drop_duplicates())
-    documents = counts[["dataset", "doc_id"]].drop_duplicates().sort_values(["dataset", "doc_id"])
-    doc_index = pd.MultiIndex.from_frame(documents)
-    unit = doc_index.get_indexer(pd.MultiIndex.from_frame(counts[["dataset", "doc_id"]]))
-    strata = pd.factorize(documents["dataset"], sort=True)[0]
-    group = groups.get_indexer(pd.MultiIndex.from_frame(counts[["dataset", "system", "matching"]]))
+    # documents sorted by (dataset, doc_id), groups by (dataset, system, matching): the orders of the point table
+    dataset = factorize(counts["dataset"], sort=True)[0]
+    unit, first_row = sorted_codes(dataset, factorize(counts["doc_id"], sort=True)[0])
+    strata = dataset[first_row]
+    group_keys = ["dataset", "system", "matching"]
+    group, _ = sorted_codes(*[factorize(counts[key], sort=True)[0] for key in group_keys])
+    n_groups, n_documents = int(group.max()) + 1, len(first_row)
     fields = ["tp_system", "n_system", "tp_gt", "n_gt", "in_scope", "precision", "recall"]
     slots = len(fields)
     scope = counts["in_scope"].to_numpy(float)
@@ -127,10 +128,10 @@ def _preannotation(
         np.tile(unit, slots),
         np.concatenate([group * slots + i for i in range(slots)]),
         np.concatenate(weights),
-        len(documents),
-        slots * len(groups),
+        n_documents,
+        slots * n_groups,
     )
-    sums = resampled_sums(matrix, strata, n_resamples=n_resamples, rng=rng).reshape(n_resamples, len(groups), slots)
+    sums = resampled_sums(matrix, strata, n_resamples=n_resamples, rng=rng).reshape(n_resamples, n_groups, slots)
     bounds = {
         ("micro", "precision"): ratio(sums[:, :, 0], sums[:, :, 1]),
         ("micro", "recall"): ratio(sums[:, :, 2], sums[:, :, 3]),
@@ -138,15 +139,15 @@ def _preannotation(
         ("macro", "recall"): ratio(sums[:, :, 6], sums[:, :, 4]),
     }
     table = point.copy()
-    where = groups.get_indexer(pd.MultiIndex.from_frame(table[["dataset", "system", "matching"]]))
+    where, _ = sorted_codes(*[factorize(table[key], sort=True)[0] for key in group_keys])  # each row's group
+    averaging_of = table["averaging"].to_numpy(object)
     for measure in ("precision", "recall"):
-        table[f"low_{measure}"] = np.nan
-        table[f"high_{measure}"] = np.nan
+        low_column, high_column = np.full(len(table), np.nan), np.full(len(table), np.nan)
         for averaging in ("micro", "macro"):
             low, high = percentile_interval(bounds[(averaging, measure)], confidence=confidence)
-            rows = (table["averaging"] == averaging).to_numpy()
-            table.loc[rows, f"low_{measure}"] = low[where[rows]]
-            table.loc[rows, f"high_{measure}"] = high[where[rows]]
+            rows = averaging_of == averaging
+            low_column[rows], high_column[rows] = low[where[rows]], high[where[rows]]
+        table[f"low_{measure}"], table[f"high_{measure}"] = low_column, high_column
     return table[PREANNOTATION_COLUMNS].reset_index(drop=True)
 
 

@@ -174,7 +174,11 @@ def union_from_verdicts(verdicts: pd.DataFrame, *, union: str = "exact") -> pd.D
     else:
         masks = np.zeros(n, dtype=object)
         np.add.at(masks, unique_members, np.left_shift(1, unique_systems.astype(object)))
-    distinct, which = np.unique(masks, return_inverse=True)
+    if len(system_names) <= 20:  # the distinct masks by a presence map over the 2^systems possible ones
+        present = np.bincount(masks, minlength=1 << len(system_names)) > 0
+        distinct, which = np.flatnonzero(present), (np.cumsum(present) - 1)[masks]
+    else:
+        distinct, which = np.unique(masks, return_inverse=True)
     names = [",".join(s for i, s in enumerate(system_names) if mask >> i & 1) for mask in distinct.tolist()]
     table["systems"] = take_strings(names, which.reshape(-1))
     return table
