@@ -1,0 +1,125 @@
+"""Integer codes of key columns: the same answers as pandas, shared within one scoring and never beyond it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from posthoc.metrics import score_judgements
+from posthoc.metrics.codes import (
+    aligned_codes,
+    factorize,
+    shared_codes,
+    shared_factorisation,
+    sorted_codes,
+    take_strings,
+)
+from posthoc.synthetic import synthetic_study
+
+# emoji, CJK, combining marks, upper / lower case, an empty string and missing values
+WORDS = ["b", "a", None, "é", "e\u0301", "😀", "A", "東京", "", "b", "a", np.nan, "Z", "東"]
+
+
+@pytest.mark.parametrize("dtype", ["str", object])
+@pytest.mark.parametrize("sort", [True, False])
+def test_factorize_gives_pandas_codes_and_uniques(dtype, sort):
+    values = pd.Series(WORDS, dtype=dtype)
+    codes, uniques = factorize(values, sort=sort)
+    expected_codes, expected_uniques = pd.factorize(values, sort=sort)
+    np.testing.assert_array_equal(codes, expected_codes)
+    pd.testing.assert_index_equal(uniques, expected_uniques)
+    assert codes.dtype == np.int64 and not codes.flags.writeable
+
+
+def test_within_a_block_sorted_codes_are_derived_from_the_unsorted_ones_exactly():
+    values = pd.Series(WORDS * 50, dtype="str")
+    with shared_factorisation():
+        first = factorize(values)
+        again = factorize(values)
+        ranked = factorize(values, sort=True)
+    assert again[0] is first[0]  # factorised once
+    expected_codes, expected_uniques = pd.factorize(values, sort=True)
+    np.testing.assert_array_equal(ranked[0], expected_codes)
+    pd.testing.assert_index_equal(ranked[1], expected_uniques)
+
+
+def test_without_sort_any_cached_numbering_keeps_equal_values_equal():
+    values = pd.Series(["y", "x", "y", None, "x"], dtype="str")
+    with shared_factorisation():
+        ranked = factorize(values, sort=True)
+        plain = factorize(values)
+    codes, uniques = plain
+    assert codes.tolist() == ranked[0].tolist() == [1, 0, 1, -1, 0]
+    assert [uniques[c] if c >= 0 else None for c in codes] == ["y", "x", "y", None, "x"]
+
+
+def test_nothing_is_shared_outside_a_block_or_after_it():
+    values = pd.Series(["q", "p", "q"], dtype="str")
+    assert factorize(values)[0] is not factorize(values)[0]
+    with shared_factorisation():
+        inside = factorize(values)[0]
+    with shared_factorisation():
+        assert factorize(values)[0] is not inside
+
+
+def test_a_shared_result_cannot_be_changed_by_a_caller():
+    values = pd.Series(["q", "p", "q"], dtype="str")
+    with shared_factorisation():
+        codes, _ = factorize(values)
+        with pytest.raises(ValueError):
+            codes[0] = 5
+
+
+def test_a_column_assigned_anew_is_factorised_anew():
+    frame = pd.DataFrame({"key": pd.Series(["a", "b", "a"], dtype="str")})
+    with shared_factorisation():
+        before = factorize(frame["key"], sort=True)
+        frame.loc[0, "key"] = "c"  # pandas replaces the column's Arrow array
+        after = factorize(frame["key"], sort=True)
+    assert before[0].tolist() == [0, 1, 0]
+    assert after[0].tolist() == [2, 1, 0] and list(after[1]) == ["a", "b", "c"]
+
+
+def test_sorted_codes_follow_the_sort_order_of_the_tuples_and_give_first_rows():
+    rng = np.random.default_rng(4)
+    keys = [rng.integers(0, 50, 3000), rng.integers(0, 4000, 3000), rng.integers(0, 3000, 3000)]  # a wide range
+    codes, first = sorted_codes(*keys)
+    frame = pd.DataFrame({"a": keys[0], "b": keys[1], "c": keys[2]})
+    np.testing.assert_array_equal(codes, frame.groupby(["a", "b", "c"], sort=True).ngroup().to_numpy())
+    np.testing.assert_array_equal(first, frame.reset_index().groupby(["a", "b", "c"], sort=True)["index"].min())
+
+
+def test_shared_codes_agree_across_tables_with_missing_values_and_row_picks():
+    left = pd.DataFrame({"k": pd.Series(["a", None, "b", "😀"], dtype="str"), "n": [1, 2, 3, 4]})
+    right = pd.DataFrame({"k": pd.Series(["😀", "a", None, "z"], dtype=object), "n": [4, 1, 2, 9]})
+    codes_left, codes_right = shared_codes([left, right], ["k", "n"])
+    pairs_left = list(zip(left["k"].fillna("<na>"), left["n"], strict=True))
+    pairs_right = list(zip(right["k"].fillna("<na>"), right["n"], strict=True))
+    for i, a in enumerate(pairs_left):
+        for j, b in enumerate(pairs_right):
+            assert (codes_left[i] == codes_right[j]) == (a == b)
+    picked = shared_codes([left, right], ["k", "n"], rows=[None, np.array([3, 0])])[1]
+    assert picked.tolist() == [codes_right[3], codes_right[0]]
+    text_left, text_right = aligned_codes([left["k"], right["k"]])
+    assert text_left[1] == text_right[2] == 0  # missing is a value of its own
+
+
+def test_take_strings_is_the_array_pandas_builds_from_objects():
+    names = ["GT", "GT,rel", "東京,😀"]
+    codes = np.array([2, 0, 0, 1, 2])
+    built = take_strings(names, codes)
+    expected = pd.array(np.asarray(names, dtype=object)[codes], dtype="str")
+    assert built.dtype == expected.dtype
+    pd.testing.assert_extension_array_equal(built, expected)
+
+
+def test_scoring_twice_in_one_block_or_apart_gives_the_same_tables():
+    _, mentions, judgements = synthetic_study(seed=3)
+    apart = score_judgements(judgements, mentions, n_resamples=30, seed=1)
+    with shared_factorisation():
+        score_judgements(judgements, mentions, n_resamples=30, seed=1)
+        inside = score_judgements(judgements, mentions, n_resamples=30, seed=1)
+    for name, table in apart.tables().items():
+        pd.testing.assert_frame_equal(table, inside.tables()[name], check_exact=True)
+    assert apart.summary == inside.summary
