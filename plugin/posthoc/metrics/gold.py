@@ -36,6 +36,8 @@ from posthoc.metrics.verification import union_from_verdicts, verdicts_of
 from posthoc.tables import GT_SYSTEM, MENTION_COLUMNS
 
 GOLD_COLUMNS: Final = [*MENTION_COLUMNS, "source"]
+#: Where a GT annotation of the corrected gold comes from (the union's additions are ``added_verified``).
+SOURCES: Final = ("unjudged", "verified", "edited", "edited_no_link")
 
 
 def _normalise(link: str) -> tuple[str, bool]:
@@ -116,19 +118,21 @@ def gold_from(
     gt_code, decided_code = shared_codes([gt, verdicts], SYSTEM_ANNOTATION, rows=[None, of_gt])
     where = lookup(gt_code, decided_code)  # each GT annotation's verdict among of_gt, or -1
     judged = where >= 0
-    decision = np.full(len(gt), None, dtype=object)
-    decision[judged] = plurality[where[judged]]
-    new_link = np.full(len(gt), None, dtype=object)
-    new_link[judged] = new_links[where[judged]]
-    gt["decision"], gt["new_link"] = decision, new_link
-    gt = gt.loc[decision != "remove"].copy()
-    gt["source"] = gt["decision"].map({"verify": "verified", "edit": "edited"}).fillna("unjudged")
-    edited = (gt["decision"] == "edit").to_numpy()
-    has_link = gt["new_link"].notna().to_numpy()
-    gt.loc[edited & ~has_link, "source"] = "edited_no_link"
+    decided = np.full(len(gt), None, dtype=object)
+    decided[judged] = plurality[where[judged]]
+    linked = np.full(len(gt), None, dtype=object)
+    linked[judged] = new_links[where[judged]]
+    kept = np.flatnonzero(decided != "remove")
+    gt, decision, new_link = gt.iloc[kept].copy(), decided[kept], linked[kept]
+    edited, has_link = decision == "edit", pd.notna(new_link)
+    source = np.zeros(len(gt), dtype=np.int64)  # index into SOURCES: unjudged unless decided
+    source[decision == "verify"] = 1
+    source[edited] = 2
+    source[edited & ~has_link] = 3
+    gt["source"] = take_strings(SOURCES, source)
     fix = edited & has_link
     if fix.any():
-        given = gt.loc[fix, "new_link"].astype(str)
+        given = pd.Series(new_link[fix], index=gt.index[fix]).astype(str)
         normalised = {link: _normalise(link) for link in given.unique()}
         gt.loc[fix, "link_original"] = given
         gt.loc[fix, "link"] = given.map(lambda link: normalised[link][0])

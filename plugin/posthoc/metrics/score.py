@@ -35,6 +35,8 @@ PREANNOTATION_COLUMNS: Final = [
     "low_precision", "high_precision", "low_recall", "high_recall",
 ]  # fmt: skip
 EXCLUSION_COLUMNS: Final = ["kind", "worker", "task_key", "detail", "count"]
+#: The judgement columns the metrics of the counted rows read (resampling units, verdicts, gold, crowd-kit).
+METRIC_COLUMNS: Final = frozenset({*JUDGEMENT_NEEDS, "chunk_id", "mention_id", "new_link", "surface"})
 __all__ = ["RATE_METRICS", "rates_with_intervals", "score_judgements"]
 
 
@@ -268,7 +270,9 @@ def score_judgements(
     controls = control_results(all_rows, pass_threshold=control_pass_threshold, exclude=exclude_failing_workers)
     excluded = set(controls.loc[controls["excluded"], "worker"])
     control = is_control(all_rows)
-    rows = all_rows.loc[~control & ~all_rows["worker"].isin(excluded).to_numpy()].reset_index(drop=True)
+    counted = np.flatnonzero(~control & ~all_rows["worker"].isin(excluded).to_numpy())
+    read = [column for column in all_rows.columns if column in METRIC_COLUMNS]  # no copy of the other columns
+    rows = all_rows[read].take(counted).reset_index(drop=True)
     verdicts, codes = verdicts_of(rows, ties_verified=ties_verified)
     exact_union = union_from_verdicts(verdicts)
     union_table = exact_union if union == "exact" else union_from_verdicts(verdicts, union=union)
