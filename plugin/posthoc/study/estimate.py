@@ -11,9 +11,13 @@
   each worker at their own pilot pace (the pooled pace for a worker without a timed pilot task);
 * **precision**: for every dataset x system cell the expected 95% half-width of posthoc precision and
   recall (paper 000 section 3.2) and, when k > 1, of Fleiss' kappa and Krippendorff's alpha per dataset,
-  from ``runs`` replicated studies (:mod:`posthoc.study.replicates`) with outcome rates from the pilot or
-  the paper's priors; with priors, also the half-width if every cell verified only at the low end of
-  the paper's per-cell spread (``halfwidth_low``);
+  over ``runs`` replicated studies (:mod:`posthoc.study.replicates`) with outcome rates from the pilot or
+  the paper's priors: exact for precision and recall (:mod:`posthoc.study.analytic`, no Monte Carlo
+  error), the mean of the replicates' own bootstrap half-widths for agreement; with priors, also the
+  half-width if every cell verified only at the low end of the paper's per-cell spread
+  (``halfwidth_low``). ``achieved_noise``: how much the half-width the study reports will itself vary
+  (its bootstrap's resamples, its judgements); ``assured_within_15``: whether the prediction is within
+  15% of it with near certainty (4 sds), a warning is printed for the other cells;
 * **target** (``target_halfwidth``): the smallest seeded sample of documents and, for k > 1, the number
   of judges that bring every cell under the target (:mod:`posthoc.study.target`), with hours and cost.
 
@@ -28,10 +32,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+import numpy as np
 import pandas as pd
 
 from posthoc.atomic import write_text_atomic
 from posthoc.errors import PosthocInputError
+from posthoc.study.analytic import bootstrap_noise, ratio_moments
 from posthoc.study.counts import hours, plan_counts, regions_by_worker
 from posthoc.study.design import StudyPlan
 from posthoc.study.rates import (
@@ -42,14 +48,15 @@ from posthoc.study.rates import (
     pilot_time,
     rates_from_pilot,
 )
-from posthoc.study.replicates import StudyShape, replicate_study
+from posthoc.study.replicates import DEFAULT_RESAMPLES, Z95, StudyShape, replicate_study
 from posthoc.study.simulate import plan_judgements
 
 ESTIMATE_JSON: Final = "estimate.json"
 ESTIMATE_CSV: Final = "estimate.csv"
 FORMAT: Final = "posthoc-study-estimate/1"
 CELL_COLUMNS: Final = ["dataset", "system", "metric", "expected", "halfwidth", "halfwidth_mc_error", "halfwidth_low",
-                       "p025", "p975", "sd", "n_annotations", "runs"]
+                       "halfwidth_simulated", "achieved_noise", "assured_within_15", "p025", "p975", "sd",
+                       "n_annotations", "runs"]
 
 
 @dataclass
@@ -170,7 +177,11 @@ def estimate_study(plan: StudyPlan, *, pilot: pd.DataFrame | None = None, rates:
     time, per_worker = _time(plan, counts, pilot, seconds_per_region, hourly_rate)
     shape = StudyShape.from_judgements(plan_judgements(plan), k=plan.config.k)
     cells = replicate_study(shape, rates, runs=runs, seed=seed, progress=progress).summary()
-    if rates.source == "prior":
+    if rates.source == "prior" and shape.k == 1:  # precision and recall only: exact, no second simulation
+        low_rates = rates.with_verify(PRIOR_SPREAD[0])
+        exact = ratio_moments(shape, shape.shares(low_rates)[:, 0], low_rates.consistency)
+        cells["halfwidth_low"] = Z95 * np.concatenate([exact[m][1] for m in cells["metric"].unique()])
+    elif rates.source == "prior":
         low = replicate_study(shape, rates.with_verify(PRIOR_SPREAD[0]), runs=runs, seed=seed, progress=progress,
                               desc="simulated studies (low verify share)").summary()
         cells["halfwidth_low"] = low["halfwidth"].to_numpy()
@@ -206,6 +217,10 @@ def _assumptions(rates: OutcomeRates, time: dict[str, Any], k: int) -> list[str]
          f"{PRIOR_SPREAD[0]} (the low end of the paper's per-cell spread)."),
         "Every document of a cell has the same rates; judges of one annotation are independent given its latent "
         "outcome; every worker passes the control tasks.",
+        "The half-width a study reports varies by achieved_noise (relative sd) around the prediction: its "
+        f"bootstrap's {DEFAULT_RESAMPLES} resamples alone give {bootstrap_noise(DEFAULT_RESAMPLES):.1%}, its "
+        "judgements and documents the rest. A cell is assured within 15% (assured_within_15) when 4 x the relative "
+        "sd of predicted / achieved is at most 15% (docs/study.md, 'How far it can be trusted').",
         f"Pace {time['seconds_per_region']:.2f} s a region ({time['seconds_per_region_source']}), the same at "
         "every point of a worker's sequence.",
     ]
@@ -243,7 +258,14 @@ def describe(estimate: StudyEstimate) -> list[str]:
     })
     if table["halfwidth_low"].notna().any():
         shown["± at low verify"] = table["halfwidth_low"].map(lambda v: f"{v:.4f}")
+    shown["± noise"] = table["achieved_noise"].map(lambda v: f"{v:.1%}" if math.isfinite(v) else "?")
     lines += ["  " + row for row in shown.to_string(index=False).splitlines()]
+    loose = table.loc[~table["assured_within_15"].astype(bool)]
+    if len(loose):
+        lines.append(f"  note: {len(loose)} of {len(table)} cells are not assured within 15%: the half-width the "
+                     "study reports will itself vary by the ± noise shown (relative sd; 4 sds exceed 15%), so "
+                     "read their prediction as the expected value; more documents narrow the noise "
+                     "(docs/study.md, 'How far it can be trusted')")
     target = estimate.target
     if target is not None:
         best = target.get("best")

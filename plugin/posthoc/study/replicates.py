@@ -24,8 +24,9 @@ give the same numbers as those functions on the same judgements.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 import numpy as np
@@ -39,6 +40,13 @@ from posthoc.study.rates import OutcomeRates
 Z95: Final = 1.959963984540054
 METRICS: Final = ("posthoc_precision", "posthoc_recall")
 AGREEMENT_METRICS: Final = ("fleiss_kappa", "krippendorff_alpha")
+#: the score job's bootstrap resamples (posthoc score --resamples), behind the achieved half-width's own noise
+DEFAULT_RESAMPLES: Final = 1000
+#: a cell is assured within 15% when this many sds of predicted / achieved fit in 15% (docs/study.md)
+ASSURANCE_Z: Final = 4.0
+SUMMARY_COLUMNS: Final = ("dataset", "system", "metric", "expected", "sd", "halfwidth", "halfwidth_mc_error",
+                          "halfwidth_simulated", "p025", "p975", "achieved_noise", "assured_within_15",
+                          "n_annotations", "runs")
 #: annotation entries simulated at once (a block of replicates): bounds the memory to ~100 MB
 BLOCK_ENTRIES: Final = 1_000_000
 
@@ -210,6 +218,21 @@ def _agreement(counts: np.ndarray, dataset: np.ndarray, n_datasets: int) -> dict
     return {"fleiss_kappa": kappa, "krippendorff_alpha": alpha}
 
 
+def _agreement_logs(shape: StudyShape, counts: np.ndarray, copies: np.ndarray, layout: tuple[np.ndarray, np.ndarray],
+                    copy_run: np.ndarray, n_runs: int) -> dict[str, np.ndarray]:
+    """Per run, the log plug-in sd of each dataset's agreement (:func:`posthoc.study.analytic.agreement_log_sds`)."""
+    from posthoc.study.analytic import agreement_log_sds
+
+    _, copy = layout
+    entry_run = copy_run[copy]
+    bounds = np.searchsorted(entry_run, np.arange(n_runs + 1))
+    dataset = shape.doc_dataset[copies][copy]
+    parts = [agreement_log_sds(counts[bounds[r]:bounds[r + 1]], dataset[bounds[r]:bounds[r + 1]],
+                               copy[bounds[r]:bounds[r + 1]] - copy[bounds[r]] if bounds[r + 1] > bounds[r]
+                               else copy[:0], len(shape.datasets)) for r in range(n_runs)]
+    return {metric: np.vstack([part[metric] for part in parts]) for metric in AGREEMENT_METRICS}
+
+
 def draw_counts(shares: np.ndarray, judges: np.ndarray, consistency: float, rng: np.random.Generator) -> np.ndarray:
     """``(n, 3)`` verify / edit / remove judgements of ``n`` annotations judged ``judges`` times each.
 
@@ -238,20 +261,40 @@ def draw_counts(shares: np.ndarray, judges: np.ndarray, consistency: float, rng:
 
 @dataclass(frozen=True)
 class Replicates:
-    """Point estimates of ``runs`` replicated studies: ``values[metric]`` is ``(runs, cells)`` (or datasets)."""
+    """Point estimates of ``runs`` replicated studies: ``values[metric]`` is ``(runs, cells)`` (or datasets).
+
+    ``log_halfwidths[metric]``: per replicate, the log of the half-width a bootstrap of it would give
+    (precision and recall, :func:`posthoc.study.analytic.plugin_log_halfwidths`); ``rates``: what the
+    replicates' judges followed.
+    """
 
     shape: StudyShape
     values: Mapping[str, np.ndarray]
     selected: np.ndarray
+    rates: OutcomeRates = field(default_factory=OutcomeRates)
+    log_halfwidths: Mapping[str, np.ndarray] = field(default_factory=dict)
+    n_resamples: int = DEFAULT_RESAMPLES
 
     def summary(self) -> pd.DataFrame:
-        """``dataset, system, metric, expected, sd, halfwidth, halfwidth_mc_error, p025, p975, n_annotations, runs``.
+        """One row a cell and metric: columns :data:`SUMMARY_COLUMNS`.
 
-        Agreement rows (per dataset) have ``system`` ``*``. ``halfwidth`` is ``1.96 x sd``;
-        ``halfwidth_mc_error`` its Monte Carlo standard error, ``halfwidth / sqrt(2 (runs - 1))`` (5% at 200 runs).
+        Agreement rows (per dataset) have ``system`` ``*``. ``halfwidth``: for precision and recall the
+        exact ``1.96 x sd`` of the replicates' distribution (:func:`posthoc.study.analytic.ratio_moments`,
+        ``halfwidth_mc_error`` 0); for agreement ``1.96 x`` the sd of the runs, with its Monte Carlo standard
+        error ``halfwidth / sqrt(2 (runs - 1))`` (5% at 200 runs). ``halfwidth_simulated``: ``1.96 x`` the
+        runs' sd for every row (the check of the exact figure). ``achieved_noise``: the relative sd of
+        the half-width one study will achieve when scored (its bootstrap's ``n_resamples`` and its own
+        judgements and documents; NaN for agreement, which has no plug-in variance); ``assured_within_15``:
+        whether ``ASSURANCE_Z`` times the relative sd of predicted / achieved is at most 15%
+        (docs/study.md, "How far it can be trusted").
         """
+        from posthoc.study.analytic import bootstrap_noise, ratio_moments
+
         parts = []
         n_cells = self.shape.annotations_per_cell(self.selected)
+        exact = ratio_moments(self.shape, self.shape.shares(self.rates)[:, 0], self.rates.consistency,
+                              self.selected)
+        resampling = bootstrap_noise(self.n_resamples)
         for metric, samples in self.values.items():
             per_dataset = metric in AGREEMENT_METRICS
             if per_dataset:
@@ -261,22 +304,37 @@ class Replicates:
             else:
                 labels = self.shape.cells.astype(str).reset_index(drop=True)
                 sizes = n_cells
-            with np.errstate(invalid="ignore"):
-                import warnings
-
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                sd = np.nanstd(samples, axis=0, ddof=1) if len(samples) > 1 else np.full(samples.shape[1], np.nan)
+                expected = np.nanmean(samples, axis=0)
+                low, high = np.nanquantile(samples, [0.025, 0.975], axis=0)
+                logs = self.log_halfwidths.get(metric)
+                spread = (np.nanstd(logs, axis=0, ddof=1) if logs is not None and len(logs) > 1
+                          else np.full(samples.shape[1], np.nan))
+            simulated = Z95 * sd
+            if metric in exact:
+                halfwidth, error = Z95 * exact[metric][1], np.zeros(len(sd))
+            elif logs is not None and len(logs) > 1:
+                # agreement: the mean over runs of the half-width a bootstrap of each would give
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", RuntimeWarning)
-                    sd = np.nanstd(samples, axis=0, ddof=1) if len(samples) > 1 else np.full(samples.shape[1], np.nan)
-                    expected = np.nanmean(samples, axis=0)
-                    low, high = np.nanquantile(samples, [0.025, 0.975], axis=0)
-            # the standard error of a standard deviation from n normal draws is sd / sqrt(2 (n - 1))
-            error = Z95 * sd / np.sqrt(2 * max(len(samples) - 1, 1))
-            parts.append(labels.assign(metric=metric, expected=expected, sd=sd, halfwidth=Z95 * sd,
-                                       halfwidth_mc_error=error, p025=low, p975=high,
+                    plugin = np.exp(logs)
+                    halfwidth = Z95 * np.nanmean(plugin, axis=0)
+                    error = Z95 * np.nanstd(plugin, axis=0, ddof=1) / np.sqrt(np.sum(np.isfinite(plugin), axis=0))
+            else:
+                # the standard error of a standard deviation from n normal draws is sd / sqrt(2 (n - 1))
+                halfwidth, error = simulated, simulated / np.sqrt(2 * max(len(samples) - 1, 1))
+            noise = np.sqrt(spread**2 + resampling**2)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                total = np.sqrt(noise**2 + (error / halfwidth) ** 2)
+            parts.append(labels.assign(metric=metric, expected=expected, sd=halfwidth / Z95, halfwidth=halfwidth,
+                                       halfwidth_mc_error=error, halfwidth_simulated=simulated, p025=low,
+                                       p975=high, achieved_noise=noise,
+                                       assured_within_15=np.nan_to_num(ASSURANCE_Z * total, nan=np.inf) <= 0.15,
                                        n_annotations=sizes.astype("int64"), runs=len(samples)))
         table = pd.concat(parts, ignore_index=True)
-        return table[["dataset", "system", "metric", "expected", "sd", "halfwidth", "halfwidth_mc_error", "p025",
-                      "p975", "n_annotations", "runs"]]
+        return table[list(SUMMARY_COLUMNS)]
 
 
 def document_order(shape: StudyShape, seed: int) -> np.ndarray:
@@ -291,13 +349,17 @@ def document_order(shape: StudyShape, seed: int) -> np.ndarray:
 
 def replicate_study(shape: StudyShape, rates: OutcomeRates, *, runs: int = 200, seed: int = 0,
                     selected: np.ndarray | None = None, agreement: bool | None = None,
-                    progress: bool = False, desc: str = "simulated studies") -> Replicates:
+                    n_resamples: int = DEFAULT_RESAMPLES, progress: bool = False,
+                    desc: str = "simulated studies") -> Replicates:
     """``runs`` replicates of the study on the ``selected`` documents (a boolean mask; all by default).
 
     Seeded: the same shape, rates, runs and seed give the same numbers. ``agreement`` defaults to
-    ``k > 1``.
+    ``k > 1``; ``n_resamples``: the bootstrap resamples the study will be scored with (its achieved
+    half-width's own noise, :meth:`Replicates.summary`).
     """
     from tqdm import tqdm
+
+    from posthoc.study.analytic import plugin_log_halfwidths
 
     selected = np.ones(len(shape.doc_keys), dtype=bool) if selected is None else np.asarray(selected, dtype=bool)
     agreement = shape.k > 1 if agreement is None else agreement
@@ -306,6 +368,7 @@ def replicate_study(shape: StudyShape, rates: OutcomeRates, *, runs: int = 200, 
     rng = stream_rng(seed, "replicates")
     members = [np.flatnonzero(selected & (shape.doc_dataset == d)) for d in range(len(shape.datasets))]
     collected: dict[str, list[np.ndarray]] = {}
+    logs: dict[str, list[np.ndarray]] = {}
     per_run = max(1, int(np.sum(shape.doc_count[selected])))
     block = max(1, min(runs, BLOCK_ENTRIES // per_run))
     with tqdm(total=runs, desc=desc, unit=" study", disable=not progress, leave=False) as bar:
@@ -326,6 +389,15 @@ def replicate_study(shape: StudyShape, rates: OutcomeRates, *, runs: int = 200, 
                                           copy_run=copy_run, n_runs=n_runs)
             for metric, value in statistics.items():
                 collected.setdefault(metric, []).append(value)
+            if len(copies):
+                found = plugin_log_halfwidths(shape, copies, verified, statistics, layout=layout, copy_run=copy_run,
+                                              n_runs=n_runs)
+                if agreement and counts is not None:
+                    found.update(_agreement_logs(shape, counts, copies, layout, copy_run, n_runs))
+                for metric, value in found.items():
+                    logs.setdefault(metric, []).append(value)
             bar.update(n_runs)
     values = {metric: np.vstack(rows) for metric, rows in collected.items()}
-    return Replicates(shape=shape, values=values, selected=selected)
+    return Replicates(shape=shape, values=values, selected=selected, rates=rates,
+                      log_halfwidths={metric: np.vstack(rows) for metric, rows in logs.items()},
+                      n_resamples=n_resamples)
