@@ -27,7 +27,7 @@ from posthoc.study.design import StudyPlan, plan_study
 from posthoc.study.estimate import estimate_study
 from posthoc.study.keys import stream_rng
 from posthoc.study.rates import PRIOR_SHARES, PRIOR_SPREAD, OutcomeRates
-from posthoc.study.replicates import AGREEMENT_METRICS, StudyShape
+from posthoc.study.replicates import AGREEMENT_METRICS, StudyShape, _agreement
 from posthoc.study.simulate import TaskTime, plan_judgements, simulate_judgements
 
 COLUMNS = ["study", "documents", "k", "dataset", "system", "metric", "n_annotations", "predicted", "achieved",
@@ -158,7 +158,7 @@ def agreement_bootstrap(plan: StudyPlan, judgements: pd.DataFrame, *, n_resample
 
     The score job reports no interval for agreement, so the "achieved" half-width is this one: the
     study's own judgements, ``n_resamples`` resamples of documents within each dataset (as the metrics'
-    bootstrap), each scored by :meth:`StudyShape.statistics` (which gives the numbers of
+    bootstrap), each scored as :meth:`StudyShape.statistics` scores agreement (which gives the numbers of
     :func:`posthoc.metrics.reliability.reliability_from_verdicts`, tested). Columns ``dataset, system
     ("*"), metric, achieved``.
     """
@@ -175,11 +175,10 @@ def agreement_bootstrap(plan: StudyPlan, judgements: pd.DataFrame, *, n_resample
     samples: dict[str, list[np.ndarray]] = {m: [] for m in AGREEMENT_METRICS}
     for _ in range(n_resamples):
         copies = np.concatenate([m[rng.integers(0, len(m), len(m))] for m in members])
-        layout = shape.expand(copies)
-        drawn = counts[layout[0]]
-        values = shape.statistics(copies, 2 * drawn[:, 0] > drawn.sum(axis=1), drawn, layout=layout)
+        annotation, copy = shape.expand(copies)
+        values = _agreement(counts[annotation], shape.doc_dataset[copies][copy], len(shape.datasets))
         for metric in AGREEMENT_METRICS:
-            samples[metric].append(values[metric][0])
+            samples[metric].append(values[metric])
     rows = []
     for metric, found in samples.items():
         low, high = np.nanquantile(np.vstack(found), [0.025, 0.975], axis=0)
@@ -225,7 +224,8 @@ def planner_checks(*, n_corpora: int = 11, hours_studies: int = 8, seed: int = 0
     Over the studies of :func:`check_halfwidths` (51 with the default 11 corpora, the estimate at its
     defaults): the share of the cells the estimate assures that are within 15% of the achieved half-width
     (target 1: every one) and the worst of their ratios; the median ratio's distance from 1 (<= 0.03); how
-    well the stated noise describes the spread of ``log(predicted / achieved)`` (sd of their ratio, 0.7-1.3);
+    well the stated noise describes the spread of ``log(predicted / achieved)`` (sd of their ratio, 0.6-1.3:
+    under 1 as the stated noise also counts another draw of the documents, which these studies keep fixed);
     and the worst ``|ratio - 1|`` of the hours left after a pilot of one batch per worker
     (:func:`check_hours`, <= 0.15).
     """
@@ -234,7 +234,7 @@ def planner_checks(*, n_corpora: int = 11, hours_studies: int = 8, seed: int = 0
     checked = check_halfwidths(n_corpora, seed=seed, progress=progress)
     figures = halfwidth_figures(checked)
     setting = (f"{figures['assured_cells']} assured of {figures['cells']} cells, {min(figures['sizes'])}-"
-               f"{max(figures['sizes'])} docs")
+               f"{max(figures['sizes'])} docs in 2 datasets")
     studies = figures["studies"]
     calibration = figures["noise_calibration"]
     hours = [check_hours(300, n_workers=20, seed=seed + s)["ratio"] for s in range(hours_studies)]
@@ -246,7 +246,7 @@ def planner_checks(*, n_corpora: int = 11, hours_studies: int = 8, seed: int = 0
         at_most("study estimate half-width", f"all {figures['cells']} cells", studies,
                 "median predicted / achieved - 1", figures["median_ratio"] - 1, 0.03, absolute=True),
         Check("study estimate half-width", f"all {figures['cells']} cells", studies,
-              "sd of log(ratio) / stated noise", calibration, "0.7-1.3", bool(0.7 <= calibration <= 1.3)),
+              "sd of log(ratio) / stated noise", calibration, "0.6-1.3", bool(0.6 <= calibration <= 1.3)),
         at_most("study estimate hours", "pilot of one batch per worker, 20 workers", hours_studies,
                 "worst predicted / true - 1 (rest)", float(max(hours, key=lambda r: abs(r - 1)) - 1), 0.15,
                 absolute=True),
