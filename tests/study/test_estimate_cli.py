@@ -167,7 +167,8 @@ def test_the_report_sets_the_plan_against_the_outcome_when_an_estimate_lies_besi
     after = scored_study["after"].report_path.read_text(encoding="utf-8")
     assert "Plan against outcome" not in before
     assert "Plan against outcome" in after and 'id="plan-against-outcome"' in after
-    for needle in ("predicted_halfwidth", "achieved_halfwidth", "predicted_hours", "measured_hours", "all workers"):
+    for needle in ("predicted_halfwidth", "achieved_halfwidth", "expected_noise", "assured_within_15",
+                   "predicted_hours", "measured_hours", "all workers"):
         assert needle in after, needle
     # a new estimate is a change: a periodic run rewrites the report
     assert scored_study["after"].status == "updated"

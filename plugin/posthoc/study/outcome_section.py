@@ -67,8 +67,13 @@ def _cells(record: dict[str, Any], scores: Any) -> pd.DataFrame:
         achieved.astype({"dataset": str, "system": str, "metric": str}), on=["dataset", "system", "metric"],
         how="left")
     table["ratio"] = table["halfwidth"] / table["achieved_halfwidth"]
-    return table.rename(columns={"expected": "predicted", "halfwidth": "predicted_halfwidth"})[
-        ["dataset", "system", "metric", "predicted", "achieved", "predicted_halfwidth", "achieved_halfwidth", "ratio"]]
+    columns = ["dataset", "system", "metric", "predicted", "achieved", "predicted_halfwidth", "achieved_halfwidth",
+               "ratio"]
+    if {"achieved_noise", "assured_within_15"} <= set(predicted.columns):  # estimates since the noise figure
+        table["expected_noise"] = pd.to_numeric(predicted["achieved_noise"], errors="coerce").to_numpy()
+        table["assured_within_15"] = predicted["assured_within_15"].astype(bool).to_numpy()
+        columns += ["expected_noise", "assured_within_15"]
+    return table.rename(columns={"expected": "predicted", "halfwidth": "predicted_halfwidth"})[columns]
 
 
 def _hours(record: dict[str, Any], judgements: pd.DataFrame) -> pd.DataFrame:
@@ -103,7 +108,10 @@ def plan_against_outcome_section(path: str | Path, scores: Any, judgements: pd.D
         f"The estimate saved beside the manifest ({source.name}: {settings.get('runs', '?')} simulated studies, "
         f"outcome rates from {settings.get('rates_source', '?')}) against what the study achieved. A predicted "
         "half-width is the expected half-width of the report's 95% bootstrap interval; a ratio near 1 means the "
-        "plan held (docs/study.md says how far it can be trusted). Hours are measured as the sum of lead_time "
+        "plan held. expected_noise is how much the achieved half-width itself varies from study to study (relative "
+        "sd: the bootstrap's resamples and the study's judgements), so a ratio within about two of it of 1 is "
+        "as close as any plan can be; assured_within_15 marks cells where 4 of it fit in 15% (docs/study.md, "
+        "'How far it can be trusted'). Hours are measured as the sum of lead_time "
         "over each worker's tasks.")
     body = intro
     body += table_html(cells, caption="Half-widths per cell: predicted against achieved") if len(cells) else \
