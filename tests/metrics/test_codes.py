@@ -9,6 +9,7 @@ import pytest
 from posthoc.metrics import score_judgements
 from posthoc.metrics.codes import (
     aligned_codes,
+    derive_codes,
     factorize,
     shared_codes,
     shared_factorisation,
@@ -123,3 +124,21 @@ def test_scoring_twice_in_one_block_or_apart_gives_the_same_tables():
     for name, table in apart.tables().items():
         pd.testing.assert_frame_equal(table, inside.tables()[name], check_exact=True)
     assert apart.summary == inside.summary
+
+
+@pytest.mark.parametrize("parent_sorted", [True, False])
+def test_derived_codes_of_a_subset_are_those_pandas_gives_the_subset(parent_sorted):
+    parent = pd.Series(WORDS * 3, dtype="str")
+    rows = np.array([5, 0, 2, 12, 5, 7])  # a repeat, a missing value, not every unique
+    child = parent.iloc[rows].reset_index(drop=True)
+    with shared_factorisation():
+        factorize(parent, sort=parent_sorted)
+        derive_codes(parent, rows, child)
+        codes, uniques = factorize(child, sort=True)
+        plain = factorize(child)
+    expected_codes, expected_uniques = pd.factorize(child, sort=True)
+    np.testing.assert_array_equal(codes, expected_codes)
+    pd.testing.assert_index_equal(uniques, expected_uniques)
+    values = [plain[1][c] if c >= 0 else None for c in plain[0]]
+    assert values == [None if pd.isna(v) else v for v in child]  # any numbering, the right values
+    assert len(plain[1]) == child.nunique()

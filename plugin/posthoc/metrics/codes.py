@@ -79,7 +79,7 @@ def factorize(values: pd.Series | pd.Index | np.ndarray, *, sort: bool = False) 
     that no caller can change a shared result.
     """
     cache = _SHARED.get()
-    arrow = getattr(values.array, "_pa_array", None) if isinstance(values, pd.Series) else None
+    arrow = _arrow(values)
     if cache is None or arrow is None:
         return _fresh(values, sort)
     entry = cache.get(id(arrow))
@@ -92,6 +92,37 @@ def factorize(values: pd.Series | pd.Index | np.ndarray, *, sort: bool = False) 
         else:
             done[sort] = done[True] if True in done else _fresh(values, sort)
     return done[sort]
+
+
+def _arrow(values: Any) -> Any:
+    return getattr(values.array, "_pa_array", None) if isinstance(values, pd.Series) else None
+
+
+def derive_codes(parent: pd.Series, rows: np.ndarray, child: pd.Series) -> None:
+    """Record ``child``'s factorisation, as ``child`` is ``parent``'s values at positions ``rows``.
+
+    Within :func:`shared_factorisation`, when ``parent`` was factorised: the codes of those rows,
+    renumbered over the uniques they use (so exactly ``pd.factorize(child, sort=True)`` when the parent's
+    were sorted), instead of hashing the child's strings again. Otherwise nothing happens.
+    """
+    cache = _SHARED.get()
+    parent_arrow, child_arrow = _arrow(parent), _arrow(child)
+    if cache is None or parent_arrow is None or child_arrow is None:
+        return
+    entry = cache.get(id(parent_arrow))
+    if entry is None or entry[0] is not parent_arrow or not entry[1]:
+        return
+    sort = True in entry[1]
+    codes, uniques = entry[1][sort]
+    picked = codes[np.asarray(rows, dtype=np.int64)]
+    present = np.bincount(picked[picked >= 0], minlength=len(uniques)) > 0
+    renumber = np.append(np.cumsum(present) - 1, -1)  # a missing value (code -1) stays -1
+    derived = renumber[picked]
+    derived.flags.writeable = False
+    child_entry = cache.get(id(child_arrow))
+    if child_entry is None or child_entry[0] is not child_arrow:
+        child_entry = cache[id(child_arrow)] = (child_arrow, {})
+    child_entry[1][sort] = (derived, uniques[present])
 
 
 def _first_rows(codes: np.ndarray, n_codes: int) -> np.ndarray:

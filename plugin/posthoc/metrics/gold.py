@@ -24,7 +24,7 @@ name) plus ``source``; writing it as JSONL / NIF is the writers' job.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 import pandas as pd
@@ -153,7 +153,7 @@ def gold_from(
     return gold.iloc[np.lexsort(keys[::-1])].reset_index(drop=True)  # lexsort is stable
 
 
-def _surfaces(rows: pd.DataFrame, missing: pd.DataFrame) -> np.ndarray:
+def _surfaces(rows: pd.DataFrame, missing: pd.DataFrame) -> Any:
     """The surface of each missing annotation's span: that of the first judgement row with it ("" if none)."""
     keys = ["dataset", "doc_id", "start", "end"]
     if "surface" not in rows.columns:
@@ -164,6 +164,9 @@ def _surfaces(rows: pd.DataFrame, missing: pd.DataFrame) -> np.ndarray:
     np.minimum.at(first_rows, row_code, np.arange(len(rows), dtype=np.int64))  # each span's first row
     where = first_rows[missing_code]
     found = where < len(rows)
+    surface = rows["surface"]
+    if isinstance(surface.dtype, pd.StringDtype) and found.all():  # the str values as they are, by one take
+        return surface.array.take(where)
     out = np.full(len(missing), "", dtype=object)
     out[found] = rows["surface"].iloc[where[found]].astype(str).to_numpy(dtype=object)
     return out

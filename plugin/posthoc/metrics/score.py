@@ -18,10 +18,10 @@ import pandas as pd
 from posthoc.errors import PosthocInputError
 from posthoc.metrics.agreement import agreement_from_verdicts
 from posthoc.metrics.bootstrap import UNITS, percentile_interval, ratio, resampled_sums, unit_matrix
-from posthoc.metrics.codes import factorize, shared_factorisation, sorted_codes
+from posthoc.metrics.codes import derive_codes, factorize, shared_factorisation, sorted_codes
 from posthoc.metrics.controls import control_results
 from posthoc.metrics.gold import gold_from
-from posthoc.metrics.inputs import JUDGEMENT_NEEDS, is_control, judged_rows, mention_rows
+from posthoc.metrics.inputs import ANNOTATION, JUDGEMENT_NEEDS, is_control, judged_rows, mention_rows
 from posthoc.metrics.preannotation import counts_of_rows, scores_from_counts
 from posthoc.metrics.rates import RATE_METRICS, empty_rates, rate_samples, rate_statistics, rates_table
 from posthoc.metrics.reliability import aggregated_from, reliability_from_verdicts
@@ -266,7 +266,10 @@ def score_judgements(
     check_union(union)
     all_rows = judged_rows(judgements, keep_controls=True)
     source = mention_rows(mentions)
-    gt = source.loc[source["system"] == gt_system]
+    of_gt = np.flatnonzero((source["system"] == gt_system).to_numpy())
+    gt = source.take(of_gt)
+    for key in gt.columns:
+        derive_codes(source[key], of_gt, gt[key])
     controls = control_results(all_rows, pass_threshold=control_pass_threshold, exclude=exclude_failing_workers)
     excluded = set(controls.loc[controls["excluded"], "worker"])
     control = is_control(all_rows)
@@ -290,7 +293,12 @@ def score_judgements(
     reliability = reliability_from_verdicts(verdicts)
     aggregated = aggregated_from(rows, verdicts, codes)
     exact_letters = letters if union == "exact" else classify_against_gt(exact_union, gt)
-    missing = exact_union.loc[exact_letters == "E"] if add_missing_to_gold else None
+    missing = None
+    if add_missing_to_gold:
+        added = np.flatnonzero(exact_letters == "E")
+        missing = exact_union.take(added)
+        for key in ANNOTATION:
+            derive_codes(exact_union[key], added, missing[key])
     gold = gold_from(rows, verdicts, codes, gt, missing, gt_system=gt_system)
     studies = sorted(all_rows["study"].dropna().astype(str).unique()) if "study" in all_rows.columns else []
     k = int(verdicts["n_judges"].max()) if len(verdicts) else 0

@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from posthoc.errors import PosthocInputError
-from posthoc.metrics.codes import column_codes, dense_codes, factorize, sorted_codes, take_strings
+from posthoc.metrics.codes import column_codes, dense_codes, derive_codes, factorize, sorted_codes, take_strings
 from posthoc.metrics.inputs import ANNOTATION, SYSTEM_ANNOTATION, judged_rows
 from posthoc.metrics.matching import overlap_components
 from posthoc.tables import OUTCOMES
@@ -64,6 +64,8 @@ def verdicts_of(rows: pd.DataFrame, *, ties_verified: bool = False) -> tuple[pd.
     keys = list(SYSTEM_ANNOTATION)
     codes, first = sorted_codes(*[column_codes(rows[key], sort=True) for key in keys])  # groupby(keys) order
     verdicts = rows[keys].iloc[first].reset_index(drop=True)
+    for key in keys:
+        derive_codes(rows[key], first, verdicts[key])
     verdicts["n_judges"] = np.bincount(codes, minlength=len(first)).astype("int64")
     mention_ids: Any = None
     if "mention_id" in rows.columns:
@@ -159,6 +161,8 @@ def union_from_verdicts(verdicts: pd.DataFrame, *, union: str = "exact") -> pd.D
     first = np.zeros(n, dtype=np.int64)
     first[codes[::-1]] = np.arange(len(codes))[::-1]  # each member's first row
     table = verdicts[list(ANNOTATION)].iloc[chosen[first]].reset_index(drop=True)
+    for key in ANNOTATION:
+        derive_codes(verdicts[key], chosen[first], table[key])
     if union == "overlap" and n:
         start = np.full(n, np.iinfo(np.int64).max)
         np.minimum.at(start, codes, verdicts["start"].to_numpy(np.int64)[chosen])
