@@ -161,28 +161,32 @@ def _time(plan: StudyPlan, counts: dict[str, Any], pilot: pd.DataFrame | None, s
 def estimate_study(plan: StudyPlan, *, pilot: pd.DataFrame | None = None, rates: OutcomeRates | None = None,
                    seconds_per_region: float | None = None, hourly_rate: float = DEFAULT_HOURLY_RATE,
                    runs: int = 200, seed: int = 0, target_halfwidth: float | None = None, max_judges: int = 5,
-                   progress: bool = False) -> StudyEstimate:
+                   n_resamples: int = DEFAULT_RESAMPLES, progress: bool = False) -> StudyEstimate:
     """Estimate hours, cost and interval half-widths of ``plan`` (see the module docstring).
 
     ``pilot``: the judgements table of a first batch (:func:`posthoc.study.rates.read_pilot`); it gives
     the outcome rates (unless ``rates`` is given) and the pace (unless ``seconds_per_region`` is).
     ``runs`` replicated studies seeded by ``seed``; ``target_halfwidth`` also searches the smallest plan
-    (judges from 2 to ``max_judges`` when the plan has k > 1). Raises :class:`PosthocInputError` for a bad
-    setting.
+    (judges from 2 to ``max_judges`` when the plan has k > 1). ``n_resamples``: the bootstrap resamples the
+    study will be scored with (the achieved half-width's own noise, ``achieved_noise``). Raises
+    :class:`PosthocInputError` for a bad setting.
     """
     _check(runs, seconds_per_region, hourly_rate, target_halfwidth)
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 1:
+        raise PosthocInputError(f"--resamples must be an integer >= 1 (bootstrap resamples), got {n_resamples!r}")
     if rates is None:
         rates = rates_from_pilot(pilot) if pilot is not None else OutcomeRates()
     counts = plan_counts(plan)
     time, per_worker = _time(plan, counts, pilot, seconds_per_region, hourly_rate)
     shape = StudyShape.from_judgements(plan_judgements(plan), k=plan.config.k)
-    cells = replicate_study(shape, rates, runs=runs, seed=seed, progress=progress).summary()
+    cells = replicate_study(shape, rates, runs=runs, seed=seed, n_resamples=n_resamples, progress=progress).summary()
     if rates.source == "prior" and shape.k == 1:  # precision and recall only: exact, no second simulation
         low_rates = rates.with_verify(PRIOR_SPREAD[0])
         exact = ratio_moments(shape, shape.shares(low_rates)[:, 0], low_rates.consistency)
         cells["halfwidth_low"] = Z95 * np.concatenate([exact[m][1] for m in cells["metric"].unique()])
     elif rates.source == "prior":
-        low = replicate_study(shape, rates.with_verify(PRIOR_SPREAD[0]), runs=runs, seed=seed, progress=progress,
+        low = replicate_study(shape, rates.with_verify(PRIOR_SPREAD[0]), runs=runs, seed=seed,
+                              n_resamples=n_resamples, progress=progress,
                               desc="simulated studies (low verify share)").summary()
         cells["halfwidth_low"] = low["halfwidth"].to_numpy()
     else:
@@ -191,11 +195,13 @@ def estimate_study(plan: StudyPlan, *, pilot: pd.DataFrame | None = None, rates:
     settings = {"runs": runs, "seed": seed, "k": plan.config.k, "rates_source": rates.source,
                 "outcome_shares_default": list(rates.default), "judge_consistency": rates.consistency,
                 "target_halfwidth": target_halfwidth, "max_judges": max_judges, "plan_seed": plan.config.seed,
+                "bootstrap_resamples": n_resamples,
                 "confidence": 0.95}
     if len(rates.cells):
         settings["outcome_shares_by_cell"] = rates.cells.to_dict(orient="records")
     estimate = StudyEstimate(study=plan.config.name, settings=settings, counts=counts, time=time, cells=cells,
-                             assumptions=_assumptions(rates, time, plan.config.k), per_worker=per_worker)
+                             assumptions=_assumptions(rates, time, plan.config.k, n_resamples),
+                             per_worker=per_worker)
     if target_halfwidth is not None:
         from posthoc.study.target import smallest_plan
 
@@ -205,7 +211,7 @@ def estimate_study(plan: StudyPlan, *, pilot: pd.DataFrame | None = None, rates:
     return estimate
 
 
-def _assumptions(rates: OutcomeRates, time: dict[str, Any], k: int) -> list[str]:
+def _assumptions(rates: OutcomeRates, time: dict[str, Any], k: int, n_resamples: int) -> list[str]:
     shares = " / ".join(f"{x:.3f}" for x in rates.default)
     lines = [
         "Half-widths are those of the report's 95% bootstrap intervals over documents (paper 000 section 4): "
@@ -218,7 +224,7 @@ def _assumptions(rates: OutcomeRates, time: dict[str, Any], k: int) -> list[str]
         "Every document of a cell has the same rates; judges of one annotation are independent given its latent "
         "outcome; every worker passes the control tasks.",
         "The half-width a study reports varies by achieved_noise (relative sd) around the prediction: its "
-        f"bootstrap's {DEFAULT_RESAMPLES} resamples alone give {bootstrap_noise(DEFAULT_RESAMPLES):.1%}, its "
+        f"bootstrap's {n_resamples} resamples alone give {bootstrap_noise(n_resamples):.1%}, its "
         "judgements and documents the rest. A cell is assured within 15% (assured_within_15) when 4 x the relative "
         "sd of predicted / achieved is at most 15% (docs/study.md, 'How far it can be trusted').",
         f"Pace {time['seconds_per_region']:.2f} s a region ({time['seconds_per_region_source']}), the same at "
