@@ -12,9 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import requests
-
-from posthoc.errors import PosthocServiceError
+from posthoc.labelstudio.client import LabelStudioClient
 from posthoc_backend.auth import webhook_token
 
 #: The user name Label Studio sends with basic auth (not checked by the backend).
@@ -29,37 +27,18 @@ class Connection:
     webhook_id: int | None
 
 
-def _call(session: requests.Session, method: str, url: str, *, hide: tuple[str | None, ...] = (),
-          **kwargs: Any) -> Any:
-    """One call; an error answer's text (which may echo the request) is shown without the ``hide`` values."""
-    try:
-        reply = session.request(method, url, timeout=120, **kwargs)
-    except requests.RequestException as exc:
-        raise PosthocServiceError(f"Label Studio at {url}: {type(exc).__name__}") from None
-    if reply.status_code >= 400:
-        detail = reply.text
-        for value in hide:
-            detail = detail.replace(value, "***") if value else detail
-        raise PosthocServiceError(f"Label Studio {method} {url}: {reply.status_code} {detail[:300]}")
-    return reply.json() if reply.content else None
-
-
 def connect_backend(ls_url: str, token: str, project_id: int, backend_url: str, *, secret: str | None = None,
                     title: str = "posthoc") -> Connection:
-    """Add the backend at ``backend_url`` to project ``project_id``; the token is used, never stored."""
-    base = ls_url.rstrip("/")
+    """Add the backend at ``backend_url`` to project ``project_id``; the token is used, never stored.
+    Calls go through :class:`posthoc.labelstudio.client.LabelStudioClient` (errors: one line, secrets blanked)."""
     backend = backend_url.rstrip("/")
-    with requests.Session() as session:
-        session.headers["Authorization"] = f"Token {token}"
-        body: dict[str, Any] = {"url": backend, "project": project_id, "title": title, "is_interactive": False}
-        if secret:
-            body.update(auth_method="BASIC_AUTH", basic_auth_user=BASIC_AUTH_USER, basic_auth_pass=secret)
-        hide = (token, secret)
-        created = _call(session, "POST", f"{base}/api/ml", json=body, hide=hide)
-        hooks = _call(session, "GET", f"{base}/api/webhooks/", params={"project": project_id}, hide=hide) or []
-        hook_id = next((int(h["id"]) for h in hooks if str(h.get("url", "")).rstrip("/") == f"{backend}/webhook"),
-                       None)
-        if secret and hook_id is not None:
-            _call(session, "PATCH", f"{base}/api/webhooks/{hook_id}/",
-                  json={"headers": {"Authorization": f"Bearer {webhook_token(secret)}"}}, hide=hide)
+    client = LabelStudioClient(ls_url, token, timeout=120, hide=[secret])
+    body: dict[str, Any] = {"url": backend, "project": project_id, "title": title, "is_interactive": False}
+    if secret:
+        body.update(auth_method="BASIC_AUTH", basic_auth_user=BASIC_AUTH_USER, basic_auth_pass=secret)
+    created = client.post("/api/ml", body)
+    hooks = client.webhooks(project_id)
+    hook_id = next((int(h["id"]) for h in hooks if str(h.get("url", "")).rstrip("/") == f"{backend}/webhook"), None)
+    if secret and hook_id is not None:
+        client.patch(f"/api/webhooks/{hook_id}/", {"headers": {"Authorization": f"Bearer {webhook_token(secret)}"}})
     return Connection(ml_backend_id=int(created["id"]), webhook_id=hook_id)

@@ -35,6 +35,8 @@ logger = logging.getLogger("posthoc_backend")
 DEFAULT_BUDGET = 80.0
 #: live tasks given to the predictor at once
 DEFAULT_BATCH_SIZE = 32
+#: seconds: with less left before the deadline no service call is started (predictors/http.py: the same)
+MIN_ATTEMPT = 0.05
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,7 @@ class LivePredictor:
         name = self.factory.name
         for first in range(0, len(pending), self.batch_size):
             batch = pending[first:first + self.batch_size]
-            if time.monotonic() >= deadline:
+            if time.monotonic() >= deadline - MIN_ATTEMPT:  # no call can start in what is left
                 late = RequestError(f"not pre-filled: the predictor {name} used this request's {self.budget:.0f} s "
                                     "budget (Label Studio waits 100 s); Label Studio asks again when the task is "
                                     "opened", field=None, status=503)

@@ -25,9 +25,9 @@ from functools import lru_cache
 from typing import Any
 
 import pandas as pd
-from label_studio_sdk.label_interface import LabelInterface
 
 from posthoc.errors import PosthocInputError
+from posthoc.labelstudio.client import LabelInterface
 
 
 @dataclass(frozen=True)

@@ -85,29 +85,18 @@ def _open_manifest(path: str | os.PathLike[str]) -> Any:
 def _study_projects(client: Any, manifest: Any, project_ids: Sequence[int] | None) -> list[tuple[int, str | None]]:
     """``(project id, worker or None)`` of every project of the study.
 
-    Without ``project_ids``: the projects that carry the study's worker marker
-    (:func:`posthoc.labelstudio.setup.project_markers`, written by ``posthoc study create``).
+    Without ``project_ids``: the projects that carry the study's worker markers
+    (:func:`posthoc.labelstudio.projects.study_projects`, written by ``posthoc study create``).
     """
     if project_ids:
         return [(int(p), None) for p in project_ids]
-    from posthoc.export.fetch import service_errors
-    from posthoc.labelstudio.setup import project_marker, project_markers
+    from posthoc.labelstudio.projects import study_projects
 
-    markers = {project_marker(str(manifest.study), worker): worker for worker in manifest.workers()}
-    found: dict[str, list[int]] = {}
-    with service_errors(str(client._client_wrapper.get_base_url()), "list projects"):
-        for project in client.projects.list():
-            for line in sorted(project_markers(project)):
-                if line in markers:
-                    found.setdefault(markers[line], []).append(int(project.id))
+    found = study_projects(client.projects(), str(manifest.study), manifest.workers())
     if not found:
         raise PosthocInputError(f"Label Studio holds no project of study {manifest.study!r}; run "
                                 "`posthoc study create` first or pass --project")
-    doubled = {w: ids for w, ids in found.items() if len(ids) > 1}
-    if doubled:
-        raise PosthocInputError(f"several projects for one worker of study {manifest.study!r}: {doubled}; "
-                                "delete the extra ones or pass --project")
-    return [(ids[0], worker) for worker, ids in sorted(found.items())]
+    return [(int(project["id"]), worker) for worker, project in found.items()]
 
 
 def collect_judgements(manifest: Any, *, ls_url: str | None = None, token: str | None = None,
@@ -140,13 +129,11 @@ def _open_study(manifest: Any, *, ls_url: str | None, token: str | None,
         raise PosthocInputError("no Label Studio API token: set LABEL_STUDIO_TOKEN (or the variable named by "
                                 "--token-env)")
     from posthoc.export.fetch import connect
-    from posthoc.labelstudio.client import LabelStudioClient
 
-    client = connect(ls_url, token)
+    client = connect(ls_url, token, timeout=120)
     projects = _study_projects(client, manifest, project_ids)
     index = ManifestIndex.from_manifest(manifest)
-    http = LabelStudioClient(str(client._client_wrapper.get_base_url()), token, timeout=120)
-    return StudyExport.open(client, http, projects, index, user_workers=_user_workers(manifest, index),
+    return StudyExport.open(client, client, projects, index, user_workers=_user_workers(manifest, index),
                             manifest_digest=str(manifest.digest))
 
 

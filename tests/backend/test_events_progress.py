@@ -159,7 +159,7 @@ def test_a_deleted_control_region_counts_as_remove(make_client: Callable[..., Fl
     assert list(result["passed"]) == [True]
 
 
-def test_study_projects_are_found_by_marker_then_title() -> None:
+def test_study_projects_are_found_by_their_marker_only() -> None:
     from posthoc.cli.status import study_project_ids
 
     projects = [
@@ -168,8 +168,8 @@ def test_study_projects_are_found_by_marker_then_title() -> None:
         {"id": 3, "title": "other", "description": "posthoc-study other worker w001"},
     ]
     assert study_project_ids(projects, "sample") == [1]
-    assert study_project_ids(projects[1:], "sample") == [2]
-    assert study_project_ids(projects[2:], "sample") == [3]
+    assert study_project_ids(projects[1:], "sample") == []  # a title naming the study is not a marker
+    assert study_project_ids(projects[2:], "sample") == []  # nor is another study's project
 
 
 def test_annotations_from_label_studio_tasks() -> None:

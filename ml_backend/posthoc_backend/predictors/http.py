@@ -10,14 +10,12 @@ service's name, its URL, the status and the first 200 characters of its answer.
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-import requests
-
+from posthoc.labelstudio.client import ServiceSession, TransportFailure
 from posthoc_backend.predictors.base import PredictorServiceError
 
 #: statuses worth another attempt
@@ -26,7 +24,7 @@ RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 
 @dataclass
 class ServiceClient:
-    """POST requests to one service URL (one ``requests.Session`` per thread; safe in a thread pool)."""
+    """POST requests to one service URL (kept-alive connections per thread; safe in a thread pool)."""
 
     name: str
     url: str
@@ -38,19 +36,12 @@ class ServiceClient:
     def __post_init__(self) -> None:
         if not self.url.startswith(("http://", "https://")):
             raise ValueError(f"{self.name}: the service URL must start with http:// or https://, got {self.url!r}")
-        self._local = threading.local()
+        self._http = ServiceSession(self.url)
         parts = urlsplit(self.url)
         #: the URL as shown in messages: without any user:password@ it may carry
         self.shown_url = urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[-1]))
 
-    def _session(self) -> requests.Session:
-        session = getattr(self._local, "session", None)
-        if session is None:
-            session = requests.Session()
-            self._local.session = session
-        return session
-
-    def post(self, *, deadline: float | None = None, **kwargs: Any) -> requests.Response:
+    def post(self, *, deadline: float | None = None, **kwargs: Any) -> ServiceAnswer:
         """POST to the service; the answer of the first attempt with a 2xx status."""
         attempts = self.retries + 1
         problem, made = "no attempt was made", 0
@@ -64,16 +55,15 @@ class ServiceClient:
                 read = min(read, left)
             made += 1
             try:
-                reply = self._session().post(self.url, timeout=(min(self.connect_timeout, read), read), **kwargs)
-            except requests.Timeout:
-                problem = f"no answer within {read:.1f} s"
-            except requests.ConnectionError as exc:
-                problem = f"cannot connect ({type(exc).__name__})"
+                status, text, body = self._http.post(connect_timeout=min(self.connect_timeout, read),
+                                                     read_timeout=read, **kwargs)
+            except TransportFailure as exc:
+                problem = str(exc)
             else:
-                if 200 <= reply.status_code < 300:
-                    return reply
-                problem = f"answered {reply.status_code} {_snippet(reply.text)}"
-                if reply.status_code not in RETRY_STATUSES:
+                if 200 <= status < 300:
+                    return ServiceAnswer(status, text, body)
+                problem = f"answered {status} {_snippet(text)}"
+                if status not in RETRY_STATUSES:
                     raise PredictorServiceError(f"{self.name} at {self.shown_url}: {problem}")
             if attempt + 1 < attempts:
                 pause = self.backoff * 2**attempt
@@ -81,6 +71,20 @@ class ServiceClient:
                     break
                 time.sleep(pause)
         raise PredictorServiceError(f"{self.name} at {self.shown_url}: {problem} (after {made} attempt(s))")
+
+
+@dataclass(frozen=True)
+class ServiceAnswer:
+    """A 2xx answer of a service: status, text and raw body (``json()`` parses the body)."""
+
+    status_code: int
+    text: str
+    content: bytes
+
+    def json(self) -> Any:
+        import json
+
+        return json.loads(self.content)
 
 
 def _snippet(text: str) -> str:

@@ -19,18 +19,11 @@ from posthoc.errors import PosthocInputError
 
 
 def study_project_ids(projects: list[dict[str, Any]], study: str) -> list[int]:
-    """Ids of the Label Studio projects of ``study``.
+    """Ids of the Label Studio projects of ``study``: those carrying its worker markers
+    (:func:`posthoc.labelstudio.projects.study_projects`); none when the study has not been created."""
+    from posthoc.labelstudio.projects import study_projects
 
-    The projects `posthoc study create` made carry ``posthoc-study <study> worker <w>``
-    (:func:`posthoc.labelstudio.setup.project_markers`); without any, projects whose title names the
-    study; else every project (tasks are filtered by the manifest's keys anyway).
-    """
-    from posthoc.labelstudio.setup import project_markers
-
-    marker = f"posthoc-study {study} worker "
-    marked = [p for p in projects if any(m.startswith(marker) for m in project_markers(p))]
-    titled = [p for p in projects if study and study in str(p.get("title") or "")]
-    return [int(p["id"]) for p in (marked or titled or projects)]
+    return sorted(int(p["id"]) for p in study_projects(projects, study).values())
 
 
 def annotations_from_label_studio(url: str, token: str, manifest: Any) -> pd.DataFrame:

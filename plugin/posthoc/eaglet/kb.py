@@ -37,8 +37,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Protocol
 
-import requests
-
 from posthoc.atomic import write_text_atomic
 from posthoc.errors import PosthocInputError, PosthocServiceError
 from posthoc.links import normalise_link, title_of, wikipedia_url
@@ -219,8 +217,6 @@ class MediaWikiChecker:
             except (ValueError, KeyError, TypeError) as error:
                 raise PosthocInputError(f"{self.cache_path}: not a MediaWiki cache file ({error}); "
                                         "delete it to start afresh") from None
-        self._session = requests.Session()
-        self._session.headers["User-Agent"] = self.user_agent
 
     def lookup(self, links: Iterable[str]) -> dict[str, UriStatus]:
         wanted = list(dict.fromkeys(links))
@@ -244,14 +240,17 @@ class MediaWikiChecker:
             time.sleep(wait)
         params = {"action": "query", "format": "json", "formatversion": "2", "redirects": "1",
                   "prop": "pageprops", "ppprop": "disambiguation", "titles": "|".join(titles)}
+        from posthoc.labelstudio.client import TransportFailure, web_get_json
+
         try:
-            response = self._session.get(self.api_url, params=params, timeout=self.timeout)
+            answer = web_get_json(self.api_url, params=params, headers={"User-Agent": self.user_agent},
+                                  timeout=self.timeout)
+            query = answer.get("query", {}) if isinstance(answer, dict) else {}
+        except TransportFailure as error:
+            raise PosthocServiceError(f"MediaWiki API {self.api_url} failed: {error}") from None
+        finally:
             self._last_request = time.monotonic()
             self.requests_made += 1
-            response.raise_for_status()
-            query = response.json().get("query", {})
-        except (requests.RequestException, ValueError) as error:
-            raise PosthocServiceError(f"MediaWiki API {self.api_url} failed: {error}") from None
         normalized = {n["from"]: n["to"] for n in query.get("normalized", [])}
         redirects = {r["from"]: r["to"] for r in query.get("redirects", [])}
         pages = {p.get("title"): p for p in query.get("pages", [])}

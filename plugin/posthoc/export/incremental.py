@@ -276,8 +276,8 @@ class Collected:
 class StudyExport:
     """A study's projects on one Label Studio with their signals and cache keys (read before any export).
 
-    ``client`` is the SDK client (exports), ``http`` the :class:`~posthoc.labelstudio.client.LabelStudioClient`
-    (signals); ``projects`` are ``(project id, worker or None)``.
+    ``client`` (exports) and ``http`` (signals): :class:`~posthoc.labelstudio.client.LabelStudioClient` s (one
+    client serves both); ``projects`` are ``(project id, worker or None)``.
     """
 
     client: Any

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from label_studio_sdk.label_interface import LabelInterface
-
 from posthoc.errors import PosthocInputError
+from posthoc.labelstudio.client import LabelInterface
 from posthoc.tables import OUTCOMES
 
 #: the label every pre-filled region starts with when the decision is the region's label

@@ -1,39 +1,135 @@
-"""A small HTTP client for the Label Studio 1.23 REST API (``Authorization: Token <key>``).
+"""The one boundary to Label Studio 1.23: every HTTP call of ``plugin/`` and ``ml_backend/`` goes through here.
 
-The SDK (``label_studio_sdk``) covers most calls, but study setup needs a few it does not wrap
-the same way in every version (Data Manager actions, task lists with prediction counts, the
-invite link); one thin, typed client keeps every call and its error message in one place.
-Failures become :class:`~posthoc.errors.PosthocServiceError` naming the call and the answer.
+Built on ``label-studio-sdk`` (:attr:`LabelStudioClient.sdk` is its ``LabelStudio`` client, used for the calls
+it wraps with types: whoami, projects, members, predictions, ML backends, webhooks, exports). Calls it does not
+wrap the way 1.23 answers them (task listings with ``fields``, the import with ``return_task_ids``, Data Manager
+actions, the invite link, ``/next``, the sign-up and log-in forms) go through :meth:`LabelStudioClient.request`
+on the very ``httpx.Client`` handed to the SDK (its public ``httpx_client`` argument), so both share:
+
+- **tokens**: a legacy API token (``Authorization: Token <key>``) or a personal access token (a JWT refresh
+  token): the SDK exchanges it at ``/api/token/refresh/`` itself; our own calls get the access token from the
+  SDK's public ``tokens.refresh`` and renew it a minute before it expires;
+- **retries**: idempotent calls (GET, HEAD, PUT, DELETE, OPTIONS) are retried on a refused or dropped
+  connection and on 502 / 503 / 504, ``RETRIES`` times, backoff ``BACKOFF * 2**attempt`` s; a POST or PATCH
+  is sent once (Label Studio may have acted on it). The SDK's own retries are off (it would retry POSTs);
+- **timeouts**: ``timeout`` seconds a call (``TIMEOUT`` by default);
+- **errors**: every failure is one line, :class:`~posthoc.errors.PosthocServiceError` (exit 3), naming the
+  call and the answer, with the token and other secrets blanked.
+
+Every listing is paged (Label Studio answers at most 100 projects or members a page). :func:`web_get_json` and
+:class:`ServiceSession` are the same HTTP layer for the few other services the project calls (a MediaWiki API,
+REL, a NIF annotator), so this stays the only module that imports an HTTP library or the SDK.
 """
 
 from __future__ import annotations
 
+import base64
+import contextlib
+import json
+import threading
 import time
-from collections.abc import Iterable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypeVar
 
-import requests
+import httpx
+from label_studio_sdk import LabelStudio
+from label_studio_sdk.core.api_error import ApiError
+from label_studio_sdk.label_interface import LabelInterface
+from label_studio_sdk.types import SerializationOptionsRequest
 
 from posthoc.errors import PosthocServiceError, connection_failure
 
-TIMEOUT = 300  # retrieve_tasks_predictions runs the ML backend synchronously inside the request
+__all__ = ["LabelInterface", "LabelStudioClient", "ServiceSession", "TransportFailure", "answers_ok", "web_get_json"]
+
+TIMEOUT = 300  # a Data Manager action may run the ML backend synchronously inside the request
 RETRIES = 4  # after the first try: 0.5 + 1 + 2 + 4 s of backoff, ~7.5 s in all
 BACKOFF = 0.5
 RETRY_STATUSES = frozenset({502, 503, 504})
 IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
+PAGE_SIZE = 100  # what Label Studio answers at most for projects and members
+TASK_PAGE_SIZE = 100
+SNAPSHOT_OPTIONS: dict[str, Any] = {
+    "predictions": {"only_id": False},
+    "annotations__completed_by": {"only_id": False},
+    "drafts": {"only_id": False},
+}
+DOWNLOAD_TRIES = 5  # a streamed download dropped mid-body is started again, 0.5 s backoff doubling
+_DROPPED = (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError,
+            httpx.ConnectTimeout, httpx.PoolTimeout)
+T = TypeVar("T")
+_NO_RETRY = "posthoc_no_retry"  # a request extension: one try only (readiness polls)
+
+
+class _RetryTransport(httpx.BaseTransport):
+    """Retries idempotent requests on a dropped connection and on 502 / 503 / 504 (module docstring)."""
+
+    def __init__(self, inner: httpx.BaseTransport) -> None:
+        self.inner = inner
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        retry = request.method.upper() in IDEMPOTENT and not request.extensions.get(_NO_RETRY)
+        attempts = 1 + (RETRIES if retry else 0)
+        for attempt in range(attempts):
+            last = attempt == attempts - 1
+            try:
+                response = self.inner.handle_request(request)
+            except _DROPPED:
+                if last:
+                    raise
+                time.sleep(BACKOFF * 2**attempt)
+                continue
+            if response.status_code in RETRY_STATUSES and not last:
+                response.close()
+                time.sleep(BACKOFF * 2**attempt)
+                continue
+            return response
+        raise AssertionError("unreachable")
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def _http_client(timeout: float, **kwargs: Any) -> httpx.Client:
+    limits = httpx.Limits(max_connections=16, max_keepalive_connections=16)
+    return httpx.Client(transport=_RetryTransport(httpx.HTTPTransport(limits=limits)), timeout=timeout,
+                        **kwargs)
+
+
+def _jwt_claims(token: str) -> dict[str, Any] | None:
+    """The claims of a JWT (unverified: only to tell a personal access token from a legacy key), else ``None``."""
+    parts = token.split(".")
+    if len(parts) != 3:
+        return None
+    try:
+        padded = parts[1] + "=" * (-len(parts[1]) % 4)
+        claims = json.loads(base64.urlsafe_b64decode(padded.encode("ascii")))
+    except (ValueError, UnicodeError):
+        return None
+    return claims if isinstance(claims, dict) else None
 
 
 class LabelStudioClient:
-    """Calls to one Label Studio as one user (the token's owner)."""
+    """Calls to one Label Studio as one user (the token's owner); see the module docstring."""
 
     def __init__(self, url: str, token: str, *, timeout: float = TIMEOUT, hide: Iterable[str | None] = ()) -> None:
         """``hide``: more secrets this client sends (e.g. the backend's), blanked like the token in errors."""
         self.url = url.rstrip("/")
         self.timeout = timeout
-        self.session = requests.Session()
-        self.session.headers["Authorization"] = f"Token {token}"
+        self._token = token
         self._hidden = sorted({value for value in (token, *hide) if value}, key=len, reverse=True)
+        claims = _jwt_claims(token)
+        self._personal = bool(claims and claims.get("token_type") == "refresh")
+        if self._personal and float(claims.get("exp", 0) if claims else 0) < time.time():
+            raise PosthocServiceError(f"Label Studio at {self.url}: the personal access token has expired; "
+                                      "create a new one (Account & Settings)")
+        self._access: tuple[str, float] | None = None
+        self._lock = threading.Lock()
+        self.http = _http_client(timeout)
+        # max_retries=0: the transport retries idempotent calls only; the SDK would retry a POST too
+        self.sdk = LabelStudio(base_url=self.url, api_key=token, timeout=timeout, max_retries=0,
+                               httpx_client=self.http)
 
+    # -- errors ---------------------------------------------------------------------------------
     def redact(self, text: str) -> str:
         """``text`` with the token and the other secrets of this client replaced by ``***`` (a server or a
         proxy may echo a request's headers or body in an error page; error messages are printed and logged)."""
@@ -41,36 +137,59 @@ class LabelStudioClient:
             text = text.replace(value, "***")
         return text
 
-    def request(self, method: str, path: str, *, ok: tuple[int, ...] = (200, 201, 204), **kwargs: Any) -> Any:
-        """``method path`` -> parsed JSON (``None`` for an empty body); PosthocServiceError otherwise.
+    def _answered(self, method: str, path: str, status: int, body: str) -> PosthocServiceError:
+        detail = self.redact(body)[:500].strip()
+        if status == 401:
+            detail = "the API token was refused (check the token; a legacy token needs the legacy token scheme)"
+        return PosthocServiceError(f"Label Studio {method} {path} answered {status}: {detail}")
 
-        Idempotent calls (GET, HEAD, PUT, DELETE, OPTIONS) are retried on a refused or dropped connection and on
-        502 / 503 / 504 (a proxy or a restarting server), ``RETRIES`` times with exponential backoff
-        (``BACKOFF`` s, doubling); a POST or PATCH is sent once, since Label Studio may have acted on it."""
+    def _unreachable(self, method: str, path: str, exc: BaseException) -> PosthocServiceError:
+        tries = 1 + (RETRIES if method.upper() in IDEMPOTENT and not isinstance(exc, httpx.ReadTimeout) else 0)
+        return PosthocServiceError(self.redact(f"Label Studio at {self.url} is unreachable ({method} {path}, "
+                                               f"{tries} tries: {connection_failure(exc)})"))
+
+    def call(self, what: str, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``function(*args, **kwargs)``, an SDK call, with its failures as one PosthocServiceError line
+        (``what``: e.g. ``"GET /api/projects/"``, named in the message)."""
+        method, _, path = what.partition(" ")
+        try:
+            return function(*args, **kwargs)
+        except PosthocServiceError:
+            raise
+        except ApiError as exc:
+            body = exc.body if isinstance(exc.body, str) else json.dumps(exc.body, default=str)
+            raise self._answered(method, path, int(exc.status_code or 0), body) from None
+        except httpx.HTTPError as exc:
+            raise self._unreachable(method, path, exc) from None
+
+    # -- raw calls ------------------------------------------------------------------------------
+    def _auth_header(self) -> dict[str, str]:
+        if not self._personal:
+            return {"Authorization": f"Token {self._token}"}
+        with self._lock:
+            if self._access is None or self._access[1] < time.time() + 60:
+                answer = self.call("POST /api/token/refresh/", self.sdk.tokens.refresh, refresh=self._token)
+                claims = _jwt_claims(answer.access) or {}
+                self._access = (answer.access, float(claims.get("exp", time.time() + 240)))
+            return {"Authorization": f"Bearer {self._access[0]}"}
+
+    def send(self, method: str, path: str, *, auth: bool = True, retry: bool = True, **kwargs: Any) -> httpx.Response:
+        """One raw call (``path`` under the server's URL); the answer whatever its status, or PosthocServiceError
+        when the server cannot be reached (after the retries of an idempotent call, unless ``retry=False``)."""
+        headers = {**(self._auth_header() if auth else {}), **kwargs.pop("headers", {})}
         kwargs.setdefault("timeout", self.timeout)
-        attempts = 1 + (RETRIES if method.upper() in IDEMPOTENT else 0)
-        for attempt in range(attempts):
-            last = attempt == attempts - 1
-            try:
-                response = self.session.request(method, f"{self.url}{path}", **kwargs)
-            except (requests.ConnectionError, requests.Timeout) as exc:
-                if not last and not isinstance(exc, requests.ReadTimeout):
-                    time.sleep(BACKOFF * 2**attempt)
-                    continue
-                raise PosthocServiceError(f"Label Studio at {self.url} is unreachable ({method} {path}, "
-                                          f"{attempt + 1} tries: {connection_failure(exc)})") from exc
-            except requests.RequestException as exc:
-                raise PosthocServiceError(f"Label Studio at {self.url} is unreachable ({method} {path}: "
-                                          f"{connection_failure(exc)})") from exc
-            if response.status_code in RETRY_STATUSES and not last:
-                time.sleep(BACKOFF * 2**attempt)
-                continue
-            break
+        if not retry:
+            kwargs["extensions"] = {_NO_RETRY: True}
+        try:
+            return self.http.request(method, f"{self.url}{path}", headers=headers, **kwargs)
+        except httpx.HTTPError as exc:
+            raise self._unreachable(method, path, exc) from None
+
+    def request(self, method: str, path: str, *, ok: tuple[int, ...] = (200, 201, 204), **kwargs: Any) -> Any:
+        """``method path`` -> parsed JSON (``None`` for an empty body); PosthocServiceError otherwise."""
+        response = self.send(method, path, **kwargs)
         if response.status_code not in ok:
-            detail = self.redact(response.text)[:500].strip()
-            if response.status_code == 401:
-                detail = "the API token was refused (check the token; the server needs the legacy token scheme)"
-            raise PosthocServiceError(f"Label Studio {method} {path} answered {response.status_code}: {detail}")
+            raise self._answered(method, path, response.status_code, response.text)
         if not response.content:
             return None
         try:
@@ -90,85 +209,254 @@ class LabelStudioClient:
     def delete(self, path: str) -> Any:
         return self.request("DELETE", path, ok=(200, 204, 404))
 
-    # -- collections ---------------------------------------------------------------------------
+    def health(self, *, timeout: float = 10.0) -> None:
+        """``GET /health`` answers 200 (retried like every idempotent call), else PosthocServiceError."""
+        self.request("GET", "/health", ok=(200,), auth=False, timeout=timeout)
+
+    # -- typed calls (the SDK) ------------------------------------------------------------------
     def whoami(self) -> dict[str, Any]:
-        return dict(self.get("/api/current-user/whoami"))
+        return dict(self.call("GET /api/current-user/whoami", self.sdk.users.whoami).model_dump())
 
     def projects(self) -> list[dict[str, Any]]:
-        """Every project visible to this user (all pages)."""
+        """Every project visible to this user (all pages of 100)."""
+        pager: Any = self.call("GET /api/projects/", self.sdk.projects.list, page_size=PAGE_SIZE)
+        return self.call("GET /api/projects/", lambda: [p.model_dump() for p in pager])
+
+    def project(self, project_id: int) -> dict[str, Any]:
+        return dict(self.call(f"GET /api/projects/{project_id}/", self.sdk.projects.get, id=project_id).model_dump())
+
+    def members(self) -> list[dict[str, Any]]:
+        """Every user of this user's organisation (``id``, ``email``, ...): one paged listing of its memberships
+        (``GET /api/users/`` is unpaged and costs ~2 ms per user in 1.23)."""
+        organisation = int(self.whoami()["active_organization"])
+        path = f"/api/organizations/{organisation}/memberships"
         found: list[dict[str, Any]] = []
         page = 1
         while True:
-            answer = self.request("GET", "/api/projects/", params={"page": page, "page_size": 100},
-                                  ok=(200, 404))
-            if not isinstance(answer, dict) or not answer.get("results"):
-                return found
-            found.extend(answer["results"])
+            answer = self.get(path, page=page, page_size=PAGE_SIZE)
+            found.extend(dict(m["user"]) for m in answer.get("results", []) if isinstance(m.get("user"), dict))
             if not answer.get("next"):
                 return found
             page += 1
 
-    def tasks(self, project_id: int, *, page_size: int = 500) -> Iterator[dict[str, Any]]:
-        """The tasks of a project in id order, with ``data``, ``predictions`` (ids) and annotation counts."""
+    def tasks(self, project_id: int, *, fields: str = "all", include: str | None = None,
+              page_size: int = TASK_PAGE_SIZE) -> Iterator[dict[str, Any]]:
+        """The tasks of a project in id order, page by page. ``fields="all"``: with full ``predictions`` and
+        ``annotations``; ``"task_only"``: without; ``include``: only these task fields (comma-separated)."""
         page = 1
         while True:
-            answer = self.request("GET", "/api/tasks/", params={"project": project_id, "page": page,
-                                                                "page_size": page_size, "fields": "all"},
-                                  ok=(200, 404))
+            params: dict[str, Any] = {"project": project_id, "page": page, "page_size": page_size, "fields": fields}
+            if include:
+                params["include"] = include
+            answer = self.request("GET", "/api/tasks/", params=params, ok=(200, 404))
             batch = answer.get("tasks", []) if isinstance(answer, dict) else []
             if not batch:
                 return
             yield from sorted(batch, key=lambda task: int(task["id"]))
-            if len(batch) < page_size:
+            total = int(answer.get("total", 0)) if isinstance(answer, dict) else 0
+            if page * page_size >= total or len(batch) < page_size:
                 return
             page += 1
 
+    def import_tasks(self, project_id: int, tasks: list[dict[str, Any]]) -> list[int]:
+        """Import ``tasks`` (``{"data", "predictions"?}``) in one request; the ids Label Studio gave them."""
+        answer = self.post(f"/api/projects/{project_id}/import", tasks, commit_to_project="true",
+                           return_task_ids="true")
+        ids = answer.get("task_ids") if isinstance(answer, dict) else None
+        return [int(i) for i in ids] if isinstance(ids, list) else []
+
+    def import_predictions(self, project_id: int, predictions: list[dict[str, Any]]) -> None:
+        """Add ``predictions`` (``{"task", "result", "model_version"}``) to existing tasks in one request."""
+        self.post(f"/api/projects/{project_id}/import/predictions", predictions)
+
     def predictions(self, task_id: int) -> list[dict[str, Any]]:
         """Full predictions of one task."""
-        answer = self.get("/api/predictions/", task=task_id)
-        return list(answer if isinstance(answer, list) else answer.get("results", []))
+        found = self.call("GET /api/predictions/", self.sdk.predictions.list, task=task_id)
+        return [p.model_dump() for p in found]
 
     def ml_backends(self, project_id: int) -> list[dict[str, Any]]:
-        return list(self.get("/api/ml/", project=project_id) or [])
+        return [b.model_dump() for b in self.call("GET /api/ml/", self.sdk.ml.list, project=project_id)]
+
+    def webhooks(self, project_id: int) -> list[dict[str, Any]]:
+        return [h.model_dump() for h in self.call("GET /api/webhooks/", self.sdk.webhooks.list,
+                                                  project=str(project_id))]
 
     def next_task(self, project_id: int) -> dict[str, Any] | None:
         """The task ``/next`` serves this user in a project's labeling stream, or ``None`` when it is done."""
-        try:
-            response = self.session.get(f"{self.url}/api/projects/{project_id}/next", timeout=self.timeout)
-        except requests.RequestException as exc:
-            raise PosthocServiceError(self.redact(f"Label Studio at {self.url} is unreachable (next task): "
-                                                  f"{exc}")) from exc
-        if response.status_code == 404:
+        path = f"/api/projects/{project_id}/next"
+        response = self.send("GET", path)
+        if response.status_code == 404:  # the stream is done (the body says so in words)
             return None
         if response.status_code != 200:
-            raise PosthocServiceError(f"Label Studio GET /api/projects/{project_id}/next answered "
-                                      f"{response.status_code}: {self.redact(response.text)[:300]}")
+            raise self._answered("GET", path, response.status_code, response.text)
         return dict(response.json())
-
-    def export_snapshot(self, project_id: int, *, poll_seconds: float = 0.5, timeout: float = 600) -> list[Any]:
-        """A snapshot export (JSON) with full predictions, expanded ``completed_by`` users and drafts."""
-        import time
-
-        created = self.post(f"/api/projects/{project_id}/exports/", {
-            "title": "posthoc snapshot",
-            "serialization_options": {"predictions": {"only_id": False},
-                                      "annotations__completed_by": {"only_id": False},
-                                      "drafts": {"only_id": False}}})
-        export_id = int(created["id"])
-        deadline = time.monotonic() + timeout
-        while True:
-            status = self.get(f"/api/projects/{project_id}/exports/{export_id}").get("status")
-            if status == "completed":
-                break
-            if status == "failed" or time.monotonic() > deadline:
-                raise PosthocServiceError(f"project {project_id}: snapshot export {export_id} ended as {status}")
-            time.sleep(poll_seconds)
-        data = self.get(f"/api/projects/{project_id}/exports/{export_id}/download", exportType="JSON")
-        if not isinstance(data, list):
-            raise PosthocServiceError(f"project {project_id}: the snapshot export is not a JSON list")
-        return data
 
     def dm_action(self, project_id: int, action: str, task_ids: list[int]) -> Any:
         """Run a Data Manager action on the given tasks (e.g. ``retrieve_tasks_predictions``)."""
         return self.request("POST", "/api/dm/actions", params={"id": action, "project": project_id},
                             json={"selectedItems": {"all": False, "included": task_ids}})
+
+    def invite_token(self) -> str:
+        """The organisation's invite token (the ``token`` of its sign-up link)."""
+        return str(self.get("/api/invite")["token"])
+
+    # -- snapshot exports -----------------------------------------------------------------------
+    def export_snapshot_to(self, project_id: int, write: Callable[[Iterator[bytes]], None], *,
+                           title: str = "posthoc snapshot", poll_seconds: float = 0.5,
+                           timeout_seconds: float = 1800.0) -> None:
+        """Create a snapshot export (JSON, with :data:`SNAPSHOT_OPTIONS`), wait for it, hand its bytes to
+        ``write`` (started again from the first byte when the download drops), then delete it on the server."""
+        exports = self.sdk.projects.exports
+        where = f"/api/projects/{project_id}/exports/"
+        export = self.call(f"POST {where}", exports.create, id=project_id, title=title,
+                           serialization_options=SerializationOptionsRequest(**SNAPSHOT_OPTIONS))
+        export_id = int(export.id or 0)
+        deadline = time.monotonic() + timeout_seconds
+        status = export.status
+        while status not in ("completed", "failed"):
+            if time.monotonic() > deadline:
+                raise PosthocServiceError(f"Label Studio at {self.url}: export {export_id} of project {project_id} "
+                                          f"not finished after {timeout_seconds:.0f} s")
+            time.sleep(poll_seconds)
+            status = self.call(f"GET {where}{export_id}", exports.get, id=project_id, export_pk=export_id).status
+        if status == "failed":
+            raise PosthocServiceError(f"Label Studio at {self.url}: export {export_id} of project {project_id} "
+                                      "failed")
+        for attempt in range(DOWNLOAD_TRIES):
+            try:
+                self.call(f"GET {where}{export_id}/download", lambda: write(
+                    exports.download(id=project_id, export_pk=export_id, export_type="JSON")))
+                break
+            except PosthocServiceError as exc:
+                transient = any(f"answered {s}" in str(exc) for s in RETRY_STATUSES) or "unreachable" in str(exc)
+                if not transient or attempt == DOWNLOAD_TRIES - 1:
+                    raise
+                time.sleep(BACKOFF * 2**attempt)
+        with contextlib.suppress(ApiError, httpx.HTTPError):  # a left-over snapshot on the server is harmless
+            exports.delete(id=project_id, export_pk=export_id)
+
+    def export_snapshot(self, project_id: int, **options: Any) -> list[Any]:
+        """A snapshot export (see :meth:`export_snapshot_to`) read into memory (for small projects and tests)."""
+        chunks: list[bytes] = []
+
+        def keep(stream: Iterator[bytes]) -> None:
+            chunks.clear()
+            chunks.extend(stream)
+
+        self.export_snapshot_to(project_id, keep, **options)
+        data = json.loads(b"".join(chunks))
+        if not isinstance(data, list):
+            raise PosthocServiceError(f"project {project_id}: the snapshot export is not a JSON list")
+        return data
+
+    # -- forms (accounts) -----------------------------------------------------------------------
+    def form_session(self) -> FormSession:
+        """A cookie session for Label Studio's HTML forms (sign-up, log-in), as a browser uses them."""
+        return FormSession(self)
+
+    def close(self) -> None:
+        self.http.close()
+
+
+class FormSession:
+    """Label Studio's sign-up and log-in forms over one cookie jar (no API token: a person's session)."""
+
+    def __init__(self, client: LabelStudioClient) -> None:
+        self.client = client
+        self.http = _http_client(client.timeout, follow_redirects=False)
+
+    def _csrf(self, page: str) -> str:
+        try:
+            self.http.get(f"{self.client.url}{page}")
+        except httpx.HTTPError as exc:
+            raise self.client._unreachable("GET", page.split("?")[0], exc) from None
+        csrf = self.http.cookies.get("csrftoken")
+        if not csrf:
+            raise PosthocServiceError(f"Label Studio at {self.client.url}{page.split('?')[0]} set no CSRF cookie")
+        return str(csrf)
+
+    def submit(self, page: str, fields: dict[str, str]) -> httpx.Response:
+        """POST the form at ``page`` (after reading its CSRF cookie once) and return the answer."""
+        csrf = self.http.cookies.get("csrftoken") or self._csrf(page)
+        try:
+            return self.http.post(f"{self.client.url}{page}", data={"csrfmiddlewaretoken": str(csrf), **fields},
+                                  headers={"Referer": f"{self.client.url}{page}"})
+        except httpx.HTTPError as exc:
+            raise self.client._unreachable("POST", page.split("?")[0], exc) from None
+
+    def get_json(self, path: str) -> Any:
+        """A JSON API call as the logged-in person."""
+        try:
+            response = self.http.get(f"{self.client.url}{path}")
+        except httpx.HTTPError as exc:
+            raise self.client._unreachable("GET", path, exc) from None
+        if response.status_code != 200:
+            raise self.client._answered("GET", path, response.status_code, response.text)
+        return response.json()
+
+    def close(self) -> None:
+        self.http.close()
+
+
+# ---------------------------------------------------------------------------------------------- other services
+class TransportFailure(Exception):
+    """A call to another service failed: no answer (``status`` ``None``; ``timed_out`` when it was slow) or a
+    non-2xx answer (``status`` and ``text``)."""
+
+    def __init__(self, reason: str, *, status: int | None = None, text: str = "", timed_out: bool = False) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.text = text
+        self.timed_out = timed_out
+
+
+def answers_ok(url: str, *, timeout: float = 2.0) -> bool:
+    """Whether ``GET url`` answers 200 now (one try, no retries: a readiness poll or a status line)."""
+    try:
+        return httpx.get(url, timeout=timeout).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def web_get_json(url: str, *, params: dict[str, str] | None = None, headers: dict[str, str] | None = None,
+                 timeout: float = 20.0) -> Any:
+    """``GET url`` -> parsed JSON; :class:`TransportFailure` on no answer, a non-2xx answer or no JSON."""
+    try:
+        response = httpx.get(url, params=params, headers=headers, timeout=timeout, follow_redirects=True)
+    except httpx.HTTPError as exc:
+        raise TransportFailure(connection_failure(exc), timed_out=isinstance(exc, httpx.TimeoutException)) from None
+    if not 200 <= response.status_code < 300:
+        raise TransportFailure(f"HTTP {response.status_code}", status=response.status_code, text=response.text)
+    try:
+        return response.json()
+    except ValueError as exc:
+        raise TransportFailure(f"not JSON ({exc})", status=response.status_code) from None
+
+
+class ServiceSession:
+    """POSTs to one service URL over kept-alive connections (one client per thread: safe in a thread pool)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._local = threading.local()
+
+    def _client(self) -> httpx.Client:
+        client = getattr(self._local, "client", None)
+        if client is None:
+            client = httpx.Client()
+            self._local.client = client
+        return client
+
+    def post(self, *, connect_timeout: float, read_timeout: float, **kwargs: Any) -> tuple[int, str, bytes]:
+        """One POST (``json=`` / ``data=`` / ``headers=`` as in httpx) -> ``(status, text, body)``;
+        :class:`TransportFailure` when there is no answer."""
+        timeout = httpx.Timeout(read_timeout, connect=connect_timeout)
+        if isinstance(kwargs.get("data"), (str, bytes)):
+            kwargs["content"] = kwargs.pop("data")  # a raw body (httpx spells it content=)
+        try:
+            response = self._client().post(self.url, timeout=timeout, **kwargs)
+        except httpx.TimeoutException:
+            raise TransportFailure(f"no answer within {read_timeout:.1f} s", timed_out=True) from None
+        except httpx.HTTPError as exc:
+            raise TransportFailure(f"cannot connect ({type(exc).__name__})") from None
+        return response.status_code, response.text, response.content

@@ -32,9 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import requests
-
 from posthoc.errors import PosthocServiceError
+from posthoc.labelstudio.client import answers_ok
 from posthoc.labelstudio.server import LOOPBACK, LabelStudioServer, free_port, stop_process_group
 from posthoc.processes import die_with_parent
 
@@ -72,9 +71,8 @@ def backend_process(manifest_path: Path, *, port: int | None = None, log_path: P
             if process.poll() is not None:
                 tail = log_path.read_bytes()[-2000:].decode("utf-8", "replace")
                 raise PosthocServiceError(f"the ML backend exited with code {process.returncode}: {tail}")
-            with contextlib.suppress(requests.RequestException):
-                if requests.get(f"{url}/health", timeout=2).ok:
-                    break
+            if answers_ok(f"{url}/health"):
+                break
             if time.monotonic() > deadline:
                 raise PosthocServiceError(f"the ML backend did not answer on {url} within {timeout:.0f} s")
             time.sleep(0.3)

@@ -40,8 +40,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any
 
-import requests
-
 from posthoc.atomic import write_text_atomic
 from posthoc.errors import PosthocInputError, PosthocServiceError
 from posthoc.labelstudio.database import (
@@ -295,10 +293,10 @@ class LabelStudioServer:
                                   database=self.database)
 
     def client(self) -> Any:
-        """A ``label_studio_sdk.client.LabelStudio`` for the admin."""
-        from label_studio_sdk.client import LabelStudio
+        """The SDK's ``LabelStudio`` client for the admin (built by :mod:`posthoc.labelstudio.client`)."""
+        from posthoc.labelstudio.client import LabelStudioClient
 
-        return LabelStudio(base_url=self.url, api_key=self.token)
+        return LabelStudioClient(self.url, self.token).sdk
 
     def run_command(self, args: list[str], *, timeout: float = 180) -> str:
         """Run a ``label-studio`` management command on this server's data dir (see the module function)."""
@@ -380,16 +378,18 @@ class LabelStudioServer:
 
     def _answers(self) -> bool:
         """Whether our server answers on the port, with our admin's token."""
+        from posthoc.labelstudio.client import LabelStudioClient
+
         try:
-            response = requests.get(f"{self.url}/api/current-user/whoami",
-                                    headers={"Authorization": f"Token {self.token}"}, timeout=5)
-        except requests.RequestException:
+            response = LabelStudioClient(self.url, self.token, timeout=5).send("GET", "/api/current-user/whoami",
+                                                                             retry=False)
+        except PosthocServiceError:
             return False
         if response.status_code == 401:
             raise PosthocServiceError(
                 f"Label Studio on {self.url} refused the admin token: the data dir {self.data_dir} was created "
                 "with another admin or without LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN; use a fresh --data-dir")
-        return response.ok and response.json().get("email") == self.username
+        return response.status_code == 200 and response.json().get("email") == self.username
 
     def stop(self, *, timeout: float = 20) -> None:
         """Stop the server's whole process group (SIGTERM, then SIGKILL after ``timeout``)."""
@@ -466,9 +466,9 @@ def server_status(data_dir: str | os.PathLike[str]) -> ServerStatus:
     if state is None or not pid_alive(int(state.get("pid", 0)) or -1):
         return ServerStatus(root, False, None, None, False, username)
     url = str(state["url"])
-    answering = False
-    with contextlib.suppress(requests.RequestException):
-        answering = requests.get(f"{url}/health", timeout=5).ok
+    from posthoc.labelstudio.client import answers_ok
+
+    answering = answers_ok(f"{url}/health", timeout=5)
     return ServerStatus(root, True, int(state["pid"]), url, answering, username)
 
 

@@ -29,12 +29,10 @@ Only then are the workers' links returned. Rerunning after success changes nothi
 from __future__ import annotations
 
 import contextlib
-import html
 import json
 import os
-import re
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,11 +40,11 @@ from typing import Any
 from posthoc.atomic import write_text_atomic
 from posthoc.errors import PosthocInputError, PosthocServiceError
 from posthoc.labelstudio.client import LabelStudioClient
+from posthoc.labelstudio.projects import MARKER, marker_html, project_marker, project_markers, study_projects  # noqa: F401 (re-exported: tests and older callers)
 from posthoc.labelstudio.tasks import task_data
 from posthoc.labelstudio.users import Account, ensure_user, find_user, worker_email
 from posthoc.labelstudio.views import ensure_tab
 
-MARKER = "posthoc-study"
 IMPORT_BATCH = 200
 SEQUENTIAL = "Sequential sampling"
 
@@ -80,28 +78,6 @@ class StudySetup:
 
     def project_ids(self) -> dict[str, int]:
         return {p.worker: p.project_id for p in self.projects}
-
-
-def project_marker(study: str, worker: str) -> str:
-    """The marker that identifies a project as this study's worker project (see :func:`project_markers`)."""
-    return f"{MARKER} {study} worker {worker}"
-
-
-def project_markers(project: Any) -> set[str]:
-    """The markers a project carries: ``<meta name="...">`` in its ``expert_instruction`` or, for projects
-    made before the marker moved there, a line of its ``description``. ``project``: a dict or an SDK object."""
-    def field(name: str) -> str:
-        value = project.get(name) if isinstance(project, dict) else getattr(project, name, None)
-        return str(value or "")
-
-    lines = [html.unescape(m) for m in re.findall(r'<meta\s+name="([^"]*)"', field("expert_instruction"))]
-    lines += field("description").splitlines()
-    return {line.strip() for line in lines if line.strip().startswith(f"{MARKER} ")}
-
-
-def marker_html(marker: str) -> str:
-    """The ``expert_instruction`` that carries ``marker`` (an invisible meta tag)."""
-    return f'<meta name="{html.escape(marker, quote=True)}">'
 
 
 def project_title(study: str, worker: str) -> str:
@@ -142,15 +118,6 @@ def default_accounts_file(manifest_path: Path) -> Path:
 
 
 # ---------------------------------------------------------------------------------------------- steps
-def _find_project(projects: Sequence[dict[str, Any]], marker: str) -> dict[str, Any] | None:
-    matches = [p for p in projects if marker in project_markers(p)]
-    if len(matches) > 1:
-        ids = ", ".join(str(p["id"]) for p in matches)
-        raise PosthocServiceError(f"Label Studio holds several projects marked {marker!r} (ids {ids}); "
-                                  "delete the extra ones and rerun")
-    return matches[0] if matches else None
-
-
 def _project_settings(label_config: str, model_version: str | None) -> dict[str, Any]:
     settings: dict[str, Any] = {
         "label_config": label_config,
@@ -166,10 +133,9 @@ def _project_settings(label_config: str, model_version: str | None) -> dict[str,
     return settings
 
 
-def _ensure_project(client: LabelStudioClient, existing: Sequence[dict[str, Any]], *, study: str, worker: str,
+def _ensure_project(client: LabelStudioClient, found: dict[str, Any] | None, *, study: str, worker: str,
                     label_config: str) -> tuple[dict[str, Any], bool]:
     marker = project_marker(study, worker)
-    found = _find_project(existing, marker)
     wanted = {**_project_settings(label_config, None),
               "description": f"Entity-link verification, study {study}: the tasks of {worker}.",
               "expert_instruction": marker_html(marker)}
@@ -346,7 +312,7 @@ def create_study(manifest: Any, *, url: str, token: str, backend_url: str, label
     workers = list(opened.workers())
     if not workers:
         raise PosthocInputError(f"{opened.path}: the manifest has no workers; re-run `posthoc study plan`")
-    existing = client.projects()
+    existing = study_projects(client.projects(), study, workers)
     results: list[WorkerProject] = []
     counts = {"projects": 0, "tasks": 0, "users": 0, "predicted": 0, "deleted": 0}
     bar = _progress(workers, progress)
@@ -362,7 +328,8 @@ def create_study(manifest: Any, *, url: str, token: str, backend_url: str, label
                                        first_name="Worker", last_name=worker, reset_password=reset_password)
         counts["users"] += 0 if known else 1
 
-        project, created = _ensure_project(client, existing, study=study, worker=worker, label_config=config)
+        project, created = _ensure_project(client, existing.get(worker), study=study, worker=worker,
+                                           label_config=config)
         counts["projects"] += int(created)
         project_id = int(project["id"])
         tasks, imported = _import_missing(client, project_id, _planned_tasks(opened, worker),

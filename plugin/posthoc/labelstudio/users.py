@@ -18,11 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import requests
+from posthoc.errors import PosthocInputError, PosthocServiceError
+from posthoc.labelstudio.client import FormSession, LabelStudioClient
 
-from posthoc.errors import PosthocInputError, PosthocServiceError, connection_failure
-
-TIMEOUT = 30
 _EMAIL = re.compile(r"^[a-z0-9._%+\-]+@[a-z0-9\-]+(\.[a-z0-9\-]+)+$")
 _NOT_LOCAL_PART = re.compile(r"[^a-z0-9._\-]+")
 
@@ -49,103 +47,65 @@ def worker_email(worker: str, *, domain: str = "posthoc.local") -> str:
     return email
 
 
-def _admin_get(url: str, admin_token: str, path: str, **params: Any) -> Any:
-    try:
-        response = requests.get(f"{url.rstrip('/')}{path}", headers={"Authorization": f"Token {admin_token}"},
-                                params=params, timeout=TIMEOUT)
-    except requests.RequestException as exc:
-        raise PosthocServiceError(f"Label Studio at {url} is unreachable ({connection_failure(exc)})") from exc
-    if response.status_code in (401, 403):
-        raise PosthocServiceError(f"Label Studio at {url} refused the token for GET {path} ({response.status_code})")
-    if response.status_code >= 400:
-        raise PosthocServiceError(f"Label Studio at {url}: GET {path} answered HTTP {response.status_code}")
-    try:
-        return response.json()
-    except ValueError as exc:
-        raise PosthocServiceError(f"Label Studio at {url}: GET {path} did not answer JSON; is this Label Studio?"
-                                  ) from exc
-
-
 def find_user(url: str, admin_token: str, email: str) -> dict[str, Any] | None:
     """The user record (``id``, ``email``, ...) with this e-mail (case-insensitive), or ``None``."""
-    wanted = email.lower()
-    users = _admin_get(url, admin_token, "/api/users/")
-    if isinstance(users, dict):  # paginated shape
-        users = users.get("results", [])
-    for user in users:
-        if str(user.get("email", "")).lower() == wanted:
-            return dict(user)
-    return None
+    return organisation_users(LabelStudioClient(url, admin_token)).get(email.lower())
 
 
-def invite_token(url: str, admin_token: str) -> str:
-    """The organisation's invite token (the ``token`` of its sign-up link)."""
-    return str(_admin_get(url, admin_token, "/api/invite")["token"])
+def organisation_users(client: LabelStudioClient) -> dict[str, dict[str, Any]]:
+    """Every user of the admin's organisation by lower-case e-mail: one paged listing (call it once a run)."""
+    return {str(user.get("email", "")).lower(): user for user in client.members()}
 
 
-def _form_session(url: str, page: str) -> tuple[requests.Session, str]:
-    session = requests.Session()
-    try:
-        session.get(f"{url}{page}", timeout=TIMEOUT)
-    except requests.RequestException as exc:
-        raise PosthocServiceError(f"Label Studio at {url} is unreachable ({connection_failure(exc)})") from exc
-    csrf = session.cookies.get("csrftoken")
-    if not csrf:
-        raise PosthocServiceError(f"Label Studio at {url}{page} set no CSRF cookie")
-    return session, csrf
-
-
-def login(url: str, email: str, password: str) -> requests.Session | None:
+def login(url: str, email: str, password: str) -> FormSession | None:
     """A logged-in session for ``email``, or ``None`` when Label Studio refuses the password."""
-    base = url.rstrip("/")
-    session, csrf = _form_session(base, "/user/login/")
-    response = session.post(f"{base}/user/login/", data={"csrfmiddlewaretoken": csrf, "email": email,
-                                                          "password": password},
-                            headers={"Referer": f"{base}/user/login/"}, timeout=TIMEOUT, allow_redirects=False)
+    session = LabelStudioClient(url, "").form_session()
+    response = session.submit("/user/login/", {"email": email, "password": password})
     if response.status_code not in (301, 302):
+        session.close()
         return None
     return session
 
 
-def signup(url: str, email: str, password: str, *, invite: str) -> requests.Session:
-    """Create the account through the sign-up form with the invite token; returns its logged-in session."""
-    base = url.rstrip("/")
-    page = f"/user/signup/?token={invite}"
-    session, csrf = _form_session(base, page)
-    response = session.post(f"{base}{page}", data={"csrfmiddlewaretoken": csrf, "email": email,
-                                                   "password": password, "how_find_us": "", "elaborate": ""},
-                            headers={"Referer": f"{base}{page}"}, timeout=TIMEOUT, allow_redirects=False)
+def signup(client: LabelStudioClient, email: str, password: str, *, invite: str) -> FormSession:
+    """Create the account through the sign-up form with the invite token; returns its logged-in session.
+    One GET (the CSRF cookie) and one POST: the fewest calls that make a user who can log in (1.23 has no
+    API that sets a password; see docs/labelstudio.md)."""
+    session = client.form_session()
+    response = session.submit(f"/user/signup/?token={invite}", {"email": email, "password": password,
+                                                                "how_find_us": "", "elaborate": ""})
     if response.status_code not in (301, 302):
         found = re.findall(r'class="[^"]*(?:error|field_errors)[^"]*"[^>]*>([^<]+)<', response.text)
         detail = "; ".join(s.strip() for s in found if s.strip()) or f"HTTP {response.status_code}"
+        session.close()
         raise PosthocServiceError(f"Label Studio refused the sign-up of {email}: {detail}")
     return session
 
 
-def session_token(url: str, session: requests.Session) -> tuple[int, str]:
+def session_token(session: FormSession) -> tuple[int, str]:
     """The user id and API token of a logged-in session."""
-    base = url.rstrip("/")
-    me = session.get(f"{base}/api/current-user/whoami", timeout=TIMEOUT)
-    me.raise_for_status()
-    token = session.get(f"{base}/api/current-user/token", timeout=TIMEOUT)
-    token.raise_for_status()
-    return int(me.json()["id"]), str(token.json()["token"])
+    me = session.get_json("/api/current-user/whoami")
+    token = session.get_json("/api/current-user/token")
+    return int(me["id"]), str(token["token"])
 
 
 def ensure_user(url: str, admin_token: str, *, email: str, password: str, first_name: str = "",
-                last_name: str = "", reset_password: Callable[[str, str], None] | None = None) -> Account:
+                last_name: str = "", reset_password: Callable[[str, str], None] | None = None,
+                known: dict[str, dict[str, Any]] | None = None, invite: str | None = None) -> Account:
     """The account ``email`` with ``password``, created when missing; returns it with its API token.
 
     Idempotent: an existing account is logged into with ``password``. When that fails and
     ``reset_password(email, password)`` is given (local data dir), the password is reset first;
-    otherwise PosthocServiceError says the account exists with another password.
+    otherwise PosthocServiceError says the account exists with another password. ``known``: the users of
+    :func:`organisation_users` (listed once by a caller that makes many accounts); ``invite``: the invite token.
     """
     email = email.lower()
     if not _EMAIL.match(email):
         raise PosthocInputError(f"{email!r} is not an e-mail address Label Studio accepts as a login")
-    existing = find_user(url, admin_token, email)
-    if existing is None:
-        session = signup(url, email, password, invite=invite_token(url, admin_token))
+    admin = LabelStudioClient(url, admin_token)
+    users = known if known is not None else organisation_users(admin)
+    if email not in users:
+        session = signup(admin, email, password, invite=invite or admin.invite_token())
     else:
         maybe = login(url, email, password)
         if maybe is None and reset_password is not None:
@@ -156,9 +116,12 @@ def ensure_user(url: str, admin_token: str, *, email: str, password: str, first_
                                       "(another study on this server may use the same login: set another "
                                       "--email-domain); or reset it (label-studio reset_password)")
         session = maybe
-    user_id, token = session_token(url, session)
+    try:
+        user_id, token = session_token(session)
+    finally:
+        session.close()
     if first_name or last_name:
-        requests.patch(f"{url.rstrip('/')}/api/users/{user_id}/", json={"first_name": first_name,
-                                                                          "last_name": last_name},
-                       headers={"Authorization": f"Token {token}"}, timeout=TIMEOUT).raise_for_status()
+        LabelStudioClient(url, token).patch(f"/api/users/{user_id}/", {"first_name": first_name,
+                                                                       "last_name": last_name})
     return Account(user_id=user_id, email=email, password=password, token=token)
+

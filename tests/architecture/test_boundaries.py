@@ -1,0 +1,50 @@
+"""The package boundaries the README's architecture section states, checked on the source (ast, no import).
+
+- only ``posthoc/labelstudio/client.py`` imports an HTTP library or the Label Studio SDK (one boundary:
+  tokens, paging, retries, timeouts and error lines in one place).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CLIENT = ROOT / "plugin" / "posthoc" / "labelstudio" / "client.py"
+HTTP = {"requests", "httpx", "urllib3", "label_studio_sdk", "aiohttp"}
+
+
+def _sources(*folders: str) -> list[Path]:
+    return sorted(p for folder in folders for p in (ROOT / folder).rglob("*.py"))
+
+
+def imported_modules(path: Path) -> Iterator[tuple[int, str]]:
+    """``(line, top-level module)`` of every import in ``path``, wherever it stands (functions too)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            yield node.lineno, node.module.split(".")[0]
+
+
+def test_the_scan_sees_imports_inside_functions(tmp_path: Path) -> None:
+    sample = tmp_path / "m.py"
+    sample.write_text("import os\ndef f():\n    from requests import get\n    import httpx.auth\n", encoding="utf-8")
+    assert [m for _, m in imported_modules(sample)] == ["os", "requests", "httpx"]
+
+
+@pytest.mark.parametrize("path", _sources("plugin", "ml_backend"), ids=lambda p: str(p.relative_to(ROOT)))
+def test_only_the_client_module_imports_http_libraries_or_the_sdk(path: Path) -> None:
+    if path == CLIENT:
+        return
+    found = [(line, module) for line, module in imported_modules(path) if module in HTTP]
+    assert not found, f"{path.relative_to(ROOT)} imports {found}: go through posthoc.labelstudio.client"
+
+
+def test_the_client_module_is_where_the_sdk_is_used() -> None:
+    assert {"httpx", "label_studio_sdk"} <= {m for _, m in imported_modules(CLIENT)}
