@@ -7,9 +7,10 @@ same population, with other judgements. That is what a **replicate** here is: pe
 documents as the plan holds, drawn with replacement from the plan's documents, each copy judged afresh
 by simulated judges (:func:`posthoc.study.simulate.draw_outcomes`' model: shares per cell, a judge
 gives the annotation's latent outcome with probability ``consistency``). The spread of the point
-estimates over replicates is the sampling distribution the bootstrap approximates; its 2.5% / 97.5%
-spread (we use ``1.96 x sd``, steadier than two order statistics of a few hundred runs) is the expected
-half-width. No bootstrap runs inside a replicate: a few hundred replicates cost a few seconds at the
+estimates over replicates is the sampling distribution the bootstrap approximates; ``1.96 x`` its sd is
+the expected half-width, worked out exactly for precision and recall (:mod:`posthoc.study.analytic`) and,
+for agreement, the mean of the replicates' own plug-in bootstrap half-widths (:meth:`Replicates.summary`).
+No bootstrap runs inside a replicate: a few hundred replicates cost a few seconds at the
 paper's size, where a few hundred bootstraps of 1000 resamples would not.
 
 :class:`StudyShape` is built once from the plan's judgements by the real scoring code
