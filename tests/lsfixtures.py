@@ -88,11 +88,23 @@ def postgresql_data_dir() -> Path:
     return folder
 
 
+def postgresql_label_studio(template: Path) -> tuple[Any, Path]:
+    """A Label Studio (not started) on a local PostgreSQL cluster in a fresh folder under /tmp, its data dir copied
+    from ``template`` without the SQLite database; returns ``(server, folder)`` (remove the folder after)."""
+    from posthoc.labelstudio.database import DatabaseSettings
+    from posthoc.labelstudio.server import LabelStudioServer
+
+    folder = postgresql_data_dir()
+    data_dir = folder / "labelstudio"
+    shutil.copytree(template, data_dir, ignore=shutil.ignore_patterns(
+        "labelstudio.log", "server.json", TEMPLATE_READY, "label_studio.sqlite3*"))
+    return LabelStudioServer(data_dir, database=DatabaseSettings("postgresql", local_cluster=True)), folder
+
+
 @pytest.fixture(scope="session")
 def ls_server(ls_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """A running Label Studio for the whole test session: on a copy of the SQLite template, or with
     ``POSTHOC_TEST_DATABASE=postgresql`` on a local PostgreSQL cluster (migrated once, ~45 s)."""
-    from posthoc.labelstudio.database import DatabaseSettings
     from posthoc.labelstudio.server import LabelStudioServer
 
     if TEST_DATABASE == "postgresql":
@@ -102,11 +114,7 @@ def ls_server(ls_template: Path, tmp_path_factory: pytest.TempPathFactory) -> It
             postgres_bin_dir()
         except Exception as exc:
             pytest.fail(f"POSTHOC_TEST_DATABASE=postgresql but {exc}")
-        folder = postgresql_data_dir()
-        data_dir = folder / "labelstudio"
-        shutil.copytree(ls_template, data_dir, ignore=shutil.ignore_patterns(
-            "labelstudio.log", "server.json", TEMPLATE_READY, "label_studio.sqlite3*"))
-        server = LabelStudioServer(data_dir, database=DatabaseSettings("postgresql", local_cluster=True))
+        server, folder = postgresql_label_studio(ls_template)
     elif TEST_DATABASE == "sqlite":
         folder = None
         server = LabelStudioServer(copy_template(ls_template, tmp_path_factory.mktemp("labelstudio")))

@@ -8,6 +8,9 @@ exits non-zero; it never shows a traceback for bad input.
 
 from __future__ import annotations
 
+import html
+import re
+
 
 class PosthocInputError(ValueError):
     """Bad input from a user: a file, a config, a Label Studio export or a request.
@@ -34,3 +37,17 @@ def connection_failure(exc: BaseException) -> str:
     if "SSL" in text or "SSL" in name:
         return "TLS/SSL handshake failed"
     return name
+
+
+def answer_summary(body: str, *, limit: int = 300) -> str:
+    """One line for a server's error answer: a JSON or text body with its white space collapsed, or for an HTML
+    page (a crashed request answered by Django or a proxy) only its ``<title>``; at most ``limit`` characters.
+    The CLI prints service errors as one line, so a 500 page never spills a hundred lines of HTML."""
+    text = body.strip()
+    if re.match(r"(?is)\s*(<!doctype html|<html)", text):
+        title = re.search(r"(?is)<title[^>]*>(.*?)</title>", text)
+        words = " ".join(html.unescape(title.group(1)).split()) if title else ""
+        return f"an HTML page ({words})" if words else f"an HTML page of {len(body)} characters"
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+

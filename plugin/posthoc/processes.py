@@ -34,7 +34,11 @@ _LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") el
 def die_with_parent(sig: int = signal.SIGTERM) -> Callable[[], None]:
     """A ``preexec_fn`` for :class:`subprocess.Popen`: the child gets ``sig`` when its parent dies (Linux only;
     elsewhere it only resets ``SIGINT``). It also resets ``SIGINT`` to its default, so an inherited "ignored"
-    does not carry over. It works with ``user=`` too (Python switches user before it runs the function)."""
+    does not carry over. It works with ``user=`` too (Python switches user before it runs the function).
+
+    The "parent" is the *thread* that forked (``prctl(2)``): a server started from a worker thread is stopped
+    when that thread ends. Start servers from the main thread (every caller here does; the PostgreSQL fault
+    test found it)."""
 
     def preexec() -> None:
         signal.signal(signal.SIGINT, signal.SIG_DFL)

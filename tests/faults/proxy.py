@@ -65,9 +65,11 @@ def fault_proxy(upstream: str, policy: Policy) -> Iterator[tuple[str, _Counter]]
                 return
             content = answer.content
             self.send_response(answer.status_code)
-            for key, value in answer.headers.items():
-                if key.lower() not in _HOP:
-                    self.send_header(key, value)
+            raw = answer.raw.headers  # urllib3's: keeps repeated headers (two Set-Cookie) apart
+            for key in dict.fromkeys(k.lower() for k in raw):
+                if key not in _HOP:
+                    for value in raw.getlist(key):
+                        self.send_header(key, value)
             self.send_header("Content-Length", str(len(content)))
             self.end_headers()
             self.wfile.write(content)

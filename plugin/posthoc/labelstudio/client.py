@@ -37,7 +37,7 @@ from label_studio_sdk.core.api_error import ApiError
 from label_studio_sdk.label_interface import LabelInterface
 from label_studio_sdk.types import SerializationOptionsRequest
 
-from posthoc.errors import PosthocServiceError, connection_failure
+from posthoc.errors import PosthocServiceError, answer_summary, connection_failure
 
 __all__ = ["LabelInterface", "LabelStudioClient", "ServiceSession", "TransportFailure", "answers_ok", "web_get_json"]
 
@@ -138,7 +138,7 @@ class LabelStudioClient:
         return text
 
     def _answered(self, method: str, path: str, status: int, body: str) -> PosthocServiceError:
-        detail = self.redact(body)[:500].strip()
+        detail = answer_summary(self.redact(body))
         if status == 401:
             detail = "the API token was refused (check the token; a legacy token needs the legacy token scheme)"
         return PosthocServiceError(f"Label Studio {method} {path} answered {status}: {detail}")
