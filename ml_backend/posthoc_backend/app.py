@@ -31,6 +31,7 @@ from flask import Flask, Response, jsonify, request
 from werkzeug.exceptions import HTTPException
 
 from posthoc.errors import PosthocInputError
+from posthoc.labelstudio.payloads import region_tags
 from posthoc_backend.auth import OPEN_ENDPOINTS, authorised, webhook_token
 from posthoc_backend.events import EventStore
 from posthoc_backend.linker import AliasTable, DictionaryLinker
@@ -38,7 +39,6 @@ from posthoc_backend.live import DEFAULT_BATCH_SIZE, DEFAULT_BUDGET
 from posthoc_backend.predictor import ManifestIndex, ManifestLike, Predictor
 from posthoc_backend.predictors.registry import ModelFactory, PredictorSpec
 from posthoc_backend.protocol import MODEL_VERSION, RequestError, parse_predict, parse_setup, require_object
-from posthoc_backend.results import region_tags
 
 logger = logging.getLogger("posthoc_backend")
 

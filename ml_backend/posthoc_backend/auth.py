@@ -19,16 +19,12 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
-import hashlib
 import hmac
+
+from posthoc.labelstudio.backend import webhook_token  # noqa: F401 (the app and tests use it from here)
 
 #: Endpoints open without the secret (Label Studio's health check and load balancers use it).
 OPEN_ENDPOINTS = frozenset({"health"})
-
-
-def webhook_token(secret: str) -> str:
-    """The token that opens ``/webhook`` only: HMAC-SHA256 of a fixed label under the secret (hex)."""
-    return hmac.new(secret.encode("utf-8"), b"posthoc-backend webhook", hashlib.sha256).hexdigest()
 
 
 def _secret_bytes(secret: str) -> list[bytes]:

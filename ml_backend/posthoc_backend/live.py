@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from posthoc.errors import PosthocInputError, PosthocServiceError
+from posthoc.labelstudio.payloads import validation_errors
 from posthoc_backend.predictors.base import LinkerModel, call_model
 from posthoc_backend.predictors.registry import ModelFactory
 from posthoc_backend.protocol import RequestError, TaskInput
-from posthoc_backend.results import validation_errors
 
 logger = logging.getLogger("posthoc_backend")
 

@@ -24,59 +24,19 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Protocol
-
-import pandas as pd
+from typing import Any
 
 from posthoc.errors import PosthocInputError
+from posthoc.labelstudio.payloads import PredictionMismatch, manifest_prediction, region_tags
+from posthoc.study.prefill import ManifestLike, PrefillIndex
 from posthoc_backend.linker import DictionaryLinker
 from posthoc_backend.live import DEFAULT_BATCH_SIZE, DEFAULT_BUDGET, LivePredictor, LiveTask
 from posthoc_backend.predictors.registry import ModelFactory
 from posthoc_backend.predictors.stored import DictionaryTextLinker
 from posthoc_backend.protocol import MODEL_VERSION, TASK_KEY_FIELD, RequestError, TaskInput, parse_task
-from posthoc_backend.results import build_result, region_tags, validation_errors
 
-
-class ManifestLike(Protocol):
-    """What the backend reads of ``posthoc.study.manifest.Manifest`` (once, at start)."""
-
-    def tasks(self, worker: str | None = None) -> pd.DataFrame:
-        """One row a task: ``task_key, text, ...``."""
-
-    def mentions(self) -> pd.DataFrame:
-        """Every pre-filled annotation: ``task_key, mention_id, start, end, surface, link, ...`` in text order."""
-
-
-class ManifestIndex:
-    """The manifest's chunk texts and pre-filled mentions in memory, by opaque task key.
-
-    Built once per worker process from :meth:`Manifest.tasks` and :meth:`Manifest.mentions`
-    (two queries), so ``/predict`` does dictionary look-ups only; the manifest file is immutable
-    (a plan is never changed in place), so the index never goes stale.
-    """
-
-    _FIELDS = ("mention_id", "start", "end", "surface", "link", "is_nil")
-
-    def __init__(self, manifest: ManifestLike) -> None:
-        tasks = manifest.tasks()
-        self.texts: dict[str, str] = dict(zip(tasks["task_key"].astype(str), tasks["text"], strict=True))
-        mentions = manifest.mentions()
-        self.mentions: dict[str, list[dict[str, Any]]] = {}
-        records = mentions[["task_key", *self._FIELDS]].to_dict("records")
-        for record in records:
-            row = {str(name): value for name, value in record.items()}
-            self.mentions.setdefault(str(row.pop("task_key")), []).append(row)
-
-    def __len__(self) -> int:
-        return len(self.texts)
-
-    def text(self, task_key: str) -> str | None:
-        """The chunk text of a task, ``None`` for an unknown key."""
-        return self.texts.get(task_key)
-
-    def prefill(self, task_key: str) -> list[dict[str, Any]]:
-        """The task's pre-filled mentions (``mention_id, start, end, surface, link, is_nil``) in text order."""
-        return self.mentions.get(task_key, [])
+#: the manifest in memory (kept under its old name: the backend and its tests use it)
+ManifestIndex = PrefillIndex
 
 
 @dataclass
@@ -147,17 +107,11 @@ class Predictor:
     def _from_manifest(self, mentions: list[dict[str, Any]], task: TaskInput, config: str) -> dict[str, Any]:
         index = task.index
         try:
-            result = build_result(mentions, task.text, region_tags(config))
+            return manifest_prediction(mentions, task.text, config, model_version=self.model_version)
+        except PredictionMismatch as exc:
+            raise RequestError(f"tasks[{index}]: {exc}", field="label_config", status=422) from exc
         except PosthocInputError as exc:
             raise RequestError(f"tasks[{index}]: {exc}", field=f"tasks[{index}]", status=422) from exc
-        prediction = {"result": result, "model_version": self.model_version}
-        errors = validation_errors(prediction, config)
-        if errors:
-            raise RequestError(
-                f"tasks[{index}]: the prediction does not fit the label config: {'; '.join(errors[:3])}",
-                field="label_config", status=422,
-            )
-        return prediction
 
     def predict_one(self, raw_task: Any, index: int, config: str) -> dict[str, Any]:
         """The prediction for one task; :class:`RequestError` if the task cannot be pre-filled."""

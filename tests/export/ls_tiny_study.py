@@ -111,8 +111,8 @@ def build_tiny_study(ls_server: Any, folder: Path, *, name: str = "tiny") -> Ite
     """Set the tiny study up on ``ls_server`` (manifest in ``folder``); projects are deleted on exit.
     ``name``: the study's name (another name is another study, found apart by its projects' markers)."""
     from posthoc.labelstudio.tasks import task_data
+    from posthoc.labelstudio.payloads import build_result, region_tags
     from posthoc.labelstudio.users import worker_email
-    from posthoc_backend.results import build_result, region_tags
 
     config = label_config("entity_verification")
     tags = region_tags(config)

@@ -1,6 +1,6 @@
 """Setup's prediction check (``posthoc study create``) compares each region's offsets *and* link with the manifest.
 
-The predictions are the ML backend's own results (``posthoc_backend.results.build_result`` on the bundled
+The predictions are the ML backend's own results (``posthoc.labelstudio.payloads.build_result`` on the bundled
 entity verification config), read back the way setup reads a stored prediction.
 """
 
@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from posthoc.labelstudio.setup import _prediction_regions, regions_differ
+from posthoc.labelstudio.payloads import build_result, prediction_regions, region_tags, regions_differ
 from posthoc.paths import label_config
-from posthoc_backend.results import build_result, region_tags
 
 TEXT = "Zoë met 王小明 👋🏽 in São Paulo."
 MENTIONS = pd.DataFrame({"mention_id": ["a", "b", "c"], "start": [0, 8, 18], "end": [3, 11, 27],
@@ -20,7 +19,7 @@ MENTIONS = pd.DataFrame({"mention_id": ["a", "b", "c"], "start": [0, 8, 18], "en
 
 def _stored(mentions: pd.DataFrame) -> dict[str, tuple[int, int, str]]:
     prediction = {"result": build_result(mentions, TEXT, region_tags(label_config("entity_verification")))}
-    return _prediction_regions(prediction)
+    return prediction_regions(prediction)
 
 
 def _expected() -> dict[str, tuple[int, int, str]]:

@@ -13,7 +13,7 @@ behind this backend (see :mod:`posthoc_backend.predictors.registry`).
 
 *A linker* (:class:`TextLinker`) maps texts to :class:`PredictedMention` lists; the built-in ``dictionary``,
 ``rel``, ``nif`` and ``spacy`` predictors are linkers. :class:`LinkerModel` turns a linker into a model
-(results built by :func:`posthoc_backend.results.build_result` from the project's label config), and
+(results built by :func:`posthoc.labelstudio.payloads.build_result` from the project's label config), and
 :func:`mentions_of_prediction` turns a model's prediction back into mentions, so ``posthoc predict`` runs any
 of them over a corpus.
 
@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from posthoc.errors import PosthocServiceError
+from posthoc.labelstudio.payloads import RegionTags, build_result, region_tags
 from posthoc.links import normalise_link
 from posthoc_backend.protocol import MODEL_VERSION
-from posthoc_backend.results import RegionTags, build_result, region_tags
 
 
 class PredictorServiceError(PosthocServiceError):
@@ -60,7 +60,7 @@ class PredictedMention:
     score: float | None = None
 
     def record(self, *, id_prefix: str = "live") -> dict[str, Any]:
-        """The row :func:`posthoc_backend.results.build_result` takes (``mention_id`` from the offsets)."""
+        """The row :func:`posthoc.labelstudio.payloads.build_result` takes (``mention_id`` from the offsets)."""
         return {"mention_id": f"{id_prefix}-{self.start}-{self.end}", "start": self.start, "end": self.end,
                 "surface": self.surface, "link": self.link}
 

@@ -1,52 +1,63 @@
-"""Study setup in Label Studio: one project per worker, tasks in planned order, accounts, pre-fill.
+"""Study setup in Label Studio: one project per worker, tasks in planned order with their pre-fill, accounts.
 
 Paper 000, section 2.1 and Figure 2 (a worker verifies, edits or removes every pre-filled entity
 link of a task); paper 004, section 4 (each worker gets their own randomised order). What
-:func:`create_study` does, for each worker of the manifest:
+:func:`create_study` does:
 
-1. finds or creates the worker's project, recognised by a marker (``posthoc-study <study> worker
-   <worker>``) kept in its ``expert_instruction`` as ``<meta name="MARKER">`` (never shown: the
-   instructions are off and a meta tag renders as nothing; Label Studio's HTML cleaning strips comments
-   but keeps this), so the description on the project card is for people;
-   projects made before kept it in the description, and are still found there and moved;
-   title ``<study> · worker <worker>``;
-   settings: the label config, Sequential sampling, ``maximum_annotations=1``, no skip button,
-   the backend's neutral ``model_version`` (re-applied on every run);
-2. imports the worker's tasks in the planned order (task data: :mod:`posthoc.labelstudio.tasks`);
-   Label Studio serves a Sequential project in import order, so the tasks already there must be a
-   prefix of the plan and only the rest is imported (an interrupted run resumes, nothing doubles);
-3. finds or creates the worker's account (e-mail ``<worker>@<domain>``, password generated once and
-   kept in the accounts file, 0600), through the sign-up form (:mod:`posthoc.labelstudio.users`);
-4. connects the ML backend (once) and asks it, through the Data Manager action
-   ``retrieve_tasks_predictions``, to pre-fill every task that has no prediction yet;
-5. checks that each task holds exactly one prediction whose regions are exactly the manifest's
-   pre-filled mentions (result ids = ``mention_id``, offsets and link); surplus duplicates are deleted,
-   a missing or wrong prediction is an error.
+1. makes every worker's account (e-mail ``<worker>@<domain>``, password generated once and kept in the
+   accounts file, 0600) through the sign-up form, after one paged listing of the organisation's members
+   (:mod:`posthoc.labelstudio.accounts`);
+2. lists the projects once and finds the study's by marker (:func:`posthoc.labelstudio.projects.study_projects`);
+   then, for several workers at once (``concurrency`` projects, a thread pool), for each:
+3. finds or creates the worker's project: title ``<study> · worker <worker>``, the marker in its
+   ``expert_instruction``, settings: the label config, Sequential sampling, ``maximum_annotations=1``, no
+   skip button, the backend's neutral ``model_version`` (re-applied on every run);
+4. connects the ML backend (it stays connected for live tasks and re-prediction) unless the organisation's
+   webhook listing already shows it connected;
+5. imports the worker's tasks in the planned order (task data: :mod:`posthoc.labelstudio.tasks`) **with their
+   prediction inline**: exactly what the backend answers for that task, computed here from the manifest by the
+   same code (:func:`posthoc.labelstudio.payloads.manifest_prediction`), under the backend's model version.
+   Label Studio serves a Sequential project in import order, so the tasks already there must be a prefix of
+   the plan and only the rest is imported (an interrupted run resumes, nothing doubles);
+6. reads the project's tasks back (one paged listing) and checks that each holds exactly one prediction whose
+   regions are exactly the manifest's pre-filled mentions (result ids = ``mention_id``, offsets and link):
+   a task without one (an interrupted import) is named and given it in one request, surplus duplicates are
+   deleted, a wrong prediction is an error.
 
-Only then are the workers' links returned. Rerunning after success changes nothing.
+Only then are the workers' links returned. A rerun after success makes a handful of listings (members,
+projects, webhooks, Data Manager tabs) and one task listing per project, and changes nothing.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
+import logging
 import os
-import secrets
+import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from posthoc.atomic import write_text_atomic
 from posthoc.errors import PosthocInputError, PosthocServiceError
+from posthoc.labelstudio.accounts import (
+    default_accounts_file,
+    ensure_accounts,
+    read_accounts,
+)
+from posthoc.labelstudio.backend import BACKEND_TITLE, BackendLink
 from posthoc.labelstudio.client import LabelStudioClient
-from posthoc.labelstudio.projects import MARKER, marker_html, project_marker, project_markers, study_projects  # noqa: F401 (re-exported: tests and older callers)
+from posthoc.labelstudio.payloads import has_links, manifest_prediction, prediction_regions, regions_differ
+from posthoc.labelstudio.projects import MARKER, marker_html, project_marker, project_markers, study_projects
 from posthoc.labelstudio.tasks import task_data
-from posthoc.labelstudio.users import Account, ensure_user, find_user, worker_email
-from posthoc.labelstudio.views import ensure_tab
+from posthoc.labelstudio.views import ensure_tabs
+from posthoc.study.prefill import PrefillIndex
 
-IMPORT_BATCH = 200
+IMPORT_BATCH = 500  # tasks a POST: Label Studio imports ~3 ms a task with predictions inline
+CONCURRENCY = 4  # workers' projects set up at once
 SEQUENTIAL = "Sequential sampling"
+logger = logging.getLogger("posthoc")
 
 
 @dataclass(frozen=True)
@@ -90,33 +101,6 @@ def stream_link(url: str, project_id: int) -> str:
     return f"{url.rstrip('/')}/projects/{project_id}/data?labeling=1"
 
 
-# ---------------------------------------------------------------------------------------------- accounts file
-def read_accounts(path: Path) -> dict[str, dict[str, str]]:
-    """``{worker: {"email", "password"}}`` from the accounts file (empty when it does not exist)."""
-    if not path.is_file():
-        return {}
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise PosthocInputError(f"{path}: not an accounts file ({exc}); restore it or remove it") from exc
-    if not isinstance(raw, dict):
-        raise PosthocInputError(f"{path}: not an accounts file (expected an object of workers)")
-    for worker, account in raw.items():
-        if not isinstance(account, dict):
-            raise PosthocInputError(f"{path}: worker {worker!r} is not an object with email and password; "
-                                    "restore the file or remove it")
-    return {str(k): dict(v) for k, v in raw.items()}
-
-
-def _write_accounts(path: Path, accounts: dict[str, dict[str, str]]) -> None:
-    write_text_atomic(path, json.dumps(accounts, indent=2, sort_keys=True) + "\n", permissions=0o600)
-
-
-def default_accounts_file(manifest_path: Path) -> Path:
-    """Where the annotators' generated passwords are kept: ``<manifest stem>.accounts.json`` beside it."""
-    return manifest_path.with_name(f"{manifest_path.stem}.accounts.json")
-
-
 # ---------------------------------------------------------------------------------------------- steps
 def _project_settings(label_config: str, model_version: str | None) -> dict[str, Any]:
     settings: dict[str, Any] = {
@@ -142,6 +126,7 @@ def _ensure_project(client: LabelStudioClient, found: dict[str, Any] | None, *, 
     if found is None:
         created = client.post("/api/projects/", {"title": project_title(study, worker), **wanted})
         return dict(created), True
+
     def differs(key: str, value: Any) -> bool:
         have = found.get(key) if found is not None else None
         if isinstance(value, str) and isinstance(have, str):
@@ -153,151 +138,146 @@ def _ensure_project(client: LabelStudioClient, found: dict[str, Any] | None, *, 
     return found, False
 
 
-def _import_missing(client: LabelStudioClient, project_id: int, planned: list[dict[str, str]],
-                    tasks: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
-    """Import the planned tasks that are not there yet; returns (all tasks in id order, number imported)."""
-    present = [str(t["data"].get("task_key", "")) for t in tasks]
-    keys = [t["task_key"] for t in planned]
+@dataclass
+class _Counts:
+    projects: int = 0
+    tasks: int = 0
+    predicted: int = 0
+    deleted: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, **counts: int) -> None:
+        with self.lock:
+            for name, value in counts.items():
+                setattr(self, name, getattr(self, name) + value)
+
+
+@dataclass
+class _Study:
+    """What every worker's project needs: the client, the plan in memory, the backend, the label config."""
+
+    client: LabelStudioClient
+    study: str
+    index: PrefillIndex
+    planned: dict[str, list[str]]  # worker -> task keys in planned order
+    link: BackendLink
+    config: str
+    counts: _Counts
+
+
+
+def import_items(index: PrefillIndex, keys: list[str], positions: range | list[int], *, label_config: str,
+                 model_version: str) -> list[dict[str, Any]]:
+    """The tasks to import for the worker batch ``keys`` at ``positions`` (0-based): each task's data and its
+    prediction inline (what the backend answers for it: :func:`posthoc.labelstudio.payloads.manifest_prediction`)."""
+    items = []
+    for position in positions:
+        key = keys[position]
+        text, mentions = index.texts[key], index.prefill(key)
+        prediction = manifest_prediction(mentions, text, label_config, model_version=model_version)
+        items.append({"data": task_data(key, text, mentions, number=position + 1, total=len(keys)),
+                      "predictions": [prediction]})
+    return items
+
+
+def _import_missing(ctx: _Study, project_id: int, keys: list[str], tasks: list[dict[str, Any]],
+                    model_version: str) -> tuple[list[dict[str, Any]], int]:
+    """Import the planned tasks that are not there yet, with their predictions; returns (all tasks, imported)."""
+    present = [str((t.get("data") or {}).get("task_key", "")) for t in tasks]
     if present != keys[:len(present)]:
         raise PosthocServiceError(
             f"project {project_id} holds tasks that are not a prefix of the planned order "
             f"({len(present)} tasks there); delete the project in Label Studio and rerun study setup")
-    missing = planned[len(present):]
+    missing = list(range(len(present), len(keys)))
     for start in range(0, len(missing), IMPORT_BATCH):
-        batch = missing[start:start + IMPORT_BATCH]
-        client.post(f"/api/projects/{project_id}/import", [{"data": data} for data in batch],
-                    commit_to_project="true", return_task_ids="true")
+        batch = import_items(ctx.index, keys, missing[start:start + IMPORT_BATCH], label_config=ctx.config,
+                             model_version=model_version)
+        ctx.client.import_tasks(project_id, batch)
     if missing:
-        tasks = list(client.tasks(project_id))
+        tasks = list(ctx.client.tasks(project_id))
         if [str(t["data"].get("task_key", "")) for t in tasks] != keys:
             raise PosthocServiceError(f"project {project_id}: after import the tasks differ from the plan")
     return tasks, len(missing)
 
 
-def _ensure_backend(client: LabelStudioClient, project_id: int, backend_url: str,
-                    backend_secret: str | None) -> None:
-    url = backend_url.rstrip("/")
-    connected = [b for b in client.ml_backends(project_id) if str(b.get("url", "")).rstrip("/") == url]
-    auth: dict[str, Any] = {}
-    if backend_secret:
-        auth = {"auth_method": "BASIC_AUTH", "basic_auth_user": "labelstudio", "basic_auth_pass": backend_secret}
-    if connected:
-        if auth and connected[0].get("auth_method") != "BASIC_AUTH":
-            client.patch(f"/api/ml/{connected[0]['id']}", {"url": url, "project": project_id, **auth})
-    else:
-        client.post("/api/ml/", {"url": url, "project": project_id, "title": "posthoc pre-fill",
-                                 "is_interactive": False, **auth})
-    if backend_secret:
-        _authorise_webhook(client, project_id, url, backend_secret)
-
-
-def _authorise_webhook(client: LabelStudioClient, project_id: int, backend_url: str, secret: str) -> None:
-    """Give the webhook Label Studio made for the backend the token the backend's /webhook requires.
-
-    The header holds a token derived from the secret (HMAC), never the secret itself: webhook headers are
-    readable by every member of the organisation in open-source Label Studio.
-    """
-    from posthoc_backend.auth import webhook_token
-
-    header = {"Authorization": f"Bearer {webhook_token(secret)}"}
-    for hook in client.get("/api/webhooks/", project=project_id) or []:
-        if str(hook.get("url", "")).rstrip("/") == f"{backend_url}/webhook" and hook.get("headers") != header:
-            client.patch(f"/api/webhooks/{hook['id']}/", {"headers": header})
-
-
-def _backend_model_version(client: LabelStudioClient, project_id: int, backend_url: str) -> str:
-    url = backend_url.rstrip("/")
-    backend = next(b for b in client.ml_backends(project_id) if str(b.get("url", "")).rstrip("/") == url)
-    answer = client.get(f"/api/ml/{backend['id']}/versions")
-    versions = answer.get("versions", []) if isinstance(answer, dict) else []
-    if len(versions) != 1:
-        raise PosthocServiceError(f"the ML backend at {url} reports versions {versions}; it must report exactly one "
-                                  "neutral model version (see docs/backend.md)")
-    return str(versions[0])
-
-
-def _expected_regions(manifest: Any, task_key: str) -> dict[str, tuple[int, int, str]]:
-    frame = manifest.prefill(task_key)
-    return {str(r.mention_id): (int(r.start), int(r.end), r.link if isinstance(r.link, str) else "")
-            for r in frame.itertuples(index=False)}
-
-
-def regions_differ(got: dict[str, tuple[int, int, str]], expected: dict[str, tuple[int, int, str]], *,
-                   links: bool) -> list[str]:
-    """Region ids whose offsets (and, with ``links``, link) differ from the manifest, or are missing / extra."""
-    width = 3 if links else 2
-    return sorted(k for k in set(got) | set(expected) if got.get(k, ())[:width] != expected.get(k, ())[:width])
-
-
-def _prediction_regions(prediction: dict[str, Any]) -> dict[str, tuple[int, int, str]]:
-    regions: dict[str, tuple[int, int, str]] = {}
-    links: dict[str, str] = {}
-    for item in prediction.get("result", []):
-        value = item.get("value", {})
-        if item.get("type") == "labels":
-            regions[str(item["id"])] = (int(value["start"]), int(value["end"]), "")
-        elif item.get("type") == "textarea":
-            texts = value.get("text") or [""]
-            links[str(item["id"])] = str(texts[0])
-    return {key: (start, end, links.get(key, "")) for key, (start, end, _) in regions.items()}
-
-
-def _check_predictions(client: LabelStudioClient, manifest: Any, project_id: int, tasks: list[dict[str, Any]],
-                       model_version: str) -> int:
-    """Delete duplicate predictions; fail when a task lacks its pre-fill or holds the wrong one."""
+def _check_predictions(ctx: _Study, project_id: int, tasks: list[dict[str, Any]], model_version: str) -> None:
+    """Give a task without its prediction the manifest's (one request), delete duplicates; fail when a task holds
+    a prediction other than the manifest's pre-fill."""
+    lacking: list[dict[str, Any]] = []
     deleted = 0
     for task in tasks:
         key = str(task["data"]["task_key"])
         listed = task.get("predictions")
         full = isinstance(listed, list) and all(isinstance(p, dict) and "result" in p for p in listed)
-        predictions = sorted(listed if full else client.predictions(int(task["id"])),  # type: ignore[arg-type]
+        predictions = sorted(listed if full else ctx.client.predictions(int(task["id"])),  # type: ignore[arg-type]
                              key=lambda p: int(p["id"]))
         if not predictions:
-            raise PosthocServiceError(
-                f"project {project_id}, task {task['id']} (key {key}) has no prediction after pre-fill; "
-                "check that the ML backend serves this study's manifest and answers /predict")
+            lacking.append(task)
+            continue
         for extra in predictions[1:]:
-            client.delete(f"/api/predictions/{extra['id']}/")
+            ctx.client.delete(f"/api/predictions/{extra['id']}/")
             deleted += 1
         kept = predictions[0]
-        expected = _expected_regions(manifest, key)
-        got = _prediction_regions(kept)
-        has_links = any(item.get("type") == "textarea" for item in kept.get("result", []))
-        differ = regions_differ(got, expected, links=has_links)
+        linked = has_links(kept)
+        differ = regions_differ(prediction_regions(kept), ctx.index.regions(key), links=linked)
         if differ:
             raise PosthocServiceError(
                 f"project {project_id}, task {task['id']} (key {key}): the prediction's regions {differ} differ "
-                f"from the manifest's mentions in offsets{' or link' if has_links else ''}; is the backend "
+                f"from the manifest's mentions in offsets{' or link' if linked else ''}; is the backend "
                 "serving another manifest?")
         if kept.get("model_version") != model_version:
             raise PosthocServiceError(
                 f"project {project_id}, task {task['id']}: prediction model_version {kept.get('model_version')!r} "
                 f"is not the backend's {model_version!r} (Label Studio would re-predict and duplicate)")
-    return deleted
+    if lacking:
+        ids = ", ".join(str(t["id"]) for t in lacking[:5]) + (" ..." if len(lacking) > 5 else "")
+        logger.warning("project %s: %d task(s) without their prediction (ids %s, an interrupted import?): "
+                       "adding the manifest's", project_id, len(lacking), ids)
+        predictions = []
+        for task in lacking:
+            key = str(task["data"]["task_key"])
+            prediction = manifest_prediction(ctx.index.prefill(key), ctx.index.texts[key], ctx.config,
+                                             model_version=model_version)
+            predictions.append({"task": int(task["id"]), **prediction})
+        ctx.client.import_predictions(project_id, predictions)
+    ctx.counts.add(predicted=len(lacking), deleted=deleted)
 
 
-def _planned_tasks(manifest: Any, worker: str) -> list[dict[str, str]]:
-    frame = manifest.tasks(worker)
-    planned = []
-    for number, row in enumerate(frame.itertuples(index=False), start=1):
-        prefill = manifest.prefill(row.task_key).to_dict("records")
-        planned.append(task_data(str(row.task_key), str(row.text), prefill, number=number, total=len(frame)))
-    return planned
+def _setup_project(ctx: _Study, worker: str, found: dict[str, Any] | None) -> tuple[dict[str, Any], int]:
+    """Steps 3 to 6 of the module docstring for one worker; returns (the project, its number of tasks)."""
+    client = ctx.client
+    project, created = _ensure_project(client, found, study=ctx.study, worker=worker, label_config=ctx.config)
+    project_id = int(project["id"])
+    if created or not ctx.link.connected(project_id):
+        ctx.link.connect(project_id, new=created)
+    keys = ctx.planned[worker]
+    tasks = [] if created else list(client.tasks(project_id))
+    complete = len(tasks) == len(keys) and all(len(t.get("predictions") or []) == 1 for t in tasks)
+    settled = project.get("model_version") not in (None, "", BACKEND_TITLE)
+    # a project left complete by a run: its model version is the backend's (set only after the checks below)
+    model_version = str(project["model_version"]) if complete and settled else ctx.link.model_version(project_id)
+    tasks, imported = _import_missing(ctx, project_id, keys, tasks, model_version)
+    ctx.counts.add(projects=int(created), tasks=imported, predicted=imported)
+    _check_predictions(ctx, project_id, tasks, model_version)
+    # only now: Label Studio accepts a model_version that its stored predictions carry
+    if project.get("model_version") != model_version:
+        client.patch(f"/api/projects/{project_id}/", {"model_version": model_version})
+    return project, len(tasks)
 
 
 def create_study(manifest: Any, *, url: str, token: str, backend_url: str, label_config: str | None = None,
                  accounts_file: Path | None = None, email_domain: str = "posthoc.local",
                  backend_secret: str | None = None, reset_password: Callable[[str, str], None] | None = None,
-                 progress: bool = False) -> StudySetup:
+                 progress: bool = False, concurrency: int = CONCURRENCY) -> StudySetup:
     """Set up (or complete) the study of ``manifest`` in the Label Studio at ``url`` (see the module docstring).
 
     ``manifest``: a :class:`posthoc.study.manifest.Manifest` or its path. ``token``: an admin's API
-    token. ``backend_url``: the ML backend as Label Studio reaches it. ``label_config``: default
-    ``label_configs/entity_verification.xml``. ``accounts_file``: where generated annotator passwords are
-    kept (0600; default beside the manifest). ``backend_secret``: the backend's shared secret, sent as
-    basic auth. ``reset_password(email, password)``: repairs an account with an unknown password
-    (local data dir only). Raises PosthocServiceError when Label Studio or the backend fails, or when
-    a task is not pre-filled exactly once.
+    token (legacy or personal access token). ``backend_url``: the ML backend as Label Studio reaches it.
+    ``label_config``: default ``label_configs/entity_verification.xml``. ``accounts_file``: where generated
+    annotator passwords are kept (0600; default beside the manifest). ``backend_secret``: the backend's shared
+    secret, sent as basic auth. ``reset_password(email, password)``: repairs an account with an unknown password
+    (local data dir only). ``concurrency``: projects (and sign-ups) at once. Raises PosthocServiceError when
+    Label Studio or the backend fails, or when a task holds a prediction other than the manifest's.
     """
     from posthoc.paths import label_config as read_label_config
     from posthoc.study.manifest import Manifest
@@ -305,64 +285,63 @@ def create_study(manifest: Any, *, url: str, token: str, backend_url: str, label
     opened = Manifest.open(Path(manifest)) if isinstance(manifest, (str, os.PathLike)) else manifest
     config = label_config if label_config is not None else read_label_config("entity_verification")
     accounts_path = Path(accounts_file) if accounts_file is not None else default_accounts_file(Path(opened.path))
-    accounts = read_accounts(accounts_path)
     client = LabelStudioClient(url, token, hide=[backend_secret])
     client.whoami()
     study = str(opened.study)
     workers = list(opened.workers())
     if not workers:
         raise PosthocInputError(f"{opened.path}: the manifest has no workers; re-run `posthoc study plan`")
+    # account first: its password must be on disk before Label Studio knows it
+    accounts = ensure_accounts(client, workers, accounts_path, email_domain=email_domain,
+                               concurrency=concurrency, reset_password=reset_password)
+    planned_frame = opened.tasks()
+    planned = {str(w): [str(k) for k in group["task_key"]] for w, group in planned_frame.groupby("worker", sort=False)}
+    ctx = _Study(client=client, study=study, index=PrefillIndex(opened),
+                 planned={w: planned.get(w, []) for w in workers},
+                 link=BackendLink(client, backend_url, backend_secret), config=config, counts=_Counts())
     existing = study_projects(client.projects(), study, workers)
-    results: list[WorkerProject] = []
-    counts = {"projects": 0, "tasks": 0, "users": 0, "predicted": 0, "deleted": 0}
-    bar = _progress(workers, progress)
-    for worker in bar:
-        # account first: its password must be on disk before Label Studio knows it
-        entry = accounts.get(worker)
-        if entry is None:
-            entry = {"email": worker_email(worker, domain=email_domain), "password": secrets.token_urlsafe(12)}
-            accounts[worker] = entry
-            _write_accounts(accounts_path, accounts)
-        known = find_user(url, token, entry["email"]) is not None
-        account: Account = ensure_user(url, token, email=entry["email"], password=entry["password"],
-                                       first_name="Worker", last_name=worker, reset_password=reset_password)
-        counts["users"] += 0 if known else 1
+    done: dict[str, tuple[dict[str, Any], int]] = {}
+    bar = _progress(len(workers), progress)
 
-        project, created = _ensure_project(client, existing.get(worker), study=study, worker=worker,
-                                           label_config=config)
-        counts["projects"] += int(created)
-        project_id = int(project["id"])
-        tasks, imported = _import_missing(client, project_id, _planned_tasks(opened, worker),
-                                          list(client.tasks(project_id)))
-        counts["tasks"] += imported
-        ensure_tab(client, project_id)  # no raw kb_pages HTML in the Data Manager
+    def one(worker: str) -> None:
+        done[worker] = _setup_project(ctx, worker, existing.get(worker))
+        bar.update(1)
 
-        _ensure_backend(client, project_id, backend_url, backend_secret)
-        model_version = _backend_model_version(client, project_id, backend_url)
-        # the task's own list, not its total_predictions counter (not refreshed when a prediction is deleted)
-        unpredicted = [int(t["id"]) for t in tasks if not t.get("predictions")]
-        if unpredicted:
-            client.dm_action(project_id, "retrieve_tasks_predictions", unpredicted)
-            counts["predicted"] += len(unpredicted)
-            tasks = list(client.tasks(project_id))
-        counts["deleted"] += _check_predictions(client, opened, project_id, tasks, model_version)
-        # only now: Label Studio accepts a model_version that its stored predictions carry
-        if project.get("model_version") != model_version:
-            client.patch(f"/api/projects/{project_id}/", {"model_version": model_version})
-        results.append(WorkerProject(worker=worker, project_id=project_id, title=str(project["title"]),
-                                     email=account.email, user_id=account.user_id, n_tasks=len(tasks),
-                                     link=stream_link(url, project_id)))
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+            list(pool.map(one, workers))
+    finally:
+        bar.close()
+    ensure_tabs(client, [int(project["id"]) for project, _ in done.values()])  # no raw kb_pages HTML in the DM
+    results = []
+    for worker in workers:
+        project, n_tasks = done[worker]
+        email, user_id = accounts.users[worker]
+        results.append(WorkerProject(worker=worker, project_id=int(project["id"]), title=str(project["title"]),
+                                     email=email, user_id=user_id, n_tasks=n_tasks,
+                                     link=stream_link(url, int(project["id"]))))
+    counts = ctx.counts
     return StudySetup(study=study, url=url.rstrip("/"), projects=tuple(results), accounts_file=accounts_path,
-                      created_projects=counts["projects"], imported_tasks=counts["tasks"],
-                      created_users=counts["users"], predicted_tasks=counts["predicted"],
-                      deleted_duplicates=counts["deleted"])
+                      created_projects=counts.projects, imported_tasks=counts.tasks, created_users=accounts.created,
+                      predicted_tasks=counts.predicted, deleted_duplicates=counts.deleted)
 
 
-def _progress(workers: list[str], enabled: bool) -> Any:
-    if not enabled:
-        return workers
-    with contextlib.suppress(ImportError):
-        from tqdm import tqdm
+class _NoBar:
+    def update(self, n: int) -> None:
+        pass
 
-        return tqdm(workers, desc="workers", unit="project")
-    return workers
+    def close(self) -> None:
+        pass
+
+
+def _progress(total: int, enabled: bool) -> Any:
+    if enabled:
+        with contextlib.suppress(ImportError):
+            from tqdm import tqdm
+
+            return tqdm(total=total, desc="workers", unit="project")
+    return _NoBar()
+
+
+__all__ = ["CONCURRENCY", "IMPORT_BATCH", "MARKER", "SEQUENTIAL", "StudySetup", "WorkerProject", "create_study",
+           "default_accounts_file", "project_markers", "project_title", "read_accounts", "stream_link"]

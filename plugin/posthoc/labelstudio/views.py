@@ -26,10 +26,7 @@ def _hidden(data: dict[str, Any]) -> dict[str, list[str]]:
             for side in ("explore", "labeling")}
 
 
-def ensure_tab(client: LabelStudioClient, project_id: int) -> int:
-    """Make every Data Manager tab of ``project_id`` hide :data:`HIDDEN_COLUMNS` (one tab is created when
-    the project has none); returns the number of tabs created or changed (0 on a rerun)."""
-    views = client.get("/api/dm/views/", project=project_id)
+def _fix(client: LabelStudioClient, project_id: int, views: list[dict[str, Any]]) -> int:
     if not views:
         client.post("/api/dm/views/", {"project": project_id,
                                        "data": {"title": TAB_TITLE, "hiddenColumns": _hidden({})}})
@@ -43,3 +40,19 @@ def ensure_tab(client: LabelStudioClient, project_id: int) -> int:
                                                           "data": {**data, "hiddenColumns": hidden}})
             changed += 1
     return changed
+
+
+def ensure_tab(client: LabelStudioClient, project_id: int) -> int:
+    """Make every Data Manager tab of ``project_id`` hide :data:`HIDDEN_COLUMNS` (one tab is created when
+    the project has none); returns the number of tabs created or changed (0 on a rerun)."""
+    return _fix(client, project_id, list(client.get("/api/dm/views/", project=project_id) or []))
+
+
+def ensure_tabs(client: LabelStudioClient, project_ids: list[int]) -> int:
+    """:func:`ensure_tab` for many projects after one listing of the organisation's tabs (a rerun makes no other
+    call); returns the number of tabs created or changed."""
+    by_project: dict[int, list[dict[str, Any]]] = {pid: [] for pid in project_ids}
+    for view in client.get("/api/dm/views/") or []:
+        if int(view.get("project") or 0) in by_project:
+            by_project[int(view["project"])].append(view)
+    return sum(_fix(client, project_id, views) for project_id, views in sorted(by_project.items()))

@@ -1,4 +1,8 @@
-"""Label Studio result lists built from a mentions frame and a label config.
+"""Label Studio's prediction and result JSON: built from a mentions frame and a label config, and read back.
+
+The one module that writes the result lists Label Studio stores (the ML backend's ``/predict`` answers and the
+predictions ``posthoc study create`` imports inline are both :func:`manifest_prediction`) and reads a
+prediction's regions back (:func:`prediction_regions`, what setup checks).
 
 Tag names are never hard-coded: :func:`region_tags` reads them from the label config with
 ``label_studio_sdk.label_interface.LabelInterface`` (the ``Labels`` tag that targets a ``Text``
@@ -167,3 +171,53 @@ def validation_errors(prediction: dict[str, Any], config: str) -> list[str]:
     """Label Studio SDK's checks of ``prediction`` against ``config`` (empty when valid)."""
     errors = label_interface(config).validate_prediction(prediction, return_errors=True)
     return list(errors) if isinstance(errors, list) else []
+
+
+class PredictionMismatch(PosthocInputError):
+    """A built prediction the label config rejects (``errors``: the SDK's messages)."""
+
+    def __init__(self, errors: list[str]) -> None:
+        super().__init__(f"the prediction does not fit the label config: {'; '.join(errors[:3])}")
+        self.errors = errors
+
+
+def manifest_prediction(mentions: pd.DataFrame | Sequence[Mapping[str, Any]], text: str, config: str, *,
+                        model_version: str) -> dict[str, Any]:
+    """The prediction pre-filling ``mentions`` on ``text``: ``{"result": [...], "model_version"}``, no score.
+
+    What the ML backend answers for a manifest task and what study setup imports with the task, so both are the
+    same JSON. PosthocInputError naming the mention for bad offsets; :class:`PredictionMismatch` when the
+    label config rejects the result."""
+    prediction = {"result": build_result(mentions, text, region_tags(config)), "model_version": model_version}
+    errors = validation_errors(prediction, config)
+    if errors:
+        raise PredictionMismatch(errors)
+    return prediction
+
+
+Regions = dict[str, tuple[int, int, str]]
+
+
+def prediction_regions(prediction: Mapping[str, Any]) -> Regions:
+    """``{result id: (start, end, link)}`` of a stored prediction (the link from its per-region TextArea)."""
+    regions: dict[str, tuple[int, int, str]] = {}
+    links: dict[str, str] = {}
+    for item in prediction.get("result") or []:
+        value = item.get("value", {})
+        if item.get("type") == "labels":
+            regions[str(item["id"])] = (int(value["start"]), int(value["end"]), "")
+        elif item.get("type") == "textarea":
+            texts = value.get("text") or [""]
+            links[str(item["id"])] = str(texts[0])
+    return {key: (start, end, links.get(key, "")) for key, (start, end, _) in regions.items()}
+
+
+def has_links(prediction: Mapping[str, Any]) -> bool:
+    """Whether a prediction carries links (per-region TextArea items)."""
+    return any(item.get("type") == "textarea" for item in prediction.get("result") or [])
+
+
+def regions_differ(got: Regions, expected: Regions, *, links: bool) -> list[str]:
+    """Region ids whose offsets (and, with ``links``, link) differ from the manifest, or are missing / extra."""
+    width = 3 if links else 2
+    return sorted(k for k in set(got) | set(expected) if got.get(k, ())[:width] != expected.get(k, ())[:width])

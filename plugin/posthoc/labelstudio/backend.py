@@ -1,0 +1,115 @@
+"""Connecting the ML backend to study projects (Label Studio 1.23's ``/api/ml`` and the webhook it makes).
+
+``POST /api/ml`` adds the backend (Label Studio calls its ``/health`` and ``/setup`` on the spot and
+auto-creates a project webhook to ``<backend>/webhook`` for all actions). With a shared secret the backend is
+added with ``auth_method: BASIC_AUTH`` (the secret as password) and the webhook gets ``Authorization: Bearer
+<webhook token>`` (:func:`webhook_token`, an HMAC of the secret: webhook headers are readable by every member
+of the organisation in open-source Label Studio, so the secret itself is never put there).
+
+:class:`BackendLink` serves a whole study: one listing of the organisation's webhooks tells which projects are
+already connected (a rerun asks nothing per project), and the backend's one neutral model version is asked
+once a run, when a project first needs it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from posthoc.errors import PosthocServiceError
+from posthoc.labelstudio.client import LabelStudioClient
+
+#: The user name Label Studio sends with basic auth (not checked by the backend).
+BASIC_AUTH_USER = "labelstudio"
+BACKEND_TITLE = "posthoc pre-fill"
+
+
+def webhook_token(secret: str) -> str:
+    """The bearer token the backend's ``/webhook`` accepts for a shared ``secret`` (HMAC-SHA256, hex)."""
+    return hmac.new(secret.encode("utf-8"), b"posthoc-backend webhook", hashlib.sha256).hexdigest()
+
+
+@dataclass(frozen=True)
+class Connection:
+    """The Label Studio ML backend record and the id of the project webhook pointing at ``/webhook``."""
+
+    ml_backend_id: int
+    webhook_id: int | None
+
+
+class BackendLink:
+    """The ML backend at ``backend_url`` (as Label Studio reaches it) and the study's projects."""
+
+    def __init__(self, client: LabelStudioClient, backend_url: str, secret: str | None = None, *,
+                 title: str = BACKEND_TITLE) -> None:
+        self.client = client
+        self.url = backend_url.rstrip("/")
+        self.secret = secret
+        self.title = title
+        self._hooks: dict[int, list[dict[str, Any]]] | None = None
+        self._version: str | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def header(self) -> dict[str, str] | None:
+        return {"Authorization": f"Bearer {webhook_token(self.secret)}"} if self.secret else None
+
+    def _webhooks(self) -> dict[int, list[dict[str, Any]]]:
+        """The organisation's webhooks to our backend by project: one listing a run."""
+        with self._lock:
+            if self._hooks is None:
+                found: dict[int, list[dict[str, Any]]] = {}
+                for hook in self.client.request("GET", "/api/webhooks/") or []:
+                    if str(hook.get("url", "")).rstrip("/") == f"{self.url}/webhook" and hook.get("project"):
+                        found.setdefault(int(hook["project"]), []).append(hook)
+                self._hooks = found
+            return self._hooks
+
+    def connected(self, project_id: int) -> bool:
+        """Whether the backend is connected to the project with its webhook authorised (no call per project when
+        the webhook listing shows it; else the project's ML backends are listed)."""
+        hooks = self._webhooks().get(project_id, [])
+        return bool(hooks) and all(h.get("headers") == (self.header or h.get("headers")) for h in hooks)
+
+    def connect(self, project_id: int, *, new: bool = False) -> Connection:
+        """Add the backend to the project (or give an existing one the secret) and authorise its webhook.
+        ``new``: the project has no ML backend yet (just created): it is added without listing first."""
+        auth: dict[str, Any] = {}
+        if self.secret:
+            auth = {"auth_method": "BASIC_AUTH", "basic_auth_user": BASIC_AUTH_USER, "basic_auth_pass": self.secret}
+        there = [] if new else [b for b in self.client.ml_backends(project_id)
+                                if str(b.get("url", "")).rstrip("/") == self.url]
+        if there:
+            backend_id = int(there[0]["id"])
+            if auth and there[0].get("auth_method") != "BASIC_AUTH":
+                self.client.patch(f"/api/ml/{backend_id}", {"url": self.url, "project": project_id, **auth})
+        else:
+            created = self.client.post("/api/ml/", {"url": self.url, "project": project_id, "title": self.title,
+                                                    "is_interactive": False, **auth})
+            backend_id = int(created["id"])
+        hook_id = None
+        for hook in self.client.webhooks(project_id):
+            if str(hook.get("url", "")).rstrip("/") == f"{self.url}/webhook":
+                hook_id = int(hook["id"])
+                if self.header is not None and hook.get("headers") != self.header:
+                    self.client.patch(f"/api/webhooks/{hook_id}/", {"headers": self.header})
+        return Connection(ml_backend_id=backend_id, webhook_id=hook_id)
+
+    def model_version(self, project_id: int) -> str:
+        """The backend's one neutral model version (``GET /api/ml/<id>/versions``, asked once a run)."""
+        with self._lock:
+            if self._version is None:
+                backend = next((b for b in self.client.ml_backends(project_id)
+                                if str(b.get("url", "")).rstrip("/") == self.url), None)
+                if backend is None:
+                    raise PosthocServiceError(f"project {project_id}: the ML backend at {self.url} is not connected")
+                answer = self.client.get(f"/api/ml/{backend['id']}/versions")
+                versions = answer.get("versions", []) if isinstance(answer, dict) else []
+                if len(versions) != 1:
+                    raise PosthocServiceError(f"the ML backend at {self.url} reports versions {versions}; it must "
+                                              "report exactly one neutral model version (see docs/backend.md)")
+                self._version = str(versions[0])
+            return self._version
