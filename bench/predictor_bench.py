@@ -114,7 +114,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from posthoc.paths import label_config
-    from posthoc_backend.predictors.registry import PredictorSpec
+    from posthoc.predictors.registry import PredictorSpec
 
     config = label_config("entity_verification")
     texts, aliases = workload(args.tasks)

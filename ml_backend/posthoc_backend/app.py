@@ -12,7 +12,7 @@ Endpoints (Label Studio 1.23 calls all of them; docs/label-studio-1.23.md):
 ``POST /predict``
     ``{"results": [...], "model_version"}`` one element per task (see :mod:`posthoc_backend.predictor`).
 ``POST /webhook``
-    appends annotation events to the event store's inbox and answers at once (:mod:`posthoc_backend.events`:
+    appends annotation events to the event store's inbox and answers at once (:mod:`posthoc.study.events`:
     Label Studio sends the webhook inside the annotator's Submit, so no database work is done here).
 
 Bad requests get a 4xx JSON ``{"error", "field"}``; every HTTP error is JSON, never an HTML page.
@@ -32,12 +32,12 @@ from werkzeug.exceptions import HTTPException
 
 from posthoc.errors import PosthocInputError
 from posthoc.labelstudio.payloads import region_tags
+from posthoc.predictors.linker import AliasTable, DictionaryLinker
+from posthoc.predictors.registry import ModelFactory, PredictorSpec
+from posthoc.study.events import EventStore
 from posthoc_backend.auth import OPEN_ENDPOINTS, authorised, webhook_token
-from posthoc_backend.events import EventStore
-from posthoc_backend.linker import AliasTable, DictionaryLinker
 from posthoc_backend.live import DEFAULT_BATCH_SIZE, DEFAULT_BUDGET
 from posthoc_backend.predictor import ManifestIndex, ManifestLike, Predictor
-from posthoc_backend.predictors.registry import ModelFactory, PredictorSpec
 from posthoc_backend.protocol import MODEL_VERSION, RequestError, parse_predict, parse_setup, require_object
 
 logger = logging.getLogger("posthoc_backend")
@@ -180,10 +180,10 @@ def create_app(manifest: ManifestLike | str | Path | None = None, *, alias_table
     @app.post("/webhook")
     def webhook() -> Response:
         # Label Studio waits for this answer inside the annotator's Submit: check, append, return (no database
-        # work here; readers ingest the inbox, see posthoc_backend.events)
+        # work here; readers ingest the inbox, see posthoc.study.events)
         payload = require_object(_json_body())
         if store is None:
-            from posthoc_backend.events import event_rows
+            from posthoc.study.events import event_rows
 
             event_rows(payload, received="")  # still checked: a bad payload is a 400 either way
         queued = store.append(payload) if store is not None else 0
@@ -202,7 +202,7 @@ def app_from_environment() -> Flask:
     ``POSTHOC_PREDICTOR_*`` (the live predictor, :meth:`PredictorSpec.to_env`), ``POSTHOC_PREDICT_BUDGET``
     (seconds).
     """
-    from posthoc_backend.linker import frames_from_files
+    from posthoc.predictors.linker import frames_from_files
 
     manifest = os.environ.get("POSTHOC_MANIFEST") or None
     alias_files = [p for p in os.environ.get("POSTHOC_ALIAS_FILES", "").split(os.pathsep) if p]

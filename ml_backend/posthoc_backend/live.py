@@ -25,8 +25,8 @@ from typing import Any
 
 from posthoc.errors import PosthocInputError, PosthocServiceError
 from posthoc.labelstudio.payloads import validation_errors
-from posthoc_backend.predictors.base import LinkerModel, call_model
-from posthoc_backend.predictors.registry import ModelFactory
+from posthoc.predictors.base import LinkerModel, call_model
+from posthoc.predictors.registry import ModelFactory
 from posthoc_backend.protocol import RequestError, TaskInput
 
 logger = logging.getLogger("posthoc_backend")

@@ -28,11 +28,11 @@ from typing import Any
 
 from posthoc.errors import PosthocInputError
 from posthoc.labelstudio.payloads import PredictionMismatch, manifest_prediction, region_tags
+from posthoc.predictors.linker import DictionaryLinker
+from posthoc.predictors.registry import ModelFactory
+from posthoc.predictors.stored import DictionaryTextLinker
 from posthoc.study.prefill import ManifestLike, PrefillIndex
-from posthoc_backend.linker import DictionaryLinker
 from posthoc_backend.live import DEFAULT_BATCH_SIZE, DEFAULT_BUDGET, LivePredictor, LiveTask
-from posthoc_backend.predictors.registry import ModelFactory
-from posthoc_backend.predictors.stored import DictionaryTextLinker
 from posthoc_backend.protocol import MODEL_VERSION, TASK_KEY_FIELD, RequestError, TaskInput, parse_task
 
 #: the manifest in memory (kept under its old name: the backend and its tests use it)
@@ -55,8 +55,8 @@ class BatchPrediction:
 class Predictor:
     """Pre-fills tasks from a manifest (blind: one neutral model version) or, in live mode, a predictor.
 
-    ``live``: a :class:`~posthoc_backend.predictors.registry.ModelFactory` (any predictor), a
-    :class:`~posthoc_backend.linker.DictionaryLinker` (the dictionary baseline) or ``None`` (live mode off).
+    ``live``: a :class:`~posthoc.predictors.registry.ModelFactory` (any predictor), a
+    :class:`~posthoc.predictors.linker.DictionaryLinker` (the dictionary baseline) or ``None`` (live mode off).
     ``budget`` / ``batch_size``: see :mod:`posthoc_backend.live`.
     """
 

@@ -17,26 +17,11 @@ turns into a 4xx JSON body ``{"error": ..., "field": ...}``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
-#: The one neutral model version of every prediction, whichever system produced it (blind study).
-MODEL_VERSION: Final = "posthoc-v1"
-#: The task data field holding the opaque manifest key.
-TASK_KEY_FIELD: Final = "task_key"
+from posthoc.labelstudio.payloads import MODEL_VERSION, TASK_KEY_FIELD, RequestError
 
-
-class RequestError(Exception):
-    """A request Label Studio (or anyone) sent that the backend cannot answer; becomes a 4xx JSON reply."""
-
-    def __init__(self, message: str, *, field: str | None = None, status: int = 400) -> None:
-        super().__init__(message)
-        self.message = message
-        self.field = field
-        self.status = status
-
-    def body(self) -> dict[str, Any]:
-        """The JSON error body."""
-        return {"error": self.message, "field": self.field}
+__all__ = ["MODEL_VERSION", "TASK_KEY_FIELD", "RequestError"]
 
 
 @dataclass(frozen=True)

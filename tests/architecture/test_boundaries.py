@@ -1,7 +1,8 @@
 """The package boundaries the README's architecture section states, checked on the source (ast, no import).
 
 - only ``posthoc/labelstudio/client.py`` imports an HTTP library or the Label Studio SDK (one boundary:
-  tokens, paging, retries, timeouts and error lines in one place).
+  tokens, paging, retries, timeouts and error lines in one place);
+- ``plugin/posthoc`` never imports ``posthoc_backend`` (the backend builds on posthoc, not the reverse).
 """
 
 from __future__ import annotations
@@ -48,3 +49,7 @@ def test_only_the_client_module_imports_http_libraries_or_the_sdk(path: Path) ->
 
 def test_the_client_module_is_where_the_sdk_is_used() -> None:
     assert {"httpx", "label_studio_sdk"} <= {m for _, m in imported_modules(CLIENT)}
+@pytest.mark.parametrize("path", _sources("plugin/posthoc"), ids=lambda p: str(p.relative_to(ROOT)))
+def test_posthoc_never_imports_the_backend(path: Path) -> None:
+    found = [line for line, module in imported_modules(path) if module == "posthoc_backend"]
+    assert not found, f"{path.relative_to(ROOT)} imports posthoc_backend (lines {found}); move the code into posthoc"

@@ -12,9 +12,9 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from posthoc.paths import label_config
+from posthoc.predictors.linker import AliasTable
 from posthoc.study.manifest import Manifest
 from posthoc_backend.app import create_app
-from posthoc_backend.linker import AliasTable
 
 
 @pytest.fixture(scope="session")

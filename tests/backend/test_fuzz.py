@@ -32,8 +32,8 @@ _webhook_body = st.fixed_dictionaries(
 
 @pytest.fixture(scope="module")
 def fuzz_client(manifest: Manifest, tmp_path_factory: pytest.TempPathFactory) -> FlaskClient:
+    from posthoc.predictors.linker import AliasTable
     from posthoc.sample import sample_corpus
-    from posthoc_backend.linker import AliasTable
 
     table = AliasTable.from_mentions([sample_corpus().mentions])
     app = create_app(manifest, alias_table=table, events_db=tmp_path_factory.mktemp("fuzz") / "events.sqlite3")

@@ -13,10 +13,10 @@ from click.testing import CliRunner
 from werkzeug.serving import make_server
 
 from backend.payloads import region_decisions
+from posthoc.study.events import EventStore, current_annotations
 from posthoc.study.manifest import Manifest
 from posthoc_backend.app import create_app
 from posthoc_backend.connect import connect_backend
-from posthoc_backend.events import EventStore, current_annotations
 from posthoc_backend.protocol import MODEL_VERSION
 
 pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from posthoc.errors import PosthocInputError
-from posthoc_backend.linker import AliasTable, DictionaryLinker, frames_from_files, tokens
+from posthoc.predictors.linker import AliasTable, DictionaryLinker, frames_from_files, tokens
 
 
 def _table(pairs: list[tuple[str, str]], **options: bool) -> AliasTable:

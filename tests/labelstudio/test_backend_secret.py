@@ -8,8 +8,8 @@ from lsfixtures import run_backend, small_sample_manifest
 from posthoc.errors import PosthocServiceError
 from posthoc.labelstudio.client import LabelStudioClient
 from posthoc.labelstudio.setup import create_study
+from posthoc.study.events import EventStore
 from posthoc_backend.auth import webhook_token
-from posthoc_backend.events import EventStore
 
 pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]
 

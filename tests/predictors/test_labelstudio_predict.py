@@ -15,11 +15,11 @@ from werkzeug.serving import make_server
 from backend.test_labelstudio import _import_worker_tasks, _retrieve_predictions, _session, _tasks_with_predictions
 from posthoc.links import title_of
 from posthoc.paths import label_config
+from posthoc.predictors.registry import PredictorSpec
 from posthoc.sample import sample_corpus, sample_paths
 from posthoc.study.manifest import Manifest
 from posthoc_backend.app import create_app
 from posthoc_backend.connect import connect_backend
-from posthoc_backend.predictors.registry import PredictorSpec
 from posthoc_backend.protocol import MODEL_VERSION
 from predictors.conftest import TEXT, run_posthoc
 from predictors.standins import StandInREL

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from posthoc.paths import label_config
+from posthoc.predictors.registry import PredictorSpec
 from posthoc.study.manifest import Manifest
 from posthoc_backend.app import create_app
-from posthoc_backend.predictors.registry import PredictorSpec
 from posthoc_backend.protocol import MODEL_VERSION
 from predictors.conftest import ALIASES, PLAIN, TEXT, TEXT2, TEXT2_MENTIONS, TEXT_MENTIONS
 from predictors.standins import StandInREL
@@ -103,7 +103,7 @@ def test_live_tasks_past_the_budget_are_left_for_label_studio_to_ask_again() -> 
 
 
 def test_dictionary_predictor_spec_equals_the_alias_table_option(tmp_path: Path) -> None:
-    from posthoc_backend.linker import AliasTable, frames_from_files
+    from posthoc.predictors.linker import AliasTable, frames_from_files
 
     csv = tmp_path / "aliases.csv"
     csv.write_text("surface,link\n" + "".join(f'"{s}",{t}\n' for s, t in ALIASES.items()), encoding="utf-8")

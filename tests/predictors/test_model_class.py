@@ -9,8 +9,8 @@ import pytest
 
 from posthoc.errors import PosthocInputError
 from posthoc.paths import label_config
+from posthoc.predictors.registry import PredictorSpec, load_class
 from posthoc_backend.app import create_app
-from posthoc_backend.predictors.registry import PredictorSpec, load_class
 from posthoc_backend.protocol import MODEL_VERSION
 from predictors.conftest import TEXT, TEXT2, TEXT2_MENTIONS, TEXT_MENTIONS, run_posthoc
 from predictors.lsml_models import HandWrittenModel

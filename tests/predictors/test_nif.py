@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from posthoc.predictors.base import PredictorAnswerError, PredictorServiceError
+from posthoc.predictors.nif import NIFLinker, request_document, utf16_to_codepoints
 from posthoc.readers import read_mentions
-from posthoc_backend.predictors.base import PredictorAnswerError, PredictorServiceError
-from posthoc_backend.predictors.nif import NIFLinker, request_document, utf16_to_codepoints
 from predictors.conftest import ALIASES, PLAIN, TEXT, TEXT2, TEXT2_MENTIONS, TEXT_MENTIONS
 from predictors.standins import StandInNIF, utf16_offset
 

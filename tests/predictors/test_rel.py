@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from posthoc_backend.predictors.base import PredictorAnswerError, PredictorServiceError
-from posthoc_backend.predictors.rel import RELLinker, split_text
+from posthoc.predictors.base import PredictorAnswerError, PredictorServiceError
+from posthoc.predictors.rel import RELLinker, split_text
 from predictors.conftest import ALIASES, PLAIN, TEXT, TEXT2, TEXT2_MENTIONS, TEXT_MENTIONS
 from predictors.standins import StandInREL
 

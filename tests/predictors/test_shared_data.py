@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from posthoc.links import title_of
+from posthoc.predictors.nif import NIFLinker
 from posthoc.readers import read_mentions
-from posthoc_backend.predictors.nif import NIFLinker
 from predictors.conftest import run_posthoc
 from predictors.standins import StandInNIF
 

@@ -12,7 +12,7 @@ from predictors.conftest import PLAIN, TEXT, TEXT2, TEXT2_MENTIONS, TEXT_MENTION
 
 spacy = pytest.importorskip("spacy", reason="spaCy is the optional `spacy` extra (the `test` extra installs it)")
 
-from posthoc_backend.predictors.spacy_linker import SpacyLinker, entity_link  # noqa: E402
+from posthoc.predictors.spacy_linker import SpacyLinker, entity_link  # noqa: E402
 from predictors.spacy_pipeline import NO_ID, build_pipeline, save_pipeline  # noqa: E402
 
 

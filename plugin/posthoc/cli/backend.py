@@ -58,7 +58,7 @@ def backend_environment(*, manifest: Path | None, alias_files: tuple[Path, ...],
                         predict_budget: float | None = None) -> dict[str, str]:
     """The environment of the gunicorn process (the current one plus the backend's settings).
 
-    ``predictor``: :meth:`posthoc_backend.predictors.registry.PredictorSpec.to_env` of the live predictor
+    ``predictor``: :meth:`posthoc.predictors.registry.PredictorSpec.to_env` of the live predictor
     (then the alias files travel inside it, not as ``POSTHOC_ALIAS_FILES``).
     """
     env = {key: value for key, value in os.environ.items() if not key.startswith("POSTHOC_PREDICT")}
@@ -143,7 +143,7 @@ def serve_command(manifest: Path | None, host: str, port: int, workers: int, ali
         Manifest.open(manifest).close()  # fail here, once, rather than in every worker
     predictor_env: dict[str, str] | None = None
     if live:
-        from posthoc_backend.predictors.registry import PredictorSpec
+        from posthoc.predictors.registry import PredictorSpec
 
         assert predictor_name is not None
         spec = PredictorSpec(predictor_name, url=predictor_url,
@@ -154,14 +154,14 @@ def serve_command(manifest: Path | None, host: str, port: int, workers: int, ali
         spec.linker()  # built here once (alias table, spaCy pipeline), as every worker will
         predictor_env = spec.to_env()
     elif alias_files:
-        from posthoc_backend.linker import AliasTable, frames_from_files
+        from posthoc.predictors.linker import AliasTable, frames_from_files
 
         AliasTable.from_mentions(frames_from_files([str(p) for p in alias_files]))  # as the workers will
     check_listen_address(host, port)
     if events_db is None and manifest is not None:
         events_db = default_events_db(manifest)
     if events_db is not None:
-        from posthoc_backend.events import EventStore
+        from posthoc.study.events import EventStore
 
         EventStore(events_db)  # created (or checked) here, as every worker does on start
     env = backend_environment(manifest=manifest, alias_files=alias_files, events_db=events_db,

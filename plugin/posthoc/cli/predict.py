@@ -1,6 +1,6 @@
 """``posthoc predict``: run an entity linker over a corpus into one system's mentions file.
 
-The predictors and the job live in ``posthoc_backend.predictors`` (registry, run); docs/backend.md
+The predictors and the job live in ``posthoc.predictors`` (registry, run); docs/backend.md
 explains each and how to run REL or a GERBIL-compatible annotator beside the backend.
 """
 
@@ -83,10 +83,10 @@ def predict_command(corpus: Path, predictor_name: str, out_path: Path, system: s
     service answers something that is not its protocol, the run stops with one line naming the
     document (exit code 3).
     """
+    from posthoc.labelstudio.payloads import MODEL_VERSION
+    from posthoc.predictors.registry import ModelFactory, PredictorSpec
+    from posthoc.predictors.run import model_linker, predict_corpus, text_linker
     from posthoc.readers import read_mentions
-    from posthoc_backend.predictors.registry import ModelFactory, PredictorSpec
-    from posthoc_backend.predictors.run import model_linker, predict_corpus, text_linker
-    from posthoc_backend.protocol import MODEL_VERSION
 
     for path in (*alias_files, *(p for p in (source, label_config) if p is not None)):
         if not path.exists():

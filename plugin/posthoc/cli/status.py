@@ -3,7 +3,7 @@
 Reads the annotations from the backend's webhook event store (``--events-db``) and, when ``--url``
 is given, from Label Studio's API (the projects of this study); Label Studio's view wins where
 both know an annotation (it also knows annotations made before the backend was connected).
-Computation: :mod:`posthoc_backend.progress`.
+Computation: :mod:`posthoc.study.progress`.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def study_project_ids(projects: list[dict[str, Any]], study: str) -> list[int]:
 def annotations_from_label_studio(url: str, token: str, manifest: Any) -> pd.DataFrame:
     """The study's annotations as Label Studio holds them (one row an annotation, see progress)."""
     from posthoc.labelstudio.client import LabelStudioClient
-    from posthoc_backend.progress import annotations_from_tasks
+    from posthoc.study.progress import annotations_from_tasks
 
     keys = set(manifest.tasks()["task_key"])
     client = LabelStudioClient(url, token)
@@ -67,9 +67,9 @@ def status_command(manifest: Path, events_db: Path | None, url: str | None, toke
     """Show per-worker progress (tasks done / total, last activity) and control-task results."""
     from posthoc.atomic import write_text_atomic
     from posthoc.cli.backend import default_events_db
+    from posthoc.study.events import EventStore, current_annotations
     from posthoc.study.manifest import Manifest
-    from posthoc_backend.events import EventStore, current_annotations
-    from posthoc_backend.progress import control_results, worker_progress
+    from posthoc.study.progress import control_results, worker_progress
 
     opened = Manifest.open(manifest)
     events_path = events_db or default_events_db(manifest)

@@ -26,12 +26,31 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Final
 
 import pandas as pd
 
 from posthoc.errors import PosthocInputError
 from posthoc.labelstudio.client import LabelInterface
+
+#: The one neutral model version of every prediction, whichever system produced it (blind study).
+MODEL_VERSION: Final = "posthoc-v1"
+#: The task data field holding the opaque manifest key.
+TASK_KEY_FIELD: Final = "task_key"
+
+
+class RequestError(Exception):
+    """A request Label Studio (or anyone) sent that the backend cannot answer; becomes a 4xx JSON reply."""
+
+    def __init__(self, message: str, *, field: str | None = None, status: int = 400) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+        self.status = status
+
+    def body(self) -> dict[str, Any]:
+        """The JSON error body."""
+        return {"error": self.message, "field": self.field}
 
 
 @dataclass(frozen=True)

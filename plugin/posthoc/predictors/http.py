@@ -4,7 +4,7 @@
 attempts, back-off ``backoff * 2**attempt`` seconds) when the connection fails, the read times out, or the
 service answers 429 / 5xx; any other 4xx is final. No attempt starts, and no read waits, past the
 ``deadline`` (``time.monotonic()`` seconds) when one is given: the ML backend passes Label Studio's predict
-budget down this way. Errors are :class:`~posthoc_backend.predictors.base.PredictorServiceError` with the
+budget down this way. Errors are :class:`~posthoc.predictors.base.PredictorServiceError` with the
 service's name, its URL, the status and the first 200 characters of its answer.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from posthoc.labelstudio.client import ServiceSession, TransportFailure
-from posthoc_backend.predictors.base import PredictorServiceError
+from posthoc.predictors.base import PredictorServiceError
 
 #: statuses worth another attempt
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})

@@ -33,8 +33,8 @@ from rdflib import Literal as RdfLiteral
 from rdflib.term import Node
 
 from posthoc.links import normalise_link
-from posthoc_backend.predictors.base import PredictedMention, PredictorAnswerError, mention, sorted_unique
-from posthoc_backend.predictors.http import ServiceClient
+from posthoc.predictors.base import PredictedMention, PredictorAnswerError, mention, sorted_unique
+from posthoc.predictors.http import ServiceClient
 
 NIF: Final = Namespace("http://persistence.uni-leipzig.org/nlp2rdf/ontologies/nif-core#")
 ITSRDF: Final = Namespace("http://www.w3.org/2005/11/its/rdf#")
@@ -89,7 +89,7 @@ def _pick_link(links: list[str]) -> str | None:
 
 
 class NIFLinker:
-    """A NIF web-service annotator as a :class:`~posthoc_backend.predictors.base.TextLinker`."""
+    """A NIF web-service annotator as a :class:`~posthoc.predictors.base.TextLinker`."""
 
     name = "nif"
 

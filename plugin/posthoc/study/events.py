@@ -41,8 +41,8 @@ from typing import Any, Final
 import pandas as pd
 
 from posthoc.errors import PosthocInputError
+from posthoc.labelstudio.payloads import TASK_KEY_FIELD, RequestError
 from posthoc.tables import OUTCOMES
-from posthoc_backend.protocol import TASK_KEY_FIELD, RequestError
 
 RECORDED_ACTIONS: Final = ("ANNOTATION_CREATED", "ANNOTATION_UPDATED", "ANNOTATIONS_DELETED")
 EVENT_COLUMNS: Final = (

@@ -5,7 +5,7 @@
 ``manifest``    the stored outputs (the backend: the study manifest only, no live predictions; ``posthoc
                 predict``: a system's output file given with ``--source``);
 ``dictionary``  the baseline alias-table linker (``--alias-file``, repeatable);
-``rel``         REL's HTTP API at ``--url`` (:mod:`posthoc_backend.predictors.rel`);
+``rel``         REL's HTTP API at ``--url`` (:mod:`posthoc.predictors.rel`);
 ``nif``         a NIF web-service annotator at ``--url``, called as GERBIL does (:mod:`.nif`);
 ``spacy``       an installed spaCy pipeline, ``--spacy-model`` (a package name or a folder) (:mod:`.spacy_linker`);
 ``package.module:Class``  a class shaped like ``label_studio_ml.model.LabelStudioMLBase``, built as
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Final
 
 from posthoc.errors import PosthocInputError
-from posthoc_backend.predictors.base import LinkerModel, TextLinker
+from posthoc.predictors.base import LinkerModel, TextLinker
 
 BUILT_IN: Final = ("manifest", "dictionary", "rel", "nif", "spacy")
 _CLASS_PATH = re.compile(r"^[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
@@ -108,28 +108,28 @@ class PredictorSpec:
         """The built-in linker (``None`` for a class, and for ``manifest`` in the backend without a source)."""
         self.check(backend=self.source is None)
         if self.name == "dictionary":
-            from posthoc_backend.linker import AliasTable, DictionaryLinker, frames_from_files
-            from posthoc_backend.predictors.stored import DictionaryTextLinker
+            from posthoc.predictors.linker import AliasTable, DictionaryLinker, frames_from_files
+            from posthoc.predictors.stored import DictionaryTextLinker
 
             table = AliasTable.from_mentions(frames_from_files(list(self.alias_files)),
                                              case_sensitive=not self.case_insensitive)
             return DictionaryTextLinker(DictionaryLinker(table))
         if self.name == "rel":
-            from posthoc_backend.predictors.rel import RELLinker
+            from posthoc.predictors.rel import RELLinker
 
             return RELLinker(str(self.url), timeout=self.timeout, retries=self.retries, max_chars=self.max_chars,
                              concurrency=self.concurrency)
         if self.name == "nif":
-            from posthoc_backend.predictors.nif import NIFLinker
+            from posthoc.predictors.nif import NIFLinker
 
             return NIFLinker(str(self.url), timeout=self.timeout, retries=self.retries,
                              offsets=self.nif_offsets, concurrency=self.concurrency)  # type: ignore[arg-type]
         if self.name == "spacy":
-            from posthoc_backend.predictors.spacy_linker import SpacyLinker
+            from posthoc.predictors.spacy_linker import SpacyLinker
 
             return SpacyLinker(str(self.spacy_model))
         if self.name == "manifest" and self.source:
-            from posthoc_backend.predictors.stored import StoredOutputs
+            from posthoc.predictors.stored import StoredOutputs
 
             return StoredOutputs(self.source, system=self.source_system, documents=self._documents)
         return None

@@ -30,9 +30,9 @@ from tqdm import tqdm
 
 from posthoc.errors import PosthocInputError, PosthocServiceError
 from posthoc.labelstudio.payloads import region_tags
+from posthoc.predictors.base import PredictedMention, TextLinker, call_model, mentions_of_prediction
 from posthoc.readers.corpus import Corpus
 from posthoc.writers import _json_line
-from posthoc_backend.predictors.base import PredictedMention, TextLinker, call_model, mentions_of_prediction
 
 Linker = Callable[[Sequence[str]], list[list[PredictedMention]]]
 

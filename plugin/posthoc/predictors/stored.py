@@ -1,6 +1,6 @@
-"""The ``dictionary`` and ``manifest`` predictors as :class:`~posthoc_backend.predictors.base.TextLinker` s.
+"""The ``dictionary`` and ``manifest`` predictors as :class:`~posthoc.predictors.base.TextLinker` s.
 
-``dictionary``: the baseline alias-table linker of :mod:`posthoc_backend.linker` (live mode before
+``dictionary``: the baseline alias-table linker of :mod:`posthoc.predictors.linker` (live mode before
 predictors existed). ``manifest``: the stored outputs of a system: in the backend that is the study
 manifest, looked up by each task's opaque key (always first, whatever the live predictor); for ``posthoc
 predict`` it is a system's output file read with :func:`posthoc.readers.read_mentions` (any format the
@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from posthoc.errors import PosthocInputError
-from posthoc_backend.linker import DictionaryLinker
-from posthoc_backend.predictors.base import PredictedMention, sorted_unique
+from posthoc.predictors.base import PredictedMention, sorted_unique
+from posthoc.predictors.linker import DictionaryLinker
 
 
 class DictionaryTextLinker:

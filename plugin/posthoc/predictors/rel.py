@@ -24,8 +24,8 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from posthoc_backend.predictors.base import PredictedMention, PredictorAnswerError, mention, sorted_unique
-from posthoc_backend.predictors.http import ServiceClient
+from posthoc.predictors.base import PredictedMention, PredictorAnswerError, mention, sorted_unique
+from posthoc.predictors.http import ServiceClient
 
 DEFAULT_MAX_CHARS = 5000
 _JOINERS = {"\u200d", "\u200c", "\u034f"}
@@ -63,7 +63,7 @@ def split_text(text: str, max_chars: int) -> list[tuple[int, str]]:
 
 
 class RELLinker:
-    """REL's HTTP API as a :class:`~posthoc_backend.predictors.base.TextLinker` (see the module docstring)."""
+    """REL's HTTP API as a :class:`~posthoc.predictors.base.TextLinker` (see the module docstring)."""
 
     name = "rel"
 

@@ -9,7 +9,7 @@ Studio tasks (``{"id", "data": {"text": ...}}``), answering one Label Studio pre
 [...]}`` mapping or an object with a ``predictions`` attribute (label-studio-ml 2's ``ModelResponse``);
 items may be dicts or pydantic models. :func:`call_model` accepts every one of those forms and checks
 there is exactly one prediction per task. So an existing label-studio-ml class, named by import path, runs
-behind this backend (see :mod:`posthoc_backend.predictors.registry`).
+behind this backend (see :mod:`posthoc.predictors.registry`).
 
 *A linker* (:class:`TextLinker`) maps texts to :class:`PredictedMention` lists; the built-in ``dictionary``,
 ``rel``, ``nif`` and ``spacy`` predictors are linkers. :class:`LinkerModel` turns a linker into a model
@@ -29,9 +29,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from posthoc.errors import PosthocServiceError
-from posthoc.labelstudio.payloads import RegionTags, build_result, region_tags
+from posthoc.labelstudio.payloads import MODEL_VERSION, RegionTags, build_result, region_tags
 from posthoc.links import normalise_link
-from posthoc_backend.protocol import MODEL_VERSION
 
 
 class PredictorServiceError(PosthocServiceError):

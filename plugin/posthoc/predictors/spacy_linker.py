@@ -4,7 +4,7 @@
 ``SpacyLinker(nlp)`` (a ``Language`` object). Each entity span is a mention: ``ent.start_char`` /
 ``ent.end_char`` are Python ``str`` indices into ``doc.text``, which is the text given, so they are code
 point offsets as they stand (checked: ``doc.text`` must equal the text and every ``ent.text`` the text at
-its offsets, else :class:`~posthoc_backend.predictors.base.PredictorAnswerError`). The link is
+its offsets, else :class:`~posthoc.predictors.base.PredictorAnswerError`). The link is
 ``ent.kb_id_`` (an entity linker's knowledge-base id), else ``ent.ent_id_`` (an entity ruler pattern's
 ``id``), else NIL; a Wikidata id (``Q42``) becomes ``http://www.wikidata.org/entity/Q42``, anything else goes
 through :func:`posthoc.links.normalise_link` (a bare title is a Wikipedia page). Texts are processed with
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from posthoc.errors import PosthocInputError
-from posthoc_backend.predictors.base import (
+from posthoc.predictors.base import (
     PredictedMention,
     PredictorAnswerError,
     PredictorServiceError,
@@ -54,7 +54,7 @@ def entity_link(kb_id: str, ent_id: str) -> str | None:
 
 
 class SpacyLinker:
-    """A spaCy pipeline as a :class:`~posthoc_backend.predictors.base.TextLinker` (module docstring)."""
+    """A spaCy pipeline as a :class:`~posthoc.predictors.base.TextLinker` (module docstring)."""
 
     name = "spacy"
 
