@@ -50,7 +50,7 @@ def plan_scale_study(path: Path, *, n_workers: int, tasks_per_worker: int, name:
     counts = mentions.groupby(["dataset", "doc_id"]).size().to_dict()
     total = 0
     position = 0
-    while total < wanted * 1.02:
+    while total < wanted * 1.16:
         for dataset_docs, (dataset, _) in zip(by_dataset, documents.groupby("dataset", sort=True), strict=True):
             if position < len(dataset_docs) and (dataset, dataset_docs[position]) in keys:
                 chosen.append((dataset, dataset_docs[position]))

@@ -121,17 +121,22 @@ def create_review_project(flags_dir: str | os.PathLike[str], *, url: str, token:
                           rules: list[str] | None = None) -> ReviewProject:
     """Create (or reuse, by title) the review project and import the tasks not yet there."""
     from posthoc.labelstudio.client import LabelStudioClient
+    from posthoc.labelstudio.projects import REVIEW_MARKER, marked_projects, marker_html
 
     flags_dir = Path(flags_dir)
     _, flags, corpus = _load_flags_dir(flags_dir)
     title = title or f"Eaglet review: {flags_dir.resolve().name}"
+    marker = f"{REVIEW_MARKER} {title}"
     client = LabelStudioClient(url, token)
-    found = [p for p in client.projects() if p.get("title") == title]
+    projects = client.projects()
+    # by its marker (projects.py, as the study's projects are found); one made before markers: by its title
+    found = marked_projects(projects, marker) or [p for p in projects if p.get("title") == title]
     if found:
         project_id = int(found[0]["id"])
     else:
         project_id = int(client.post("/api/projects/", {"title": title, "label_config": label_config(CONFIG_NAME),
-                                                         "maximum_annotations": 1})["id"])
+                                                         "maximum_annotations": 1,
+                                                         "expert_instruction": marker_html(marker)})["id"])
     present = {(str(t["data"].get("dataset")), str(t["data"].get("doc_id"))) for t in client.tasks(project_id)}
     tasks = [t for t in review_tasks(flags, corpus.documents, rules=rules)
              if (t["data"]["dataset"], t["data"]["doc_id"]) not in present]
@@ -150,8 +155,7 @@ def export_tasks(url: str, token: str, project_id: int) -> list[dict[str, Any]]:
     answer = client.get(f"/api/projects/{project_id}/export", exportType="JSON", download_all_tasks="true")
     if not isinstance(answer, list):
         raise PosthocInputError(f"project {project_id}: the export is not a list of tasks; is it a review project?")
-    users = client.get("/api/users/")
-    emails = {int(u["id"]): str(u.get("email") or u["id"]) for u in (users if isinstance(users, list) else [])}
+    emails = {int(u["id"]): str(u.get("email") or u["id"]) for u in client.members()}
     for task in answer:
         for annotation in task.get("annotations", []):
             who = annotation.get("completed_by")

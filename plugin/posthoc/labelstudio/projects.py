@@ -18,6 +18,7 @@ from typing import Any
 from posthoc.errors import PosthocServiceError
 
 MARKER = "posthoc-study"
+REVIEW_MARKER = "posthoc-study eaglet-review"
 
 
 def project_marker(study: str, worker: str) -> str:
@@ -40,6 +41,11 @@ def project_markers(project: Any) -> set[str]:
 def marker_html(marker: str) -> str:
     """The ``expert_instruction`` that carries ``marker`` (an invisible meta tag)."""
     return f'<meta name="{html.escape(marker, quote=True)}">'
+
+
+def marked_projects(projects: Iterable[dict[str, Any]], marker: str) -> list[dict[str, Any]]:
+    """The projects among ``projects`` that carry exactly ``marker`` (see :func:`project_markers`)."""
+    return [project for project in projects if marker in project_markers(project)]
 
 
 def study_projects(projects: Iterable[dict[str, Any]], study: str,
