@@ -220,3 +220,30 @@ def test_cli_bad_manifest_is_one_line_exit_2(tmp_path: Path, ls_server) -> None:
                            "http://127.0.0.1:9"], capture_output=True, text=True, env=env, timeout=120, check=False)
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0 and "does not exist" in done.stderr
+
+
+def test_a_rerun_with_nothing_to_do_reads_a_few_listings_and_writes_nothing(study, ls_server) -> None:
+    """Through a counting proxy: no write, no call per task, no call per worker but one task listing a project."""
+    import math
+    import re
+
+    from faults.proxy import fault_proxy
+
+    seen: list[tuple[str, str]] = []
+
+    def record(method: str, path: str, n: int) -> None:
+        seen.append((method, re.sub(r"/\d+/", "/N/", path.split("?")[0])))
+        return None
+
+    manifest = study["manifest"]
+    with fault_proxy(ls_server.url, record) as (url, _):
+        again = create_study(manifest, url=url, token=ls_server.token, backend_url=study["backend_url"],
+                             accounts_file=study["accounts"], email_domain=DOMAIN)
+    assert (again.created_projects, again.imported_tasks, again.predicted_tasks, again.created_users) == (0, 0, 0, 0)
+    assert [call for call in seen if call[0] != "GET"] == []
+    task_pages = sum(math.ceil(len(manifest.tasks(w)) / 100) for w in manifest.workers())
+    listings = {"/api/current-user/whoami", "/api/organizations/N/memberships", "/api/projects/",
+                "/api/webhooks/", "/api/dm/views/"}
+    assert sum(path == "/api/tasks/" for _, path in seen) == task_pages
+    assert {path for _, path in seen if path != "/api/tasks/"} <= listings, seen
+    assert len(seen) <= task_pages + 2 * len(listings)

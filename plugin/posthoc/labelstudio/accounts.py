@@ -75,6 +75,11 @@ def ensure_accounts(client: LabelStudioClient, workers: Sequence[str], path: Pat
     users = organisation_users(client)
     todo = [w for w in workers if not (accounts[w].get("verified") == "yes" and accounts[w]["email"] in users)]
     invite = client.invite_token() if any(accounts[w]["email"] not in users for w in todo) else ""
+    csrf = None
+    if invite:  # the sign-up form's CSRF cookie, read once for every sign-up of the run
+        first = client.form_session()
+        csrf = first.csrf(f"/user/signup/?token={invite}")
+        first.close()
     lock = threading.Lock()
     created: list[str] = []
 
@@ -82,7 +87,7 @@ def ensure_accounts(client: LabelStudioClient, workers: Sequence[str], path: Pat
         entry = accounts[worker]
         email, password = entry["email"], entry["password"]
         if email not in users:
-            session = signup(client, email, password, invite=invite)
+            session = signup(client, email, password, invite=invite, csrf=csrf)
             user_id = int(session.get_json("/api/current-user/whoami")["id"])
             session.close()
             client.patch(f"/api/users/{user_id}/", {"first_name": "Worker", "last_name": worker})

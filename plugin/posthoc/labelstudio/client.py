@@ -350,9 +350,10 @@ class LabelStudioClient:
         return data
 
     # -- forms (accounts) -----------------------------------------------------------------------
-    def form_session(self) -> FormSession:
-        """A cookie session for Label Studio's HTML forms (sign-up, log-in), as a browser uses them."""
-        return FormSession(self)
+    def form_session(self, *, csrf: str | None = None) -> FormSession:
+        """A cookie session for Label Studio's HTML forms (sign-up, log-in), as a browser uses them; ``csrf``: a
+        CSRF cookie read before (:meth:`FormSession.csrf`), which saves reading the form's page again."""
+        return FormSession(self, csrf=csrf)
 
     def close(self) -> None:
         self.http.close()
@@ -361,9 +362,13 @@ class LabelStudioClient:
 class FormSession:
     """Label Studio's sign-up and log-in forms over one cookie jar (no API token: a person's session)."""
 
-    def __init__(self, client: LabelStudioClient) -> None:
+    def __init__(self, client: LabelStudioClient, *, csrf: str | None = None) -> None:
         self.client = client
-        self.http = _http_client(client.timeout, follow_redirects=False)
+        self.http = _http_client(client.timeout, follow_redirects=False, cookies={"csrftoken": csrf} if csrf else None)
+
+    def csrf(self, page: str) -> str:
+        """The CSRF cookie of the form at ``page`` (read from it when this session has none yet)."""
+        return str(self.http.cookies.get("csrftoken") or self._csrf(page))
 
     def _csrf(self, page: str) -> str:
         try:

@@ -67,11 +67,12 @@ def login(url: str, email: str, password: str) -> FormSession | None:
     return session
 
 
-def signup(client: LabelStudioClient, email: str, password: str, *, invite: str) -> FormSession:
+def signup(client: LabelStudioClient, email: str, password: str, *, invite: str,
+           csrf: str | None = None) -> FormSession:
     """Create the account through the sign-up form with the invite token; returns its logged-in session.
-    One GET (the CSRF cookie) and one POST: the fewest calls that make a user who can log in (1.23 has no
-    API that sets a password; see docs/labelstudio.md)."""
-    session = client.form_session()
+    One POST (and one GET for the form's CSRF cookie unless ``csrf`` gives one read before): the fewest calls
+    that make a user who can log in (1.23 has no API that sets a password; see docs/labelstudio.md)."""
+    session = client.form_session(csrf=csrf)
     response = session.submit(f"/user/signup/?token={invite}", {"email": email, "password": password,
                                                                 "how_find_us": "", "elaborate": ""})
     if response.status_code not in (301, 302):
