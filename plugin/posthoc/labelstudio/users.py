@@ -47,11 +47,6 @@ def worker_email(worker: str, *, domain: str = "posthoc.local") -> str:
     return email
 
 
-def find_user(url: str, admin_token: str, email: str) -> dict[str, Any] | None:
-    """The user record (``id``, ``email``, ...) with this e-mail (case-insensitive), or ``None``."""
-    return organisation_users(LabelStudioClient(url, admin_token)).get(email.lower())
-
-
 def organisation_users(client: LabelStudioClient) -> dict[str, dict[str, Any]]:
     """Every user of the admin's organisation by lower-case e-mail: one paged listing (call it once a run)."""
     return {str(user.get("email", "")).lower(): user for user in client.members()}
