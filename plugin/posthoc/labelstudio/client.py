@@ -60,13 +60,37 @@ T = TypeVar("T")
 _NO_RETRY = "posthoc_no_retry"  # a request extension: one try only (readiness polls)
 
 
+_WRITE_LOCKS: dict[str, threading.Lock] = {}
+_WRITE_LOCKS_GUARD = threading.Lock()
+_READS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def _write_lock(request: httpx.Request) -> threading.Lock:
+    """One lock per server (host and port) for all writes of this process: Label Studio 1.23 on SQLite gives a
+    bulk import's tasks ids as ``latest id + 1`` itself (``select_for_update`` is a no-op there), so two imports
+    at once collide (measured: predictions on another project's tasks, a project made twice). Reads, our own
+    work and the backend's answers still overlap."""
+    key = f"{request.url.host}:{request.url.port}"
+    with _WRITE_LOCKS_GUARD:
+        return _WRITE_LOCKS.setdefault(key, threading.Lock())
+
+
 class _RetryTransport(httpx.BaseTransport):
-    """Retries idempotent requests on a dropped connection and on 502 / 503 / 504 (module docstring)."""
+    """Retries idempotent requests on a dropped connection and on 502 / 503 / 504 (module docstring); sends one
+    write at a time to a server (:func:`_write_lock`)."""
 
     def __init__(self, inner: httpx.BaseTransport) -> None:
         self.inner = inner
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method.upper() in _READS:
+            return self._handle(request)
+        with _write_lock(request):
+            response = self._handle(request)
+            response.read()  # the whole answer inside the lock: Label Studio has finished the write
+            return response
+
+    def _handle(self, request: httpx.Request) -> httpx.Response:
         retry = request.method.upper() in IDEMPOTENT and not request.extensions.get(_NO_RETRY)
         attempts = 1 + (RETRIES if retry else 0)
         for attempt in range(attempts):
