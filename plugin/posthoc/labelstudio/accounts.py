@@ -87,12 +87,8 @@ def ensure_accounts(client: LabelStudioClient, workers: Sequence[str], path: Pat
         entry = accounts[worker]
         email, password = entry["email"], entry["password"]
         if email not in users:
-            session = signup(client, email, password, invite=invite, csrf=csrf)
-            user_id = int(session.get_json("/api/current-user/whoami")["id"])
-            session.close()
-            client.patch(f"/api/users/{user_id}/", {"first_name": "Worker", "last_name": worker})
+            signup(client, email, password, invite=invite, csrf=csrf).close()  # its id: one listing after all
             with lock:
-                users[email] = {"id": user_id, "email": email}
                 created.append(worker)
         else:
             maybe = login(client.url, email, password)
@@ -112,5 +108,7 @@ def ensure_accounts(client: LabelStudioClient, workers: Sequence[str], path: Pat
             list(pool.map(make, todo))
     finally:
         write_accounts(path, accounts)  # what was verified stays verified, also when one account failed
+    if created:
+        users = organisation_users(client)
     return StudyAccounts(users={w: (accounts[w]["email"], int(users[accounts[w]["email"]]["id"])) for w in workers},
                          created=len(created))

@@ -74,9 +74,10 @@ class BackendLink:
         hooks = self._webhooks().get(project_id, [])
         return bool(hooks) and all(h.get("headers") == (self.header or h.get("headers")) for h in hooks)
 
-    def connect(self, project_id: int, *, new: bool = False) -> Connection:
+    def connect(self, project_id: int, *, new: bool = False, find_webhook: bool = True) -> Connection:
         """Add the backend to the project (or give an existing one the secret) and authorise its webhook.
-        ``new``: the project has no ML backend yet (just created): it is added without listing first."""
+        ``new``: the project has no ML backend yet (just created): it is added without listing first;
+        ``find_webhook=False``: without a secret the webhook is not looked up (``webhook_id`` is ``None``)."""
         auth: dict[str, Any] = {}
         if self.secret:
             auth = {"auth_method": "BASIC_AUTH", "basic_auth_user": BASIC_AUTH_USER, "basic_auth_pass": self.secret}
@@ -91,7 +92,7 @@ class BackendLink:
                                                     "is_interactive": False, **auth})
             backend_id = int(created["id"])
         hook_id = None
-        for hook in self.client.webhooks(project_id):
+        for hook in self.client.webhooks(project_id) if self.secret or find_webhook else []:
             if str(hook.get("url", "")).rstrip("/") == f"{self.url}/webhook":
                 hook_id = int(hook["id"])
                 if self.header is not None and hook.get("headers") != self.header:

@@ -249,7 +249,7 @@ def _setup_project(ctx: _Study, worker: str, found: dict[str, Any] | None) -> tu
     project, created = _ensure_project(client, found, study=ctx.study, worker=worker, label_config=ctx.config)
     project_id = int(project["id"])
     if created or not ctx.link.connected(project_id):
-        ctx.link.connect(project_id, new=created)
+        ctx.link.connect(project_id, new=created, find_webhook=False)
     keys = ctx.planned[worker]
     tasks = [] if created else list(client.tasks(project_id))
     complete = len(tasks) == len(keys) and all(len(t.get("predictions") or []) == 1 for t in tasks)
