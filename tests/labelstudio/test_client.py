@@ -48,7 +48,9 @@ def test_listings_are_paged_past_one_page(ls_server, ls_project) -> None:
 
     project = ls_project(label_config("entity_verification"), title="paged listing")
     client = LabelStudioClient(ls_server.url, ls_server.token)
-    ids = client.import_tasks(int(project.id), [{"data": {"text": f"t{i}", "task_key": f"k{i}"}} for i in range(230)])
+    data = [{"text": f"t{i}", "task_key": f"k{i}", "batch_position": "", "kb_pages": ""} for i in range(230)]
+    ids = client.import_tasks(int(project.id), [{"data": d} for d in data])
     assert len(ids) == 230
     listed = list(client.tasks(int(project.id), fields="task_only"))
     assert [t["data"]["task_key"] for t in listed] == [f"k{i}" for i in range(230)]  # 3 pages of 100, in order
+    assert [t["predictions"] for t in client.tasks_with_predictions(int(project.id))] == [[]] * 230

@@ -245,5 +245,6 @@ def test_a_rerun_with_nothing_to_do_reads_a_few_listings_and_writes_nothing(stud
     listings = {"/api/current-user/whoami", "/api/organizations/N/memberships", "/api/projects/",
                 "/api/webhooks/", "/api/dm/views/"}
     assert sum(path == "/api/tasks/" for _, path in seen) == task_pages
-    assert {path for _, path in seen if path != "/api/tasks/"} <= listings, seen
-    assert len(seen) <= task_pages + 2 * len(listings)
+    assert sum(path == "/api/predictions/" for _, path in seen) == len(manifest.workers())  # one a project
+    assert {path for _, path in seen if path not in ("/api/tasks/", "/api/predictions/")} <= listings, seen
+    assert len(seen) <= task_pages + len(manifest.workers()) + 2 * len(listings)

@@ -194,7 +194,7 @@ def _import_missing(ctx: _Study, project_id: int, keys: list[str], tasks: list[d
                              model_version=model_version)
         ctx.client.import_tasks(project_id, batch)
     if missing:
-        tasks = list(ctx.client.tasks(project_id))
+        tasks = ctx.client.tasks_with_predictions(project_id)
         if [str(t["data"].get("task_key", "")) for t in tasks] != keys:
             raise PosthocServiceError(f"project {project_id}: after import the tasks differ from the plan")
     return tasks, len(missing)
@@ -251,7 +251,7 @@ def _setup_project(ctx: _Study, worker: str, found: dict[str, Any] | None) -> tu
     if created or not ctx.link.connected(project_id):
         ctx.link.connect(project_id, new=created, find_webhook=False)
     keys = ctx.planned[worker]
-    tasks = [] if created else list(client.tasks(project_id))
+    tasks = [] if created else client.tasks_with_predictions(project_id)
     complete = len(tasks) == len(keys) and all(len(t.get("predictions") or []) == 1 for t in tasks)
     settled = project.get("model_version") not in (None, "", BACKEND_TITLE)
     # a project left complete by a run: its model version is the backend's (set only after the checks below)
