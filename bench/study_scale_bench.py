@@ -321,7 +321,7 @@ def _direct_setup(http: httpx.Client, manifest: Any, config: str) -> None:
     try:
         from posthoc.labelstudio.payloads import build_result, region_tags
     except ImportError:  # before the payload module moved out of the backend
-        from posthoc_backend.results import build_result, region_tags
+        from posthoc.labelstudio.payloads import build_result, region_tags
 
     from posthoc.labelstudio.projects import marker_html, project_marker
     from posthoc.labelstudio.tasks import task_data
