@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from posthoc.metrics import codes as codes_module
 from posthoc.metrics import score_judgements
 from posthoc.metrics.codes import (
     aligned_codes,
@@ -142,3 +143,19 @@ def test_derived_codes_of_a_subset_are_those_pandas_gives_the_subset(parent_sort
     values = [plain[1][c] if c >= 0 else None for c in plain[0]]
     assert values == [None if pd.isna(v) else v for v in child]  # any numbering, the right values
     assert len(plain[1]) == child.nunique()
+
+
+@pytest.mark.parametrize("sort", [True, False])
+def test_a_grouped_column_factorised_by_its_runs_gives_pandas_codes(sort):
+    import pyarrow as pa
+
+    values = ["d2"] * 3000 + [None] * 3 + ["d1"] * 5000 + ["d2"] * 40 + ["東京😀"] * 70 + [None, "", ""]
+    chunked = pa.chunked_array([pa.array(values[:2500], pa.large_string()), pa.array(values[2500:], pa.large_string())])
+    column = pd.Series(pd.arrays.ArrowStringArray(chunked))
+    assert codes_module._run_starts(column.array._pa_array) is not None  # the run path is taken
+    codes, uniques = factorize(column, sort=sort)
+    expected_codes, expected_uniques = pd.factorize(column, sort=sort)
+    np.testing.assert_array_equal(codes, expected_codes)
+    pd.testing.assert_index_equal(uniques, expected_uniques)
+    shuffled = pd.Series(np.random.default_rng(0).permutation(np.asarray(values, dtype=object)), dtype="str")
+    assert codes_module._run_starts(shuffled.array._pa_array) is None  # short runs: hashed as pandas does
