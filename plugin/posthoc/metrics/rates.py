@@ -51,10 +51,6 @@ RATES_COLUMNS: Final = ["dataset", "system", "metric", "value", "low", "high", "
 #: Per (dataset, system) group: annotations, verified, verify / edit / remove judgements, covered members,
 #: mention right.
 SLOTS: Final = 7
-#: With k = 1, the slots a judgement of pattern ``outcome * 4 + verified * 2 + mention_right`` counts 1 in.
-_PATTERN_SLOTS: Final = np.array(
-    [[1.0, v, o == 0, o == 1, o == 2, 0.0, m] for o in range(3) for v in (0.0, 1.0) for m in (0.0, 1.0)]
-)
 
 
 @dataclass(frozen=True)
@@ -187,14 +183,9 @@ def rate_statistics(
     base = unit * n_columns + group * SLOTS
     # every cell is one sum (the slots are disjoint); with k = 1 the slots 0, 1, 2-4 and 6 count whole
     # judgements, so one unweighted bincount gives them (the same sums, exact in float)
-    if per_judge is None:  # each judgement is one of 12 patterns (outcome, verified, mention right)
-        cell = unit * n_groups + group
-        pattern = outcome * 4 + (verified_share > 0) * 2 + (mention_share > 0)
-        tally = np.bincount(cell * 12 + pattern, minlength=len(strata) * n_groups * 12)
-        flat: np.ndarray = np.zeros(size)
-        flat.reshape(len(strata), n_columns)[:, : SLOTS * n_groups] = (
-            tally.reshape(-1, 12) @ _PATTERN_SLOTS
-        ).reshape(len(strata), SLOTS * n_groups)
+    if per_judge is None:
+        whole = [base + 2 + outcome, base, base[verified_share > 0] + 1, base[mention_share > 0] + 6]
+        flat = np.bincount(np.concatenate(whole), minlength=size).astype(float)
     else:
         flat = np.bincount(base + 2 + outcome, minlength=size).astype(float)
         flat += np.bincount(base, weights=per_judge, minlength=size)
