@@ -17,7 +17,8 @@ that nothing changed. Per run:
 2. Projects whose signal (and flattening context: manifest, worker, tags, e-mail map, code version) equal the
    cached ones are not exported: their flattened judgements and exclusions are read from the cache
    (:class:`JudgementCache`, ``<out>/.posthoc-cache/``). The others are exported by a small thread pool
-   (:data:`EXPORT_THREADS`; a snapshot export is create + poll + download per project,
+   (:data:`EXPORT_THREADS`; an export Label Studio reports failed is made again, :data:`EXPORT_TRIES` tries;
+   a snapshot export is create + poll + download per project,
    :func:`posthoc.export.fetch.fetch_export`) and each is flattened on its own (:class:`ExportFlattener`).
 3. :func:`combine` joins the per-project tables in project order into exactly what one flattener over every
    export gives (same rows, order and dtypes: tested byte for byte), so outputs are byte-identical to a full
@@ -36,6 +37,7 @@ import hashlib
 import json
 import os
 import shutil
+import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
@@ -49,8 +51,11 @@ from posthoc.export.checks import exclusions_frame
 from posthoc.export.flatten import ExportFlattener, Flattened, ManifestIndex, empty_judgements, judgement_sort
 from posthoc.export.tags import VerificationTags
 
-#: projects exported (or asked for their signal) at once: Label Studio is one process, mostly busy in Python
-EXPORT_THREADS = 4
+#: projects exported (or asked for their signal) at once: Label Studio is one process, mostly busy in Python, on
+#: one SQLite file (4 at once made a 1,500-task snapshot export fail now and then: its writes wait for a lock)
+EXPORT_THREADS = 2
+#: tries of one project's snapshot export that Label Studio reports failed (a new export each time)
+EXPORT_TRIES = 3
 CACHE_NAME = ".posthoc-cache"
 STATE_NAME = "state.json"
 #: bump when flattening changes what it writes for the same export (invalidates every cached project)
@@ -310,7 +315,14 @@ class StudyExport:
         from posthoc.export.fetch import fetch_export
 
         project_id, worker = project
-        path = fetch_export(self.client, project_id, work_dir / f"project-{project_id}.json")
+        for attempt in range(EXPORT_TRIES):
+            try:
+                path = fetch_export(self.client, project_id, work_dir / f"project-{project_id}.json")
+                break
+            except PosthocServiceError as exc:
+                if "failed" not in str(exc) or attempt == EXPORT_TRIES - 1:
+                    raise
+                time.sleep(1.0 + attempt)
         try:
             return flatten_part(path, self.index, self.tags[project_id], user_workers=self.user_workers,
                                 worker=worker, source=f"project {project_id}")
