@@ -38,7 +38,7 @@ def test_score_job_exports_the_study_from_label_studio(tiny_study: TinyStudy, tm
 def test_a_refused_token_is_a_service_error(tiny_study: TinyStudy, tmp_path: Path) -> None:
     from posthoc.errors import PosthocServiceError
 
-    with pytest.raises(PosthocServiceError, match="refused the API token"):
+    with pytest.raises(PosthocServiceError, match="API token was refused"):
         run_score_job(manifest_path=tiny_study.manifest_path, ls_url=tiny_study.url, token="not-a-valid-token",
                       out_dir=tmp_path / "o", n_resamples=20)
     assert not (tmp_path / "o" / "report.html").exists()
