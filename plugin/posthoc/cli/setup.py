@@ -24,9 +24,13 @@ from posthoc.errors import PosthocInputError
               help="Where annotators' generated passwords are kept (0600). Default: <manifest>.accounts.json.")
 @click.option("--email-domain", default="posthoc.local", show_default=True,
               help="Annotator logins are <worker>@<domain>.")
+@click.option("--webhook/--no-webhook", default=True, show_default=True,
+              help="Keep the project webhook Label Studio makes for the backend (progress from the backend's event "
+                   "store). --no-webhook removes it: Label Studio sends webhooks inside the annotator's Submit, so "
+                   "without one Submit waits for nobody; `posthoc study status --url` reads progress from the API.")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Show a progress bar.")
 def create_command(manifest_path: Path, ls_url: str | None, data_dir: Path | None, backend_url: str,
-                   accounts_file: Path | None, email_domain: str, progress: bool) -> None:
+                   accounts_file: Path | None, email_domain: str, webhook: bool, progress: bool) -> None:
     """Create the study's projects in Label Studio and print each worker's link.
 
     One project per worker (Sequential sampling, one annotation per task), the worker's tasks
@@ -67,7 +71,7 @@ def create_command(manifest_path: Path, ls_url: str | None, data_dir: Path | Non
     result = create_study(manifest_path, url=ls_url, token=token, backend_url=backend_url,
                           accounts_file=accounts_file, email_domain=email_domain,
                           backend_secret=os.environ.get("POSTHOC_BACKEND_SECRET") or None,
-                          reset_password=reset, progress=progress)
+                          reset_password=reset, progress=progress, webhook=webhook)
     click.echo(f"study {result.study}: {len(result.projects)} worker projects on {result.url} "
                f"({result.created_projects} created, {result.imported_tasks} tasks imported, "
                f"{result.created_users} accounts created, {result.predicted_tasks} tasks pre-filled, "

@@ -44,8 +44,10 @@ class BackendLink:
     """The ML backend at ``backend_url`` (as Label Studio reaches it) and the study's projects."""
 
     def __init__(self, client: LabelStudioClient, backend_url: str, secret: str | None = None, *,
-                 title: str = BACKEND_TITLE) -> None:
+                 title: str = BACKEND_TITLE, webhook: bool = True) -> None:
+        """``webhook=False``: the webhook Label Studio makes for the backend is removed (``--no-webhook``)."""
         self.client = client
+        self.webhook = webhook
         self.url = backend_url.rstrip("/")
         self.secret = secret
         self.title = title
@@ -72,6 +74,9 @@ class BackendLink:
         """Whether the backend is connected to the project with its webhook authorised (no call per project when
         the webhook listing shows it; else the project's ML backends are listed)."""
         hooks = self._webhooks().get(project_id, [])
+        if not self.webhook:  # connected and without the webhook: one listing of the project's ML backends
+            return not hooks and any(str(b.get("url", "")).rstrip("/") == self.url
+                                     for b in self.client.ml_backends(project_id))
         return bool(hooks) and all(h.get("headers") == (self.header or h.get("headers")) for h in hooks)
 
     def connect(self, project_id: int, *, new: bool = False, find_webhook: bool = True) -> Connection:
@@ -97,7 +102,19 @@ class BackendLink:
                 hook_id = int(hook["id"])
                 if self.header is not None and hook.get("headers") != self.header:
                     self.client.patch(f"/api/webhooks/{hook_id}/", {"headers": self.header})
+        if not self.webhook:
+            self.remove_webhooks(project_id)
+            hook_id = None
         return Connection(ml_backend_id=backend_id, webhook_id=hook_id)
+
+    def remove_webhooks(self, project_id: int) -> int:
+        """Delete the project's webhooks to ``<backend>/webhook``; how many. Label Studio sends a webhook inside
+        the annotator's Submit; without it Submit waits for no receiver (progress is then read from the API)."""
+        hooks = [h for h in self.client.webhooks(project_id)
+                 if str(h.get("url", "")).rstrip("/") == f"{self.url}/webhook" and h.get("project") == project_id]
+        for hook in hooks:
+            self.client.delete(f"/api/webhooks/{hook['id']}/")
+        return len(hooks)
 
     def model_version(self, project_id: int) -> str:
         """The backend's one neutral model version (``GET /api/ml/<id>/versions``, asked once a run)."""

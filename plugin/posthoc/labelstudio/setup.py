@@ -268,7 +268,7 @@ def _setup_project(ctx: _Study, worker: str, found: dict[str, Any] | None) -> tu
 def create_study(manifest: Any, *, url: str, token: str, backend_url: str, label_config: str | None = None,
                  accounts_file: Path | None = None, email_domain: str = "posthoc.local",
                  backend_secret: str | None = None, reset_password: Callable[[str, str], None] | None = None,
-                 progress: bool = False, concurrency: int = CONCURRENCY) -> StudySetup:
+                 progress: bool = False, concurrency: int = CONCURRENCY, webhook: bool = True) -> StudySetup:
     """Set up (or complete) the study of ``manifest`` in the Label Studio at ``url`` (see the module docstring).
 
     ``manifest``: a :class:`posthoc.study.manifest.Manifest` or its path. ``token``: an admin's API
@@ -276,8 +276,10 @@ def create_study(manifest: Any, *, url: str, token: str, backend_url: str, label
     ``label_config``: default ``label_configs/entity_verification.xml``. ``accounts_file``: where generated
     annotator passwords are kept (0600; default beside the manifest). ``backend_secret``: the backend's shared
     secret, sent as basic auth. ``reset_password(email, password)``: repairs an account with an unknown password
-    (local data dir only). ``concurrency``: projects (and sign-ups) at once. Raises PosthocServiceError when
-    Label Studio or the backend fails, or when a task holds a prediction other than the manifest's.
+    (local data dir only). ``concurrency``: projects (and sign-ups) at once. ``webhook=False``: the project
+    webhook Label Studio makes for the backend is removed (``--no-webhook``; progress from the API). Raises
+    PosthocServiceError when Label Studio or the backend fails, or when a task holds a prediction other than the
+    manifest's.
     """
     from posthoc.paths import label_config as read_label_config
     from posthoc.study.manifest import Manifest
@@ -298,7 +300,8 @@ def create_study(manifest: Any, *, url: str, token: str, backend_url: str, label
     planned = {str(w): [str(k) for k in group["task_key"]] for w, group in planned_frame.groupby("worker", sort=False)}
     ctx = _Study(client=client, study=study, index=PrefillIndex(opened),
                  planned={w: planned.get(w, []) for w in workers},
-                 link=BackendLink(client, backend_url, backend_secret), config=config, counts=_Counts())
+                 link=BackendLink(client, backend_url, backend_secret, webhook=webhook), config=config,
+                 counts=_Counts())
     existing = study_projects(client.projects(), study, workers)
     done: dict[str, tuple[dict[str, Any], int]] = {}
     bar = _progress(len(workers), progress)
