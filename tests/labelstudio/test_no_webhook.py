@@ -27,7 +27,7 @@ def _hooks(ls_server: Any, project_id: int) -> list[dict[str, Any]]:
 
 
 def test_a_study_without_webhook_has_none_and_status_counts_from_the_api(ls_server: Any, tmp_path: Path) -> None:
-    manifest = small_sample_manifest(tmp_path / "nohook.manifest", name=STUDY, n_workers=3)
+    manifest = small_sample_manifest(tmp_path / "nohook.manifest", name=STUDY, n_workers=3, control_tasks=False)
     headers = {"Authorization": f"Token {ls_server.token}"}
     events = tmp_path / "nohook.events.sqlite3"
     with run_backend(manifest.path, events_db=events) as backend_url:
@@ -63,6 +63,6 @@ def test_a_study_without_webhook_has_none_and_status_counts_from_the_api(ls_serv
     workers = pd.read_csv(tmp_path / "status" / "workers.csv").set_index("worker")
     assert workers.loc[worker, "cancelled"] == 3 and workers.loc[worker, "tasks_done"] == 0
     assert workers["cancelled"].sum() == 3  # and nothing for the other worker
-    from posthoc_backend.events import EventStore
+    from posthoc.study.events import EventStore
 
     assert EventStore(events).events().empty  # nothing ever reached the receiver
