@@ -17,6 +17,7 @@ from posthoc.labelstudio.setup import create_study
 
 pytestmark = pytest.mark.labelstudio
 STUDY = "nohook"
+DOMAIN = "nohook.posthoc.local"  # one Label Studio serves every test module: logins must not collide
 
 
 def _hooks(ls_server: Any, project_id: int) -> list[dict[str, Any]]:
@@ -32,7 +33,7 @@ def test_a_study_without_webhook_has_none_and_status_counts_from_the_api(ls_serv
     events = tmp_path / "nohook.events.sqlite3"
     with run_backend(manifest.path, events_db=events) as backend_url:
         setup = create_study(manifest, url=ls_server.url, token=ls_server.token, backend_url=backend_url,
-                             webhook=False)
+                             webhook=False, email_domain=DOMAIN)
         projects = setup.project_ids()
         for project_id in projects.values():
             assert _hooks(ls_server, project_id) == []  # the backend's auto-created hook was removed
@@ -40,7 +41,7 @@ def test_a_study_without_webhook_has_none_and_status_counts_from_the_api(ls_serv
                                     timeout=60).json()
             assert [b["url"].rstrip("/") for b in backends] == [backend_url]  # the backend stays connected
         again = create_study(manifest, url=ls_server.url, token=ls_server.token, backend_url=backend_url,
-                             webhook=False)  # a rerun keeps it that way
+                             webhook=False, email_domain=DOMAIN)  # a rerun keeps it that way
         assert again.imported_tasks == 0
         assert all(_hooks(ls_server, p) == [] for p in projects.values())
 
