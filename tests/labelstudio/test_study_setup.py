@@ -222,9 +222,8 @@ def test_cli_bad_manifest_is_one_line_exit_2(tmp_path: Path, ls_server) -> None:
     assert done.stderr.strip().count("\n") == 0 and "does not exist" in done.stderr
 
 
-def test_a_rerun_with_nothing_to_do_reads_a_few_listings_and_writes_nothing(study, ls_server) -> None:
-    """Through a counting proxy: no write, no call per task, no call per worker but one task listing a project."""
-    import math
+def _counted_rerun(study, ls_server, **options: Any) -> tuple[Any, list[tuple[str, str]]]:
+    """``create_study`` again through a proxy that records every call (method, path with ids as N)."""
     import re
 
     from faults.proxy import fault_proxy
@@ -235,16 +234,34 @@ def test_a_rerun_with_nothing_to_do_reads_a_few_listings_and_writes_nothing(stud
         seen.append((method, re.sub(r"/\d+/", "/N/", path.split("?")[0])))
         return None
 
-    manifest = study["manifest"]
     with fault_proxy(ls_server.url, record) as (url, _):
-        again = create_study(manifest, url=url, token=ls_server.token, backend_url=study["backend_url"],
-                             accounts_file=study["accounts"], email_domain=DOMAIN)
+        again = create_study(study["manifest"], url=url, token=ls_server.token, backend_url=study["backend_url"],
+                             accounts_file=study["accounts"], email_domain=DOMAIN, **options)
     assert (again.created_projects, again.imported_tasks, again.predicted_tasks, again.created_users) == (0, 0, 0, 0)
     assert [call for call in seen if call[0] != "GET"] == []
+    return again, seen
+
+
+RERUN_LISTINGS = {"/api/current-user/whoami", "/api/organizations/N/memberships", "/api/projects/",
+                  "/api/webhooks/", "/api/dm/views/"}
+
+
+def test_a_rerun_with_nothing_to_do_reads_a_few_listings_and_writes_nothing(study, ls_server) -> None:
+    """Through a counting proxy: no write, no task or prediction read (the setup record and Label Studio's project
+    counts agree), only a few listings whatever the number of workers."""
+    _, seen = _counted_rerun(study, ls_server)
+    assert {path for _, path in seen} <= RERUN_LISTINGS, seen
+    assert len(seen) <= 2 * len(RERUN_LISTINGS)
+
+
+def test_a_rerun_with_verify_reads_every_project_back(study, ls_server) -> None:
+    """``verify=True``: the task pages and one prediction listing a project, still no write."""
+    import math
+
+    manifest = study["manifest"]
+    _, seen = _counted_rerun(study, ls_server, verify=True)
     task_pages = sum(math.ceil(len(manifest.tasks(w)) / 100) for w in manifest.workers())
-    listings = {"/api/current-user/whoami", "/api/organizations/N/memberships", "/api/projects/",
-                "/api/webhooks/", "/api/dm/views/"}
     assert sum(path == "/api/tasks/" for _, path in seen) == task_pages
     assert sum(path == "/api/predictions/" for _, path in seen) == len(manifest.workers())  # one a project
-    assert {path for _, path in seen if path not in ("/api/tasks/", "/api/predictions/")} <= listings, seen
-    assert len(seen) <= task_pages + len(manifest.workers()) + 2 * len(listings)
+    assert {path for _, path in seen if path not in ("/api/tasks/", "/api/predictions/")} <= RERUN_LISTINGS | {
+        "/api/ml/", "/api/ml/N/versions"}, seen

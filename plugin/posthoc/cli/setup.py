@@ -28,9 +28,13 @@ from posthoc.errors import PosthocInputError
               help="Keep the project webhook Label Studio makes for the backend (progress from the backend's event "
                    "store). --no-webhook removes it: Label Studio sends webhooks inside the annotator's Submit, so "
                    "without one Submit waits for nobody; `posthoc study status --url` reads progress from the API.")
+@click.option("--verify", is_flag=True, default=False,
+              help="Read every project's tasks and predictions back and check them, also those an earlier run "
+                   "recorded as checked in <manifest>.setup.json (by default a rerun trusts that record where Label "
+                   "Studio's task and prediction counts agree, and reads no task).")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Show a progress bar.")
 def create_command(manifest_path: Path, ls_url: str | None, data_dir: Path | None, backend_url: str,
-                   accounts_file: Path | None, email_domain: str, webhook: bool, progress: bool) -> None:
+                   accounts_file: Path | None, email_domain: str, webhook: bool, verify: bool, progress: bool) -> None:
     """Create the study's projects in Label Studio and print each worker's link.
 
     One project per worker (Sequential sampling, one annotation per task), the worker's tasks
@@ -71,7 +75,7 @@ def create_command(manifest_path: Path, ls_url: str | None, data_dir: Path | Non
     result = create_study(manifest_path, url=ls_url, token=token, backend_url=backend_url,
                           accounts_file=accounts_file, email_domain=email_domain,
                           backend_secret=os.environ.get("POSTHOC_BACKEND_SECRET") or None,
-                          reset_password=reset, progress=progress, webhook=webhook)
+                          reset_password=reset, progress=progress, webhook=webhook, verify=verify)
     click.echo(f"study {result.study}: {len(result.projects)} worker projects on {result.url} "
                f"({result.created_projects} created, {result.imported_tasks} tasks imported, "
                f"{result.created_users} accounts created, {result.predicted_tasks} tasks pre-filled, "

@@ -116,6 +116,12 @@ class BackendLink:
             self.client.delete(f"/api/webhooks/{hook['id']}/")
         return len(hooks)
 
+    @property
+    def known_version(self) -> str | None:
+        """The backend's model version if a project of this run has asked it already, else None."""
+        with self._lock:
+            return self._version
+
     def model_version(self, project_id: int) -> str:
         """The backend's one neutral model version (``GET /api/ml/<id>/versions``, asked once a run)."""
         with self._lock:

@@ -63,13 +63,16 @@ _NO_RETRY = "posthoc_no_retry"  # a request extension: one try only (readiness p
 _WRITE_LOCKS: dict[str, threading.Lock] = {}
 _WRITE_LOCKS_GUARD = threading.Lock()
 _READS = frozenset({"GET", "HEAD", "OPTIONS"})
+#: Writes that never touch tasks and may run beside any other: the sign-up and log-in forms. Each costs Label
+#: Studio ~0.4 s of password hashing (PBKDF2, which runs outside Python's lock), so several at once use every core.
+_TASK_FREE_FORMS = ("/user/signup/", "/user/login/")
 
 
 def _write_lock(request: httpx.Request) -> threading.Lock:
     """One lock per server (host and port) for all writes of this process: Label Studio 1.23 on SQLite gives a
     bulk import's tasks ids as ``latest id + 1`` itself (``select_for_update`` is a no-op there), so two imports
     at once collide (measured: predictions on another project's tasks, a project made twice). Reads, our own
-    work and the backend's answers still overlap."""
+    work, the backend's answers and the sign-up / log-in forms (:data:`_TASK_FREE_FORMS`) still overlap."""
     key = f"{request.url.host}:{request.url.port}"
     with _WRITE_LOCKS_GUARD:
         return _WRITE_LOCKS.setdefault(key, threading.Lock())
@@ -83,7 +86,7 @@ class _RetryTransport(httpx.BaseTransport):
         self.inner = inner
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        if request.method.upper() in _READS:
+        if request.method.upper() in _READS or request.url.path in _TASK_FREE_FORMS:
             return self._handle(request)
         with _write_lock(request):
             response = self._handle(request)
@@ -287,12 +290,20 @@ class LabelStudioClient:
         without annotations (``fields=task_only``) and one listing of the project's predictions, much cheaper
         for Label Studio than serialising every task with ``fields=all``."""
         tasks = list(self.tasks(project_id, fields="task_only"))
-        by_task: dict[int, list[dict[str, Any]]] = {int(t["id"]): [] for t in tasks}
+        by_task = self.project_predictions(project_id)
+        for task in tasks:
+            task["predictions"] = by_task.get(int(task["id"]), [])
+        return tasks
+
+    def project_predictions(self, project_id: int) -> dict[int, list[dict[str, Any]]]:
+        """``{task id: its full predictions in id order}`` of a project: one listing of its predictions (Label
+        Studio answers them all at once, without serialising the tasks' data)."""
+        by_task: dict[int, list[dict[str, Any]]] = {}
         for prediction in self.get("/api/predictions/", project=project_id) or []:
             by_task.setdefault(int(prediction["task"]), []).append(prediction)
-        for task in tasks:
-            task["predictions"] = sorted(by_task[int(task["id"])], key=lambda p: int(p["id"]))
-        return tasks
+        for predictions in by_task.values():
+            predictions.sort(key=lambda p: int(p["id"]))
+        return by_task
 
     def import_tasks(self, project_id: int, tasks: list[dict[str, Any]]) -> list[int]:
         """Import ``tasks`` (``{"data", "predictions"?}``) in one request; the ids Label Studio gave them."""

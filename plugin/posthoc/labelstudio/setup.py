@@ -11,7 +11,8 @@ link of a task); paper 004, section 4 (each worker gets their own randomised ord
    then, for several workers at once (``concurrency`` projects, a thread pool), for each:
 3. finds or creates the worker's project: title ``<study> · worker <worker>``, the marker in its
    ``expert_instruction``, settings: the label config, Sequential sampling, ``maximum_annotations=1``, no
-   skip button, the backend's neutral ``model_version`` (re-applied on every run);
+   skip button, the backend's neutral ``model_version`` (asked once a run, through the first project set up;
+   every later project is created with it, so only that one needs a ``PATCH``);
 4. connects the ML backend (it stays connected for live tasks and re-prediction) unless the organisation's
    webhook listing already shows it connected;
 5. imports the worker's tasks in the planned order (task data: :mod:`posthoc.labelstudio.tasks`) **with their
@@ -19,13 +20,17 @@ link of a task); paper 004, section 4 (each worker gets their own randomised ord
    same code (:func:`posthoc.labelstudio.payloads.manifest_prediction`), under the backend's model version.
    Label Studio serves a Sequential project in import order, so the tasks already there must be a prefix of
    the plan and only the rest is imported (an interrupted run resumes, nothing doubles);
-6. reads the project's tasks back (one paged listing) and checks that each holds exactly one prediction whose
-   regions are exactly the manifest's pre-filled mentions (result ids = ``mention_id``, offsets and link):
-   a task without one (an interrupted import) is named and given it in one request, surplus duplicates are
-   deleted, a wrong prediction is an error.
+6. reads the project's predictions back (one listing; the tasks are those the import answered with, in order,
+   or for a project that held tasks before, one paged task listing) and checks that each task holds exactly one
+   prediction whose regions are exactly the manifest's pre-filled mentions (result ids = ``mention_id``,
+   offsets and link): a task without one (an interrupted import) is named and given it in one request, surplus
+   duplicates are deleted, a wrong prediction is an error. The project is then recorded as checked
+   (:mod:`posthoc.labelstudio.setup_record`).
 
-Only then are the workers' links returned. A rerun after success makes a handful of listings (members,
-projects, webhooks, Data Manager tabs) and one task listing per project, and changes nothing.
+Only then are the workers' links returned. A rerun after success trusts the record where Label Studio's project
+listing agrees with it (same project, task and prediction counts, model version): it makes a handful of listings
+(members, projects, webhooks, Data Manager tabs), reads no task, and changes nothing. ``verify=True`` reads
+every project back instead.
 """
 
 from __future__ import annotations
@@ -46,10 +51,11 @@ from posthoc.labelstudio.accounts import (
     ensure_accounts,
     read_accounts,
 )
-from posthoc.labelstudio.backend import BACKEND_TITLE, BackendLink
+from posthoc.labelstudio.backend import BackendLink
 from posthoc.labelstudio.client import LabelStudioClient
 from posthoc.labelstudio.payloads import has_links, manifest_prediction, prediction_regions, regions_differ
 from posthoc.labelstudio.projects import MARKER, marker_html, project_marker, project_markers, study_projects
+from posthoc.labelstudio.setup_record import SetupRecord, default_setup_file
 from posthoc.labelstudio.tasks import task_data
 from posthoc.labelstudio.views import ensure_tabs
 from posthoc.study.prefill import PrefillIndex
@@ -118,14 +124,18 @@ def _project_settings(label_config: str, model_version: str | None) -> dict[str,
 
 
 def _ensure_project(client: LabelStudioClient, found: dict[str, Any] | None, *, study: str, worker: str,
-                    label_config: str) -> tuple[dict[str, Any], bool]:
+                    label_config: str, model_version: str | None) -> tuple[dict[str, Any], bool]:
+    """The worker's project, created (with ``model_version`` when known: Label Studio checks a project's model
+    version against its predictions only when it changes) or brought to the study's settings."""
     marker = project_marker(study, worker)
     wanted = {**_project_settings(label_config, None),
               "description": f"Entity-link verification, study {study}: the tasks of {worker}.",
               "expert_instruction": marker_html(marker)}
     if found is None:
-        created = client.post("/api/projects/", {"title": project_title(study, worker), **wanted})
-        return dict(created), True
+        settings = {"title": project_title(study, worker), **wanted}
+        if model_version is not None:
+            settings["model_version"] = model_version
+        return dict(client.post("/api/projects/", settings)), True
 
     def differs(key: str, value: Any) -> bool:
         have = found.get(key) if found is not None else None
@@ -158,12 +168,23 @@ class _Study:
 
     client: LabelStudioClient
     study: str
-    index: PrefillIndex
+    manifest: Any
     planned: dict[str, list[str]]  # worker -> task keys in planned order
     link: BackendLink
     config: str
     counts: _Counts
+    record: SetupRecord
+    _index: PrefillIndex | None = None
+    _index_lock: threading.Lock = field(default_factory=threading.Lock)
 
+    @property
+    def index(self) -> PrefillIndex:
+        """The manifest's texts and pre-fill, read when a project first needs them (a rerun with nothing to do
+        never does)."""
+        with self._index_lock:
+            if self._index is None:
+                self._index = PrefillIndex(self.manifest)
+            return self._index
 
 
 def import_items(index: PrefillIndex, keys: list[str], positions: range | list[int], *, label_config: str,
@@ -189,11 +210,20 @@ def _import_missing(ctx: _Study, project_id: int, keys: list[str], tasks: list[d
             f"project {project_id} holds tasks that are not a prefix of the planned order "
             f"({len(present)} tasks there); delete the project in Label Studio and rerun study setup")
     missing = list(range(len(present), len(keys)))
+    ids: list[int] = []
     for start in range(0, len(missing), IMPORT_BATCH):
         batch = import_items(ctx.index, keys, missing[start:start + IMPORT_BATCH], label_config=ctx.config,
                              model_version=model_version)
-        ctx.client.import_tasks(project_id, batch)
-    if missing:
+        ids += ctx.client.import_tasks(project_id, batch)
+    if missing and not present and len(ids) == len(keys):
+        # a project that was empty: its tasks are the ones the import named, in the order sent
+        by_task = ctx.client.project_predictions(project_id)
+        if not set(by_task) <= set(ids):
+            raise PosthocServiceError(f"project {project_id}: after import it holds predictions on tasks this run "
+                                      "did not import; delete the project in Label Studio and rerun study setup")
+        tasks = [{"id": i, "data": {"task_key": key}, "predictions": by_task.get(i, [])}
+                 for i, key in zip(ids, keys, strict=True)]
+    elif missing:
         tasks = ctx.client.tasks_with_predictions(project_id)
         if [str(t["data"].get("task_key", "")) for t in tasks] != keys:
             raise PosthocServiceError(f"project {project_id}: after import the tasks differ from the plan")
@@ -246,29 +276,32 @@ def _check_predictions(ctx: _Study, project_id: int, tasks: list[dict[str, Any]]
 def _setup_project(ctx: _Study, worker: str, found: dict[str, Any] | None) -> tuple[dict[str, Any], int]:
     """Steps 3 to 6 of the module docstring for one worker; returns (the project, its number of tasks)."""
     client = ctx.client
-    project, created = _ensure_project(client, found, study=ctx.study, worker=worker, label_config=ctx.config)
+    project, created = _ensure_project(client, found, study=ctx.study, worker=worker, label_config=ctx.config,
+                                       model_version=ctx.link.known_version)
     project_id = int(project["id"])
     if created or not ctx.link.connected(project_id):
         ctx.link.connect(project_id, new=created, find_webhook=False)
     keys = ctx.planned[worker]
+    if not created and ctx.record.trusted(worker, project, len(keys)):
+        return project, len(keys)  # checked by an earlier run, and Label Studio's counts agree
+    model_version = ctx.link.model_version(project_id)
     tasks = [] if created else client.tasks_with_predictions(project_id)
-    complete = len(tasks) == len(keys) and all(len(t.get("predictions") or []) == 1 for t in tasks)
-    settled = project.get("model_version") not in (None, "", BACKEND_TITLE)
-    # a project left complete by a run: its model version is the backend's (set only after the checks below)
-    model_version = str(project["model_version"]) if complete and settled else ctx.link.model_version(project_id)
     tasks, imported = _import_missing(ctx, project_id, keys, tasks, model_version)
     ctx.counts.add(projects=int(created), tasks=imported, predicted=imported)
     _check_predictions(ctx, project_id, tasks, model_version)
-    # only now: Label Studio accepts a model_version that its stored predictions carry
+    # only now for a project made before the version was known: Label Studio accepts a changed model_version
+    # only when its stored predictions (or a backend's title) carry it
     if project.get("model_version") != model_version:
-        client.patch(f"/api/projects/{project_id}/", {"model_version": model_version})
+        project = {**project, **client.patch(f"/api/projects/{project_id}/", {"model_version": model_version})}
+    ctx.record.checked(worker, project_id, len(tasks), model_version)
     return project, len(tasks)
 
 
 def create_study(manifest: Any, *, url: str, token: str, backend_url: str, label_config: str | None = None,
                  accounts_file: Path | None = None, email_domain: str = "posthoc.local",
                  backend_secret: str | None = None, reset_password: Callable[[str, str], None] | None = None,
-                 progress: bool = False, concurrency: int = CONCURRENCY, webhook: bool = True) -> StudySetup:
+                 progress: bool = False, concurrency: int = CONCURRENCY, webhook: bool = True,
+                 setup_file: Path | None = None, verify: bool = False) -> StudySetup:
     """Set up (or complete) the study of ``manifest`` in the Label Studio at ``url`` (see the module docstring).
 
     ``manifest``: a :class:`posthoc.study.manifest.Manifest` or its path. ``token``: an admin's API
@@ -277,7 +310,9 @@ def create_study(manifest: Any, *, url: str, token: str, backend_url: str, label
     annotator passwords are kept (0600; default beside the manifest). ``backend_secret``: the backend's shared
     secret, sent as basic auth. ``reset_password(email, password)``: repairs an account with an unknown password
     (local data dir only). ``concurrency``: projects (and sign-ups) at once. ``webhook=False``: the project
-    webhook Label Studio makes for the backend is removed (``--no-webhook``; progress from the API). Raises
+    webhook Label Studio makes for the backend is removed (``--no-webhook``; progress from the API). ``setup_file``:
+    the record of checked projects (default ``<manifest stem>.setup.json`` beside it); ``verify``: read every
+    project back even when the record and Label Studio's counts agree. Raises
     PosthocServiceError when Label Studio or the backend fails, or when a task holds a prediction other than the
     manifest's.
     """
@@ -298,10 +333,12 @@ def create_study(manifest: Any, *, url: str, token: str, backend_url: str, label
                                concurrency=concurrency, reset_password=reset_password)
     planned_frame = opened.tasks()
     planned = {str(w): [str(k) for k in group["task_key"]] for w, group in planned_frame.groupby("worker", sort=False)}
-    ctx = _Study(client=client, study=study, index=PrefillIndex(opened),
+    ctx = _Study(client=client, study=study, manifest=opened,
                  planned={w: planned.get(w, []) for w in workers},
                  link=BackendLink(client, backend_url, backend_secret, webhook=webhook), config=config,
-                 counts=_Counts())
+                 counts=_Counts(),
+                 record=SetupRecord(Path(setup_file) if setup_file is not None
+                                    else default_setup_file(Path(opened.path)), study=study, trust=not verify))
     existing = study_projects(client.projects(), study, workers)
     done: dict[str, tuple[dict[str, Any], int]] = {}
     bar = _progress(len(workers), progress)
@@ -310,9 +347,12 @@ def create_study(manifest: Any, *, url: str, token: str, backend_url: str, label
         done[worker] = _setup_project(ctx, worker, existing.get(worker))
         bar.update(1)
 
+    queue = list(workers)
     try:
+        while queue and ctx.link.known_version is None:  # one at a time until a project told the model version
+            one(queue.pop(0))
         with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-            list(pool.map(one, workers))
+            list(pool.map(one, queue))
     finally:
         bar.close()
     ensure_tabs(client, [int(project["id"]) for project, _ in done.values()])  # no raw kb_pages HTML in the DM
@@ -347,4 +387,5 @@ def _progress(total: int, enabled: bool) -> Any:
 
 
 __all__ = ["CONCURRENCY", "IMPORT_BATCH", "MARKER", "SEQUENTIAL", "StudySetup", "WorkerProject", "create_study",
-           "default_accounts_file", "project_markers", "project_title", "read_accounts", "stream_link"]
+           "default_accounts_file", "default_setup_file", "project_markers", "project_title", "read_accounts",
+           "stream_link"]

@@ -1,0 +1,82 @@
+"""The setup record: the workers' projects a run of ``posthoc study create`` has checked, kept beside the manifest.
+
+A project is recorded once its tasks are the plan and each holds exactly one prediction equal to the manifest's
+pre-fill (steps 5 and 6 of :mod:`posthoc.labelstudio.setup`). A later run trusts the record for a project when
+Label Studio's one project listing still agrees with it: the same project id, the planned number of tasks and as
+many predictions, and the recorded model version. Then it reads none of the project's tasks, so a rerun with
+nothing to do makes a handful of listings whatever the size of the study. ``posthoc study create --verify``
+ignores the record and reads every project back.
+
+File ``<manifest stem>.setup.json``::
+
+    {"studies": {"<study>": {"<worker>": {"project_id": 7, "tasks": 1500, "model_version": "posthoc-v1"}}}}
+
+It is not keyed by the server's URL (one server has many: a proxy, ``localhost`` or ``127.0.0.1``): a project
+of another server is trusted only if it carries this study's marker for the worker, under the recorded id, with
+the planned task and prediction counts and the recorded model version. Nothing secret is in it. A broken file
+is an input error naming it (remove it: the next run checks every project).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+from posthoc.atomic import write_text_atomic
+from posthoc.errors import PosthocInputError
+
+
+def default_setup_file(manifest_path: Path) -> Path:
+    """``<manifest stem>.setup.json`` beside the manifest."""
+    return manifest_path.with_name(f"{manifest_path.stem}.setup.json")
+
+
+class SetupRecord:
+    """The checked projects of one study on one Label Studio (module docstring); safe to share between threads."""
+
+    def __init__(self, path: Path, *, study: str, trust: bool = True) -> None:
+        """``trust=False`` (``--verify``): :meth:`trusted` answers no for every project; checks are still recorded."""
+        self.path = path
+        self.study = study
+        self.trust = trust
+        self._lock = threading.Lock()
+        self._all = self._read()
+        self._mine: dict[str, dict[str, Any]] = self._all.setdefault(study, {})
+
+    def _read(self) -> dict[str, dict[str, dict[str, Any]]]:
+        if not self.path.is_file():
+            return {}
+        try:
+            raw = json.loads(self.path.read_text(encoding="utf-8"))
+            studies = raw["studies"]
+            if not isinstance(studies, dict) or not all(
+                isinstance(workers, dict) and all(isinstance(w, dict) for w in workers.values())
+                for workers in studies.values()
+            ):
+                raise TypeError("studies must map each study to its workers")
+        except (ValueError, KeyError, TypeError) as exc:
+            raise PosthocInputError(f"{self.path}: not a setup record ({exc}); remove it (the next "
+                                    "`posthoc study create` then checks every project)") from exc
+        return studies
+
+    def trusted(self, worker: str, project: dict[str, Any], n_tasks: int) -> bool:
+        """Whether ``project`` (from Label Studio's project listing) is the one recorded as checked for ``worker``,
+        still holding ``n_tasks`` tasks, as many predictions, and the recorded model version."""
+        if not self.trust:
+            return False
+        with self._lock:
+            entry = self._mine.get(worker)
+        if not isinstance(entry, dict):
+            return False
+        return (entry.get("project_id") == int(project["id"]) and entry.get("tasks") == n_tasks
+                and project.get("task_number") == n_tasks and project.get("total_predictions_number") == n_tasks
+                and bool(entry.get("model_version")) and project.get("model_version") == entry.get("model_version"))
+
+    def checked(self, worker: str, project_id: int, n_tasks: int, model_version: str) -> None:
+        """Record that ``worker``'s project passed the checks (written at once, atomically)."""
+        with self._lock:
+            self._mine[worker] = {"project_id": project_id, "tasks": n_tasks, "model_version": model_version}
+            text = json.dumps({"studies": self._all}, indent=1, sort_keys=True) + "\n"
+            write_text_atomic(self.path, text)
