@@ -19,13 +19,14 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pandas as pd
-from rdflib import RDF, XSD, Graph, Literal, Namespace, URIRef
+from rdflib import XSD, Namespace
 
-from posthoc.atomic import atomic_open, write_bytes_atomic
+from posthoc.atomic import atomic_open
 from posthoc.errors import PosthocInputError
 from posthoc.links import NIL_PREFIX
 from posthoc.readers.corpus import Corpus
 from posthoc.readers.nif import WRITER_BASE_URI
+from posthoc.turtle import TurtleWriter, iri, string, typed_integer
 
 NIF = Namespace("http://persistence.uni-leipzig.org/nlp2rdf/ontologies/nif-core#")
 ITSRDF = Namespace("http://www.w3.org/2005/11/its/rdf#")
@@ -98,10 +99,11 @@ def write_jsonl(corpus: Corpus, path: str | os.PathLike[str], *, system: str | N
                 handle.write(_json_line(record))
 
 
-def _nif_link(link: str) -> URIRef:
+def _nif_link(link: str) -> str:
+    """The ``itsrdf:taIdentRef`` term of a canonical link (a NIL as GERBIL's notInWiki IRI)."""
     if link.startswith(NIL_PREFIX):
-        return URIRef(NOT_IN_WIKI + link[len(NIL_PREFIX):])
-    return URIRef(link)
+        return iri(NOT_IN_WIKI + link[len(NIL_PREFIX):])
+    return iri(link)
 
 
 def _document_uri(doc_id: str, base_uri: str) -> str:
@@ -121,7 +123,8 @@ def write_nif(corpus: Corpus, path: str | os.PathLike[str], *, system: str | Non
     written (the reader takes it from its argument or the file stem); each mention is
     ``...#char=s,e`` with ``nif:anchorOf``, ``nif:beginIndex``,
     ``nif:endIndex``, ``nif:referenceContext`` and ``itsrdf:taIdentRef`` (several links on one span
-    give several ``taIdentRef``).
+    give several ``taIdentRef``). Written by :class:`posthoc.turtle.TurtleWriter` in document order, spans
+    sorted (linear; rdflib's serializer is quadratic in the spans).
     """
     systems = _systems_to_write(corpus, system)
     if len(systems) > 1:
@@ -136,31 +139,34 @@ def write_nif(corpus: Corpus, path: str | os.PathLike[str], *, system: str | Non
                                     f"{uris[uri][1]!r} of dataset {uris[uri][0]!r} would share the NIF URI <{uri}>; "
                                     "write one dataset a NIF file")
         uris[uri] = (str(dataset), str(doc_id))
-    graph = Graph()
-    graph.bind("nif", NIF)
-    graph.bind("itsrdf", ITSRDF)
-    graph.bind("xsd", XSD)
     groups = _sorted_mentions(corpus)
-    for dataset, doc_id, text in corpus.documents[["dataset", "doc_id", "text"]].itertuples(index=False):
-        text = str(text)
-        doc_uri = _document_uri(str(doc_id), base_uri)
-        context = URIRef(f"{doc_uri}#char=0,{len(text)}")
-        graph.add((context, RDF.type, NIF.Context))
-        graph.add((context, RDF.type, NIF.RFC5147String))
-        graph.add((context, NIF.isString, Literal(text, datatype=XSD.string)))
-        graph.add((context, NIF.beginIndex, Literal(0, datatype=XSD.nonNegativeInteger)))
-        graph.add((context, NIF.endIndex, Literal(len(text), datatype=XSD.nonNegativeInteger)))
-        group = groups.get((str(dataset), str(doc_id), systems[0])) if systems else None
-        if group is None:
-            continue
-        for start, end, surface, link in group[["start", "end", "surface", "link"]].itertuples(index=False):
-            phrase = URIRef(f"{doc_uri}#char={int(start)},{int(end)}")
-            graph.add((phrase, RDF.type, NIF.RFC5147String))
-            graph.add((phrase, RDF.type, NIF.Phrase))
-            graph.add((phrase, NIF.anchorOf, Literal(str(surface), datatype=XSD.string)))
-            graph.add((phrase, NIF.beginIndex, Literal(int(start), datatype=XSD.nonNegativeInteger)))
-            graph.add((phrase, NIF.endIndex, Literal(int(end), datatype=XSD.nonNegativeInteger)))
-            graph.add((phrase, NIF.referenceContext, context))
-            graph.add((phrase, ITSRDF.taIdentRef, _nif_link(str(link))))
-    data = graph.serialize(format="turtle", encoding="utf-8")
-    write_bytes_atomic(path, data)
+    integer, text_string = "xsd:nonNegativeInteger", "xsd:string"
+    with atomic_open(path, "w") as handle:
+        turtle = TurtleWriter(handle, {"nif": str(NIF), "itsrdf": str(ITSRDF), "xsd": str(XSD)})
+        for dataset, doc_id, text in corpus.documents[["dataset", "doc_id", "text"]].itertuples(index=False):
+            text = str(text)
+            doc_uri = _document_uri(str(doc_id), base_uri)
+            context = iri(f"{doc_uri}#char=0,{len(text)}")
+            turtle.subject(context, [
+                ("a", ["nif:Context", "nif:RFC5147String"]),
+                ("nif:beginIndex", [typed_integer(0, integer)]),
+                ("nif:endIndex", [typed_integer(len(text), integer)]),
+                ("nif:isString", [string(text, datatype=text_string)]),
+            ])
+            group = groups.get((str(dataset), str(doc_id), systems[0])) if systems else None
+            if group is None:
+                continue
+            spans: dict[tuple[int, int], tuple[list[str], list[str]]] = {}  # one node a span, in sorted order
+            for start, end, surface, link in group[["start", "end", "surface", "link"]].itertuples(index=False):
+                anchors, links = spans.setdefault((int(start), int(end)), ([], []))
+                anchors.append(string(str(surface), datatype=text_string))
+                links.append(_nif_link(str(link)))
+            for (start, end), (anchors, links) in spans.items():
+                turtle.subject(iri(f"{doc_uri}#char={start},{end}"), [
+                    ("a", ["nif:Phrase", "nif:RFC5147String"]),
+                    ("nif:anchorOf", anchors),
+                    ("nif:beginIndex", [typed_integer(start, integer)]),
+                    ("nif:endIndex", [typed_integer(end, integer)]),
+                    ("nif:referenceContext", [context]),
+                    ("itsrdf:taIdentRef", links),
+                ])
