@@ -10,8 +10,10 @@ from posthoc.metrics import codes as codes_module
 from posthoc.metrics import score_judgements
 from posthoc.metrics.codes import (
     aligned_codes,
+    category_codes,
     derive_codes,
     factorize,
+    nested_codes,
     shared_codes,
     shared_factorisation,
     sorted_codes,
@@ -159,3 +161,37 @@ def test_a_grouped_column_factorised_by_its_runs_gives_pandas_codes(sort):
     pd.testing.assert_index_equal(uniques, expected_uniques)
     shuffled = pd.Series(np.random.default_rng(0).permutation(np.asarray(values, dtype=object)), dtype="str")
     assert codes_module._run_starts(shuffled.array._pa_array) is None  # short runs: hashed as pandas does
+
+
+@pytest.mark.parametrize("wide", [False, True])
+def test_nested_codes_number_the_tuples_and_their_prefixes_as_groupby_does(wide):
+    rng = np.random.default_rng(9)
+    # wide: the prefix ranges multiply to 2**61, and times the last key's range pass 62 bits (re-densified)
+    spans = (2**30, 2**31) if wide else (30, 7)
+    pool = np.stack([rng.integers(0, span, 300) for span in spans], axis=1)
+    pool[0] = [span - 1 for span in spans]
+    picks = pool[rng.integers(0, 300, 5000)]  # repeated prefixes
+    keys = [picks[:, 0], picks[:, 1], rng.integers(0, 4, 5000)]
+    inner, outer, rows = nested_codes(*keys)
+    frame = pd.DataFrame({"a": keys[0], "b": keys[1], "c": keys[2]})
+    groups = frame.groupby(["a", "b", "c"]).ngroup().to_numpy()
+    prefixes = frame.groupby(["a", "b"]).ngroup().to_numpy()
+    n_inner = int(inner.max()) + 1
+    assert n_inner == len(rows) == len(outer) == groups.max() + 1
+    # equal tuples, equal codes, both ways: the codes are a renumbering of groupby's groups
+    assert len(np.unique(inner * (groups.max() + 1) + groups)) == n_inner
+    np.testing.assert_array_equal(groups[rows][inner], groups)  # rows[c] is a row of code c
+    # outer[c] numbers code c's prefix: a renumbering of groupby's prefix groups, dense
+    assert len(np.unique(outer)) == outer.max() + 1 == prefixes.max() + 1
+    assert len(np.unique(outer[inner] * (prefixes.max() + 1) + prefixes)) == prefixes.max() + 1
+    empty = nested_codes(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+    assert [len(part) for part in empty] == [0, 0, 0]
+
+
+@pytest.mark.parametrize("dtype", ["str", object])
+def test_category_codes_are_positions_in_the_categories(dtype):
+    values = pd.Series(["edit", "verify", "remove", "verify", "édit"], dtype=dtype)
+    codes = category_codes(values, ["verify", "edit", "remove", "édit"])
+    assert codes.dtype == np.int64
+    assert codes.tolist() == [1, 0, 2, 0, 3]
+    assert category_codes(values, ["verify", "edit"]).tolist() == [1, 0, -1, 0, -1]  # not among them: -1

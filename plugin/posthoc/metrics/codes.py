@@ -173,18 +173,10 @@ def _densify(key: np.ndarray, span: int) -> np.ndarray:
     return pd.factorize(key, sort=False)[0].astype(np.int64)
 
 
-def dense_codes(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(codes, first)``: dense int64 codes ``0 .. n_codes - 1`` of the rows' key tuples.
-
-    ``keys`` are equal-length non-negative int arrays (e.g. ``pd.factorize`` codes); ``first[c]`` is
-    the first row of code ``c``. Keys are combined in mixed radix while the product of their ranges
-    fits in 62 bits (re-densified when it would not), then densified once: by a presence map when the
-    range is small (codes then follow the key order), else by a hash factorisation. Callers must not
-    rely on the numbering beyond "equal tuples, equal codes".
-    """
+def _radix(keys: Sequence[np.ndarray]) -> tuple[np.ndarray, int]:
+    """One int64 key of the tuples of ``keys`` (mixed radix) and its range: re-densified where a product of
+    ranges would pass 62 bits, so equal tuples, equal keys, and nothing more (non-empty keys)."""
     codes = np.asarray(keys[0], dtype=np.int64)
-    if len(codes) == 0:
-        return codes, np.zeros(0, dtype=np.int64)
     span = int(codes.max()) + 1
     for key in keys[1:]:
         key = np.asarray(key, dtype=np.int64)
@@ -194,8 +186,65 @@ def dense_codes(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             span = int(codes.max()) + 1
         codes = codes * key_span + key
         span *= key_span
+    return codes, span
+
+
+def dense_codes(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(codes, first)``: dense int64 codes ``0 .. n_codes - 1`` of the rows' key tuples.
+
+    ``keys`` are equal-length non-negative int arrays (e.g. ``pd.factorize`` codes); ``first[c]`` is
+    the first row of code ``c``. Keys are combined in mixed radix while the product of their ranges
+    fits in 62 bits (re-densified when it would not), then densified once: by a presence map when the
+    range is small (codes then follow the key order), else by a hash factorisation. Callers must not
+    rely on the numbering beyond "equal tuples, equal codes".
+    """
+    if len(keys[0]) == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    codes, span = _radix(keys)
     codes = _densify(codes, span)
     return codes, _first_rows(codes, int(codes.max()) + 1)
+
+
+def _runs(ordered: np.ndarray) -> np.ndarray:
+    """Where a run of equal neighbours starts in a sorted key: a boolean mask."""
+    new = np.empty(len(ordered), dtype=bool)
+    new[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    return new
+
+
+def _run_codes(ordered: np.ndarray, by_key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(codes, starts)``: each row's run number in ``ordered`` (a sorted key; ``by_key``, the rows in that
+    order) and the sorted positions where the runs start."""
+    new = _runs(ordered)
+    codes = np.empty(len(ordered), dtype=np.int64)
+    codes[by_key] = np.cumsum(new) - 1
+    return codes, np.flatnonzero(new)
+
+
+def nested_codes(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(inner, outer, rows)`` of the rows' tuples of ``keys``: ``inner``, each row's dense code of the whole
+    tuple; ``outer[c]``, the dense code of inner code ``c``'s tuple without its last key (the inner codes nest
+    in the outer ones); ``rows[c]``, one row of inner code ``c`` (not always its first).
+
+    Keys as :func:`dense_codes`'. Both numberings come from one ``argsort`` of the rows' mixed-radix key
+    (the outer key is its quotient by the last key's range), instead of two densifications and two scans
+    for first rows. Callers must not rely on the numberings beyond "equal tuples, equal codes".
+    """
+    if len(keys[0]) == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty.copy(), empty.copy()
+    outer_key, span = _radix(keys[:-1])
+    last = np.asarray(keys[-1], dtype=np.int64)
+    last_span = int(last.max()) + 1
+    if span * last_span >= 2**62:
+        outer_key = _densify(outer_key, span)
+    full = outer_key * last_span + last
+    by_key = np.argsort(full)
+    ordered = full[by_key]
+    inner, starts = _run_codes(ordered, by_key)
+    outer = np.cumsum(_runs(ordered[starts] // last_span)) - 1  # the inner codes' keys, sorted
+    return inner, outer, by_key[starts]
 
 
 def sorted_codes(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -218,18 +267,31 @@ def sorted_codes(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             return codes, _first_rows(codes, int(codes.max()) + 1)
         # one sort of the rows' keys: runs of equal keys are the codes, in key order
         by_key = np.argsort(radix)
-        ordered = radix[by_key]
-        new = np.empty(len(ordered), dtype=bool)
-        new[0] = True
-        np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
-        codes = np.empty(len(ordered), dtype=np.int64)
-        codes[by_key] = np.cumsum(new) - 1
-        return codes, _first_rows(codes, int(codes[by_key[-1]]) + 1)
+        codes, starts = _run_codes(radix[by_key], by_key)
+        return codes, _first_rows(codes, len(starts))
     codes, first = dense_codes(*arrays)
     order = np.lexsort(tuple(key[first] for key in reversed(arrays)))
     rank = np.empty(len(order), dtype=np.int64)
     rank[order] = np.arange(len(order))
     return rank[codes], first[order]
+
+
+def category_codes(values: pd.Series, categories: Sequence[str]) -> np.ndarray:
+    """Each value's index in ``categories`` as int64, for values already validated to be among them.
+
+    An Arrow-backed column is looked up by one ``pyarrow.compute.index_in``; any other by comparisons.
+    """
+    arrow = _arrow(values)
+    if arrow is not None and isinstance(values.dtype, pd.StringDtype):
+        pa: Any = importlib.import_module("pyarrow")
+        pc: Any = importlib.import_module("pyarrow.compute")
+        found = pc.index_in(arrow, value_set=pa.array(list(categories), type=arrow.type))
+        if found.null_count == 0:
+            return np.asarray(found.to_numpy(), dtype=np.int64)
+    codes = np.full(len(values), -1, dtype=np.int64)
+    for index, name in enumerate(categories):
+        codes[(values == name).to_numpy(dtype=bool, na_value=False)] = index
+    return codes
 
 
 def take_strings(names: Sequence[Any] | pd.Index | np.ndarray, codes: np.ndarray) -> pd.api.extensions.ExtensionArray:

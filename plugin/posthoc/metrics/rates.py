@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from posthoc.metrics.bootstrap import percentile_interval, ratio, unit_codes
-from posthoc.metrics.codes import dense_codes, factorize, sorted_codes
+from posthoc.metrics.codes import category_codes, dense_codes, factorize, nested_codes, sorted_codes
 from posthoc.metrics.matching import overlap_components
 from posthoc.metrics.verification import check_union
 from posthoc.tables import OUTCOMES
@@ -92,10 +92,11 @@ def _f1(precision: np.ndarray, recall: np.ndarray) -> np.ndarray:
 def _members(verified: np.ndarray, annotation: np.ndarray, first: np.ndarray, keys: tuple[np.ndarray, ...], *,
              union: str) -> np.ndarray:
     """Union member of every verdict: its annotation (exact), or its overlap component (overlap); a verdict not
-    verified gets a code of its own (it adds nothing, as its weights are 0). ``first``: each verdict's first row
-    of the row-level ``annotation`` and ``keys`` (dataset, doc, link, start, end)."""
+    verified gets a code of its own (it adds nothing, as its weights are 0). ``annotation``: each verdict's
+    annotation across systems; ``first``: a row of each verdict in the row-level ``keys`` (dataset, doc, link,
+    start, end)."""
     if union == "exact":
-        return annotation[first]
+        return annotation
     dataset, doc, link, start, end = (key[first] for key in keys)
     member = np.empty(len(verified), dtype=np.int64)
     chosen = np.flatnonzero(verified)
@@ -117,15 +118,14 @@ def rate_statistics(
     An annotation ``(dataset, doc_id, system, start, end, link)`` is verified when more than half of
     its judges chose verify (a tie too with ``ties_verified``), as in :mod:`posthoc.metrics.verification`.
     Every key column is factorised once over all rows, and the codes of the kept rows are used (no
-    copy of the kept rows' strings). ``union`` is the ``exact`` or ``overlap`` reading of the verification
-    union (:mod:`posthoc.metrics.verification`).
+    copy of the kept rows' strings); the documents are numbered once (the default resampling unit and
+    a key of the annotations), the annotations across systems and per system by one sort
+    (:func:`~posthoc.metrics.codes.nested_codes`). ``union`` is the ``exact`` or ``overlap`` reading of
+    the verification union (:mod:`posthoc.metrics.verification`).
     """
     check_union(union)
     dataset_codes, dataset_names = factorize(rows["dataset"], sort=True)
     system_codes, system_names = factorize(rows["system"], sort=True)
-    outcome_codes = np.zeros(len(rows), dtype=np.int64)  # index into OUTCOMES (verify, edit, remove)
-    for index, name in enumerate(OUTCOMES[1:], start=1):
-        outcome_codes[(rows["outcome"] == name).to_numpy()] = index
     columns: list[np.ndarray] = [
         dataset_codes,
         system_codes,
@@ -133,26 +133,31 @@ def rate_statistics(
         factorize(rows["link"])[0],
         rows["start"].to_numpy(np.int64),
         rows["end"].to_numpy(np.int64),
-        outcome_codes,
+        category_codes(rows["outcome"], OUTCOMES),  # index into OUTCOMES (verify, edit, remove)
     ]
     if keep is not None and not keep.all():
         kept = np.flatnonzero(keep)
         columns = [column.take(kept) for column in columns]
         rows = rows.loc[keep] if resample_unit != "doc_id" else rows
     dataset, system, doc, link, start, end, outcome = columns
-    annotation, _ = dense_codes(dataset, doc, start, end, link)  # across systems: the union's identity
-    verdict, first = dense_codes(annotation, system)  # one system's annotation
+    document, first_row = sorted_codes(dataset, doc)  # as groupby(["dataset", "doc_id"], sort=True)
+    if resample_unit == "doc_id":  # the default: the documents are the units
+        unit, strata = document, dataset[first_row]
+    else:
+        unit, strata = unit_codes(rows, resample_unit)
+    # each row's verdict (one system's annotation) and each verdict's annotation across systems (the union's identity)
+    verdict, annotation, first = nested_codes(document, start, end, link, system)
     n_judges = np.bincount(verdict)
     twice = 2 * np.bincount(verdict, weights=outcome == 0).astype(np.int64)
     verified = (twice > n_judges) | (ties_verified & (twice == n_judges))
     right_twice = 2 * np.bincount(verdict, weights=outcome <= 1).astype(np.int64)
     mention_right = (right_twice > n_judges) | (ties_verified & (right_twice == n_judges))
 
-    pair = dataset[first].astype(np.int64) * len(system_names) + system[first]
+    pair = dataset[first] * len(system_names) + system[first]
     present = np.bincount(pair, minlength=len(dataset_names) * len(system_names)) > 0
     pairs = np.flatnonzero(present)  # the (dataset, system) groups, sorted
     group_of_verdict = (np.cumsum(present) - 1)[pair]
-    n_groups, n_datasets = len(pairs), len(dataset_names)
+    n_groups, n_datasets, n_units = len(pairs), len(dataset_names), len(strata)
     member = _members(verified, annotation, first, (dataset, doc, link, start, end), union=union)
     n_in_member = np.bincount(member, weights=verified)
     dataset_of_member = np.zeros(len(n_in_member), dtype=np.int64)
@@ -164,46 +169,41 @@ def rate_statistics(
         own, _ = dense_codes(member, system[first])  # a system's share of a member
         n_own = np.maximum(np.bincount(own, weights=verified), 1)[own]
 
+    # every (unit, group) cell's slots are sums over its judgements (module docstring), each one bincount
     group = group_of_verdict[verdict]
-    if n_judges.max() == 1:  # k = 1: every annotation has one judgement
-        per_judge, verified_share = None, verified[verdict].astype(float)
-        mention_share = mention_right[verdict].astype(float)
+    cell, n_cells = unit * n_groups + group, n_units * n_groups
+    counts = np.zeros((n_units, SLOTS * n_groups + n_datasets))
+
+    def slot(index: int) -> np.ndarray:  # the (units, groups) view of one slot
+        return counts[:, index : SLOTS * n_groups : SLOTS]
+
+    tally = np.bincount(cell * 3 + outcome, minlength=3 * n_cells).reshape(n_units, n_groups, 3)
+    for index in range(3):
+        slot(2 + index)[...] = tally[:, :, index]
+    if n_judges.max() == 1:  # k = 1: a judgement is its annotation's verdict (verified iff verify; mention
+        verified_share = verified[verdict].astype(float)  # right iff verify or edit): whole counts
+        slot(0)[...] = tally.sum(axis=2)
+        slot(1)[...] = tally[:, :, 0]
+        slot(6)[...] = tally[:, :, 0] + tally[:, :, 1]
     else:
         per_judge = 1.0 / n_judges[verdict]
         verified_share = verified[verdict] * per_judge
-        mention_share = mention_right[verdict] * per_judge
-    union_share = verified_share / np.maximum(n_in_member[member], 1)[verdict]
-    if resample_unit == "doc_id":  # the default: reuse the sorted codes
-        unit, first_row = sorted_codes(dataset, doc)
-        strata = dataset[first_row].astype(np.int64)
-    else:
-        unit, strata = unit_codes(rows, resample_unit)
-    n_columns = SLOTS * n_groups + n_datasets
-    size = len(strata) * n_columns
-    base = unit * n_columns + group * SLOTS
-    # every cell is one sum (the slots are disjoint); with k = 1 the slots 0, 1, 2-4 and 6 count whole
-    # judgements, so one unweighted bincount gives them (the same sums, exact in float)
-    if per_judge is None:
-        whole = [base + 2 + outcome, base, base[verified_share > 0] + 1, base[mention_share > 0] + 6]
-        flat = np.bincount(np.concatenate(whole), minlength=size).astype(float)
-    else:
-        flat = np.bincount(base + 2 + outcome, minlength=size).astype(float)
-        flat += np.bincount(base, weights=per_judge, minlength=size)
-        flat += np.bincount(base + 1, weights=verified_share, minlength=size)
-        flat += np.bincount(base + 6, weights=mention_share, minlength=size)
-    if n_own is not None:
-        flat += np.bincount(base + 5, weights=verified_share / n_own[verdict], minlength=size)
-    counts = flat.reshape(len(strata), n_columns)
-    counts[:, SLOTS * n_groups :] = np.bincount(
-        unit * n_datasets + dataset, weights=union_share, minlength=len(strata) * n_datasets
-    ).reshape(len(strata), n_datasets)
+        for index, weights in ((0, per_judge), (1, verified_share), (6, mention_right[verdict] * per_judge)):
+            slot(index)[...] = np.bincount(cell, weights=weights, minlength=n_cells).reshape(n_units, n_groups)
     if n_own is None:  # exact union: covered members are the verified annotations (slot 5 = slot 1, same sums)
-        counts[:, 5 : SLOTS * n_groups : SLOTS] = counts[:, 1 : SLOTS * n_groups : SLOTS]
+        slot(5)[...] = slot(1)
         n_covered = np.bincount(group_of_verdict, weights=verified, minlength=n_groups).astype(np.int64)
     else:
+        covered = verified_share / n_own[verdict]
+        slot(5)[...] = np.bincount(cell, weights=covered, minlength=n_cells).reshape(n_units, n_groups)
         n_covered = np.rint(np.bincount(group_of_verdict, weights=verified / n_own, minlength=n_groups)).astype(
             np.int64
         )
+    union_share = verified_share / np.maximum(n_in_member[member], 1)[verdict]
+    counts[:, SLOTS * n_groups :] = np.bincount(
+        unit * n_datasets + dataset, weights=union_share, minlength=n_units * n_datasets
+    ).reshape(n_units, n_datasets)
+    outcome_counts = tally.sum(axis=0)
     return RateStatistics(
         datasets=np.asarray(dataset_names)[pairs // len(system_names)],
         systems=np.asarray(system_names)[pairs % len(system_names)],
@@ -212,8 +212,8 @@ def rate_statistics(
         strata=strata,
         n_annotations=np.bincount(group_of_verdict, minlength=n_groups),
         n_verified=np.bincount(group_of_verdict, weights=verified, minlength=n_groups).astype(np.int64),
-        n_judgements=np.bincount(group, minlength=n_groups),
-        outcome_counts=np.bincount(group * 3 + outcome, minlength=3 * n_groups).reshape(n_groups, 3),
+        n_judgements=outcome_counts.sum(axis=1),
+        outcome_counts=outcome_counts,
         n_union=n_union,
         n_covered=n_covered,
         n_mention_right=np.bincount(group_of_verdict, weights=mention_right, minlength=n_groups).astype(np.int64),
