@@ -167,7 +167,7 @@ def rate_statistics(
         n_own = None
     else:
         own, _ = dense_codes(member, system[first])  # a system's share of a member
-        n_own = np.maximum(np.bincount(own, weights=verified), 1)[own]
+        n_own = np.maximum(np.bincount(own, weights=verified), 1)[own]  # per verdict
 
     # every (unit, group) cell's slots are sums over its judgements (module docstring), each one bincount
     group = group_of_verdict[verdict]
@@ -180,26 +180,27 @@ def rate_statistics(
     tally = np.bincount(cell * 3 + outcome, minlength=3 * n_cells).reshape(n_units, n_groups, 3)
     for index in range(3):
         slot(2 + index)[...] = tally[:, :, index]
-    if n_judges.max() == 1:  # k = 1: a judgement is its annotation's verdict (verified iff verify; mention
-        verified_share = verified[verdict].astype(float)  # right iff verify or edit): whole counts
+    per_judge = 1.0 / n_judges  # each judgement's share of its verdict, per verdict (1 / k)
+    verified_share = verified * per_judge
+    # k = 1: a judgement is its annotation's verdict (verified iff verify, mention right iff verify or edit),
+    # so slots 0, 1 and 6 are whole counts of outcomes
+    if n_judges.max() == 1:
         slot(0)[...] = tally.sum(axis=2)
         slot(1)[...] = tally[:, :, 0]
         slot(6)[...] = tally[:, :, 0] + tally[:, :, 1]
     else:
-        per_judge = 1.0 / n_judges[verdict]
-        verified_share = verified[verdict] * per_judge
-        for index, weights in ((0, per_judge), (1, verified_share), (6, mention_right[verdict] * per_judge)):
-            slot(index)[...] = np.bincount(cell, weights=weights, minlength=n_cells).reshape(n_units, n_groups)
+        for index, share in ((0, per_judge), (1, verified_share), (6, mention_right * per_judge)):
+            slot(index)[...] = np.bincount(cell, weights=share[verdict], minlength=n_cells).reshape(n_units, n_groups)
     if n_own is None:  # exact union: covered members are the verified annotations (slot 5 = slot 1, same sums)
         slot(5)[...] = slot(1)
         n_covered = np.bincount(group_of_verdict, weights=verified, minlength=n_groups).astype(np.int64)
     else:
-        covered = verified_share / n_own[verdict]
+        covered = (verified_share / n_own)[verdict]
         slot(5)[...] = np.bincount(cell, weights=covered, minlength=n_cells).reshape(n_units, n_groups)
         n_covered = np.rint(np.bincount(group_of_verdict, weights=verified / n_own, minlength=n_groups)).astype(
             np.int64
         )
-    union_share = verified_share / np.maximum(n_in_member[member], 1)[verdict]
+    union_share = (verified_share / np.maximum(n_in_member[member], 1))[verdict]
     counts[:, SLOTS * n_groups :] = np.bincount(
         unit * n_datasets + dataset, weights=union_share, minlength=n_units * n_datasets
     ).reshape(n_units, n_datasets)
