@@ -80,8 +80,9 @@ def crowdtruth_run(judgements: pd.DataFrame) -> Any:
         return None
     # one unit an annotation (the manifest gives each judge's copy its own mention_id): seed 002's unit is
     # what several workers judged, here the same system's span and link in the same document
-    parts = [judgements[c].astype(str) for c in ("dataset", "doc_id", "system", "start", "end", "link")]
-    key = parts[0].str.cat(parts[1:], sep="|")  # vectorised: a row-wise join took 6.6 s at 29,696 judgements
+    key = judgements["dataset"].astype(str)  # vectorised: a row-wise join took 6.6 s at 29,696 judgements
+    for column in ("doc_id", "system", "start", "end", "link"):
+        key = key + "|" + judgements[column].astype(str)
     try:
         table = judgements_from_posthoc(judgements.assign(mention_id=key))
     except PosthocInputError:
