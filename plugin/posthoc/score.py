@@ -114,7 +114,7 @@ def collect_judgements(manifest: Any, *, ls_url: str | None = None, token: str |
 def _from_export_files(manifest: Any, export_files: Sequence[str | os.PathLike[str]], *, label_config: str | None,
                        progress: bool) -> Flattened:
     index = ManifestIndex.from_manifest(manifest)
-    flattener = ExportFlattener(index, _default_tags(label_config), user_workers=_user_workers(manifest, index))
+    flattener = ExportFlattener(index, _default_tags(label_config), user_workers=_user_workers(manifest, index.workers))
     for path in export_files:
         flattener.add_export(path, progress=progress)
     return flattener.result()
@@ -132,21 +132,22 @@ def _open_study(manifest: Any, *, ls_url: str | None, token: str | None,
 
     client = connect(ls_url, token, timeout=120)
     projects = _study_projects(client, manifest, project_ids)
-    index = ManifestIndex.from_manifest(manifest)
-    return StudyExport.open(client, client, projects, index, user_workers=_user_workers(manifest, index),
+    return StudyExport.open(client, client, projects, lambda: ManifestIndex.from_manifest(manifest),
+                            user_workers=_user_workers(manifest, manifest.workers()),
                             manifest_digest=str(manifest.digest))
 
 
-def _user_workers(manifest: Any, index: ManifestIndex) -> dict[str, str]:
+def _user_workers(manifest: Any, workers: Sequence[str]) -> dict[str, str]:
     """Login e-mail -> worker: ``<worker>@posthoc.local``, plus the accounts file `posthoc study create` wrote
     beside the manifest (which holds the e-mails of a study set up with another domain)."""
     from posthoc.labelstudio.setup import default_accounts_file, read_accounts
 
-    mapping = default_user_workers(index.workers)
+    mapping = default_user_workers(workers)
+    known = set(workers)
     path = getattr(manifest, "path", None)
     if path is not None:
         for worker, account in read_accounts(default_accounts_file(Path(path))).items():
-            if account.get("email") and worker in index.workers:
+            if account.get("email") and worker in known:
                 mapping[str(account["email"]).lower()] = worker
     return mapping
 

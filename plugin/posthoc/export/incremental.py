@@ -37,6 +37,7 @@ import hashlib
 import json
 import os
 import shutil
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
@@ -288,15 +289,27 @@ class StudyExport:
     client: Any
     http: Any
     projects: list[tuple[int, str | None]]
-    index: ManifestIndex
+    read_index: Callable[[], ManifestIndex]
     user_workers: Mapping[str, str]
     tags: dict[int, VerificationTags]
     keys: dict[int, str]
+    _index: ManifestIndex | None = None
+    _index_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def index(self) -> ManifestIndex:
+        """The manifest's index, read when the first project is flattened (a run with nothing new never is)."""
+        with self._index_lock:
+            if self._index is None:
+                self._index = self.read_index()
+            return self._index
 
     @classmethod
-    def open(cls, client: Any, http: Any, projects: Sequence[tuple[int, str | None]], index: ManifestIndex, *,
-             user_workers: Mapping[str, str], manifest_digest: str, threads: int = EXPORT_THREADS) -> StudyExport:
-        """Read every project's signal and label config; PosthocServiceError / PosthocInputError on failure."""
+    def open(cls, client: Any, http: Any, projects: Sequence[tuple[int, str | None]],
+             read_index: Callable[[], ManifestIndex], *, user_workers: Mapping[str, str], manifest_digest: str,
+             threads: int = EXPORT_THREADS) -> StudyExport:
+        """Read every project's signal and label config; PosthocServiceError / PosthocInputError on failure.
+        ``read_index``: makes the manifest's index, called once, when a project is first flattened."""
         from posthoc.export.tags import verification_tags
 
         signals = project_signals(http, [p for p, _ in projects], threads=threads)
@@ -308,8 +321,8 @@ class StudyExport:
             context = context_key(manifest_digest=manifest_digest, worker=worker, tags=tags[project_id],
                                   user_workers=user_workers)
             keys[project_id] = combined_key(signal, context)
-        return cls(client=client, http=http, projects=list(projects), index=index, user_workers=user_workers,
-                   tags=tags, keys=keys)
+        return cls(client=client, http=http, projects=list(projects), read_index=read_index,
+                   user_workers=user_workers, tags=tags, keys=keys)
 
     def _export_part(self, project: tuple[int, str | None], work_dir: Path) -> ProjectPart:
         from posthoc.export.fetch import fetch_export

@@ -1,10 +1,12 @@
 """The one boundary to Label Studio 1.23: every HTTP call of ``plugin/`` and ``ml_backend/`` goes through here.
 
-Built on ``label-studio-sdk`` (:attr:`LabelStudioClient.sdk` is its ``LabelStudio`` client, used for the calls
-it wraps with types: whoami, projects, members, predictions, ML backends, webhooks, exports). Calls it does not
-wrap the way 1.23 answers them (task listings with ``fields``, the import with ``return_task_ids``, Data Manager
-actions, the invite link, ``/next``, the sign-up and log-in forms) go through :meth:`LabelStudioClient.request`
-on the very ``httpx.Client`` handed to the SDK (its public ``httpx_client`` argument), so both share:
+Built on ``label-studio-sdk`` (:attr:`LabelStudioClient.sdk` is its ``LabelStudio`` client, made at first use,
+used for the calls it wraps with types: members, predictions, ML backends, webhooks, exports, the token
+exchange). Calls it does not wrap the way 1.23 answers them (task listings with ``fields``, the import with
+``return_task_ids``, Data Manager actions, the invite link, ``/next``, the sign-up and log-in forms), and the two
+every job starts with (whoami, the project listing: so that a run that needs nothing more, such as a periodic
+score with nothing new, never imports the SDK, ~3 s) go through :meth:`LabelStudioClient.request` on the very
+``httpx.Client`` handed to the SDK (its public ``httpx_client`` argument), so both share:
 
 - **tokens**: a legacy API token (``Authorization: Token <key>``) or a personal access token (a JWT refresh
   token): the SDK exchanges it at ``/api/token/refresh/`` itself; our own calls get the access token from the
@@ -29,15 +31,17 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
-from label_studio_sdk import LabelStudio
 from label_studio_sdk.core.api_error import ApiError
 from label_studio_sdk.label_interface import LabelInterface
 from label_studio_sdk.types import SerializationOptionsRequest
 
 from posthoc.errors import PosthocServiceError, answer_summary, connection_failure
+
+if TYPE_CHECKING:
+    from label_studio_sdk import LabelStudio
 
 __all__ = ["LabelInterface", "LabelStudioClient", "ServiceSession", "TransportFailure", "answers_ok", "web_get_json"]
 
@@ -150,11 +154,23 @@ class LabelStudioClient:
             raise PosthocServiceError(f"Label Studio at {self.url}: the personal access token has expired; "
                                       "create a new one (Account & Settings)")
         self._access: tuple[str, float] | None = None
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self.http = _http_client(timeout)
-        # max_retries=0: the transport retries idempotent calls only; the SDK would retry a POST too
-        self.sdk = LabelStudio(base_url=self.url, api_key=token, timeout=timeout, max_retries=0,
-                               httpx_client=self.http)
+        self._sdk: LabelStudio | None = None
+
+    @property
+    def sdk(self) -> LabelStudio:
+        """label-studio-sdk's client on this client's ``httpx.Client``, made at its first use: importing it costs
+        ~3 s (its every resource and model), which a run that needs no typed call (a periodic score with nothing
+        new, ``study status``) does not pay."""
+        with self._lock:
+            if self._sdk is None:
+                from label_studio_sdk import LabelStudio
+
+                # max_retries=0: the transport retries idempotent calls only; the SDK would retry a POST too
+                self._sdk = LabelStudio(base_url=self.url, api_key=self._token, timeout=self.timeout, max_retries=0,
+                                        httpx_client=self.http)
+            return self._sdk
 
     # -- errors ---------------------------------------------------------------------------------
     def redact(self, text: str) -> str:
@@ -242,12 +258,26 @@ class LabelStudioClient:
 
     # -- typed calls (the SDK) ------------------------------------------------------------------
     def whoami(self) -> dict[str, Any]:
-        return dict(self.call("GET /api/current-user/whoami", self.sdk.users.whoami).model_dump())
+        """The token's user (a raw call: it is the first call of every job, which should not wait for the SDK)."""
+        answer = self.request("GET", "/api/current-user/whoami", ok=(200,))
+        if not isinstance(answer, dict) or "id" not in answer:
+            raise PosthocServiceError(f"Label Studio at {self.url}: GET /api/current-user/whoami did not answer a "
+                                      "user; is this a Label Studio?")
+        return answer
 
     def projects(self) -> list[dict[str, Any]]:
-        """Every project visible to this user (all pages of 100)."""
-        pager: Any = self.call("GET /api/projects/", self.sdk.projects.list, page_size=PAGE_SIZE)
-        return self.call("GET /api/projects/", lambda: [p.model_dump() for p in pager])
+        """Every project visible to this user (all pages of 100; a raw paged listing, as every job starts
+        with it)."""
+        projects: list[dict[str, Any]] = []
+        page = 1
+        while True:
+            answer = self.request("GET", "/api/projects/", params={"page": page, "page_size": PAGE_SIZE},
+                                  ok=(200, 404))
+            results = answer.get("results", []) if isinstance(answer, dict) else []
+            projects += [p for p in results if isinstance(p, dict)]
+            if not isinstance(answer, dict) or not answer.get("next") or not results:
+                return projects
+            page += 1
 
     def project(self, project_id: int) -> dict[str, Any]:
         return dict(self.call(f"GET /api/projects/{project_id}/", self.sdk.projects.get, id=project_id).model_dump())
