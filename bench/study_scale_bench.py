@@ -459,12 +459,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--small", action="store_true", help="3 x 40 and 8 x 10 tasks, 5 submits a setting; "
                         "results are not saved")
     parser.add_argument("--scenarios", default="a,b", help="which of a (20 x 1,500) and b (300 x 20) to run")
-    parser.add_argument("--submits", type=int, default=None, help="submits per webhook setting (default 45)")
+    parser.add_argument("--submits", type=int, default=None, help="submits per webhook setting (default 100)")
     parser.add_argument("--skip-create", action="store_true", help="set the study up by plain calls; do not time "
                         "study create against the raw baseline")
     args = parser.parse_args(argv)
     sizes = SMALL if args.small else SCENARIOS
-    per_mode = args.submits or (5 if args.small else 45)
+    per_mode = args.submits or (5 if args.small else 100)
     results_dir = Path(tempfile.mkdtemp(prefix="study-scale-small-")) if args.small else None
     chosen = [name.strip() for name in args.scenarios.split(",")]
     title = "study_scale_bench" if sorted(chosen) == ["a", "b"] else f"study_scale_bench_{'_'.join(chosen)}"
