@@ -315,9 +315,12 @@ class StudyExport:
         signals = project_signals(http, [p for p, _ in projects], threads=threads)
         tags: dict[int, VerificationTags] = {}
         keys: dict[int, str] = {}
+        parsed: dict[str, VerificationTags] = {}  # a study's projects share one config: parsed once
         for project_id, worker in projects:
             signal = signals[project_id]
-            tags[project_id] = verification_tags(signal.label_config, where=f"project {project_id}")
+            if signal.label_config not in parsed:
+                parsed[signal.label_config] = verification_tags(signal.label_config, where=f"project {project_id}")
+            tags[project_id] = parsed[signal.label_config]
             context = context_key(manifest_digest=manifest_digest, worker=worker, tags=tags[project_id],
                                   user_workers=user_workers)
             keys[project_id] = combined_key(signal, context)
