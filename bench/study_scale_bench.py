@@ -2,7 +2,7 @@
 
 Scenarios (issue 11): (a) 20 workers x 1,500 tasks (about the paper's 31,000 tasks) and (b) 300 workers x 20
 tasks, each on a fresh Label Studio 1.23 (SQLite, a copy of a migrated data dir) with the study's ML backend
-(``posthoc_backend``, in this process, with its event store). For each, in one run:
+(``posthoc backend serve``: gunicorn, its own process, with its event store). For each, in one run:
 
 1. ``posthoc study create`` (:func:`posthoc.labelstudio.setup.create_study`) against the baseline of
    ``bench/study_scale_raw.py``: the fewest plain Label Studio calls that reach the same end state (per worker
@@ -16,7 +16,8 @@ tasks, each on a fresh Label Studio 1.23 (SQLite, a copy of a migrated data dir)
 3. Submit latency: real ``POST /api/tasks/{id}/annotations/`` (the request the labeling screen's Submit
    sends), interleaved round by round over three settings of the project's webhook: the study's receiver
    (``/webhook`` of the backend, which Label Studio calls inside the request), a receiver that answers 200 at
-   once (the standard library's HTTP server), and no webhook. p50 / p95 of each; the difference of the first
+   once (the standard library's HTTP server, in its own process like the backend), and no webhook. p50 / p95
+   of each; the difference of the first
    two is what our receiver adds, the difference of the last two what Label Studio's own serialisation and POST
    cost. Also the receivers alone: p50 / p95 of POSTing a recorded Label Studio payload straight to each.
 4. ``posthoc score --periodic`` (the defaults: 1,000 bootstrap resamples, CSV) as a subprocess: a full run
@@ -39,7 +40,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -83,9 +83,8 @@ def _percentile(values: list[float], q: float) -> float:
     return float(np.percentile(np.asarray(values), q))
 
 
-@contextlib.contextmanager
-def instant_receiver() -> Iterator[str]:
-    """A webhook receiver that answers 200 at once (the standard library's threading HTTP server)."""
+def serve_instant(port: int) -> None:
+    """A webhook receiver that answers 200 at once (the standard library's threading HTTP server), until killed."""
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     class Answer(BaseHTTPRequestHandler):
@@ -96,17 +95,69 @@ def instant_receiver() -> Iterator[str]:
             self.rfile.read(int(self.headers.get("Content-Length") or 0))
             self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
 
+        def do_GET(self) -> None:
+            self.do_POST()
+
         def log_message(self, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Answer)
-    serving = threading.Thread(target=server.serve_forever, daemon=True)
-    serving.start()
+    ThreadingHTTPServer(("127.0.0.1", port), Answer).serve_forever()
+
+
+@contextlib.contextmanager
+def _server_process(command: list[str], url: str, *, env: dict[str, str] | None = None) -> Iterator[str]:
+    """``command`` as its own process (its own session; it dies with this one), once ``url`` answers; stopped
+    (SIGTERM to its group, then SIGKILL) on the way out."""
+    import signal
+
+    from posthoc.processes import die_with_parent
+
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                               start_new_session=True, preexec_fn=die_with_parent())
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(url, timeout=2).status_code < 500:
+                    break
+            except httpx.HTTPError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"{command[:4]} did not start (exit {process.poll()})")
+            time.sleep(0.2)
+        yield url.rsplit("/", 1)[0] if url.endswith("/health") else url
     finally:
-        server.shutdown()
-        server.server_close()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+@contextlib.contextmanager
+def instant_receiver() -> Iterator[str]:
+    """:func:`serve_instant` in its own process, as the study's receiver runs in its own (fair to both)."""
+    from posthoc.labelstudio.server import free_port
+
+    port = free_port()
+    code = f"import sys; sys.path.insert(0, {str(HERE)!r}); import study_scale_bench as b; b.serve_instant({port})"
+    with _server_process([sys.executable, "-c", code], f"http://127.0.0.1:{port}") as url:
+        yield url
+
+
+@contextlib.contextmanager
+def study_backend(manifest_path: Path, events_db: Path) -> Iterator[str]:
+    """The study's ML backend as a study owner runs it: ``posthoc backend serve`` (gunicorn, its defaults)."""
+    from posthoc.labelstudio.server import free_port
+
+    port = free_port()
+    command = [sys.executable, "-m", "posthoc.cli.main", "backend", "serve", "--manifest", str(manifest_path),
+               "--events-db", str(events_db), "--port", str(port)]
+    with _server_process(command, f"http://127.0.0.1:{port}/health") as url:
+        yield url
 
 
 def _start_label_studio(folder: Path) -> Any:
@@ -346,7 +397,6 @@ def _direct_setup(http: httpx.Client, manifest: Any, config: str) -> None:
 
 def scenario(run: BenchRun, name: str, n_workers: int, n_tasks: int, *, per_mode: int, folder: Path,
              skip_create: bool = False) -> Figures:
-    from lsfixtures import run_backend
     from posthoc.paths import label_config
 
     figures = Figures(name)
@@ -362,7 +412,7 @@ def scenario(run: BenchRun, name: str, n_workers: int, n_tasks: int, *, per_mode
         raw_create = raw_payloads = None
     server = _start_label_studio(folder)
     try:
-        with run_backend(manifest.path, events_db=folder / "scale.events.sqlite3") as backend_url, \
+        with study_backend(manifest.path, folder / "scale.events.sqlite3") as backend_url, \
                 httpx.Client(base_url=server.url, headers={"Authorization": f"Token {server.token}"},
                              timeout=600) as http:
             if raw_create is None or raw_payloads is None:
