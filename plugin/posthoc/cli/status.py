@@ -28,6 +28,7 @@ def study_project_ids(projects: list[dict[str, Any]], study: str) -> list[int]:
 
 def annotations_from_label_studio(url: str, token: str, manifest: Any) -> pd.DataFrame:
     """The study's annotations as Label Studio holds them (one row an annotation, see progress)."""
+    from posthoc.labelstudio import records as ls
     from posthoc.labelstudio.client import LabelStudioClient
     from posthoc.study.progress import annotations_from_tasks
 
@@ -36,9 +37,9 @@ def annotations_from_label_studio(url: str, token: str, manifest: Any) -> pd.Dat
     tasks: list[dict[str, Any]] = []
     for project_id in study_project_ids(client.projects(), manifest.study):
         for task in client.tasks(project_id):
-            data = task.get("data") or {}
-            if isinstance(data, dict) and data.get("task_key") in keys and task.get("annotations"):
-                tasks.append({**task, "project": task.get("project", project_id)})
+            data = ls.task_data(task)
+            if isinstance(data, dict) and data.get("task_key") in keys and ls.task_annotations(task):
+                tasks.append({**task, "project": ls.task_project(task, project_id)})
     return annotations_from_tasks(tasks)
 
 

@@ -26,6 +26,7 @@ from typing import Any
 import pandas as pd
 
 from posthoc.errors import PosthocInputError
+from posthoc.labelstudio import records as ls
 from posthoc.tables import require_columns
 
 #: The peer's platform columns: (judgment id, unit id, worker id, started, submitted).
@@ -233,14 +234,6 @@ def judgements_from_posthoc(
     return table.loc[sizes > 1].reset_index(drop=True)
 
 
-def _worker_name(completed_by: Any) -> str:
-    if isinstance(completed_by, Mapping):
-        for key in ("email", "username", "id"):
-            if completed_by.get(key) not in (None, ""):
-                return str(completed_by[key])
-    return str(completed_by)
-
-
 def judgements_from_label_studio(
     tasks: Iterable[Mapping[str, Any]] | str | os.PathLike[str],
     *,
@@ -267,21 +260,21 @@ def judgements_from_label_studio(
     for position, task in enumerate(tasks):
         if not isinstance(task, Mapping):
             raise PosthocInputError(f"{source}: task #{position} is not an object")
-        data = task.get("data") or {}
+        data = ls.task_data(task)
         if unit_field is not None:
             if unit_field not in data:
-                raise PosthocInputError(f"{source}: task {task.get('id')} has no data field {unit_field!r}")
+                raise PosthocInputError(f"{source}: task {ls.record_id(task)} has no data field {unit_field!r}")
             unit = str(data[unit_field])
         else:
-            unit = str(task.get("id"))
-        for annotation in task.get("annotations") or []:
-            if annotation.get("was_cancelled"):
+            unit = str(ls.record_id(task))
+        for annotation in ls.task_annotations(task):
+            if ls.was_cancelled(annotation):
                 continue
-            worker = _worker_name(annotation.get("completed_by"))
-            for region in annotation.get("result") or []:
-                if region.get("from_name") != from_name or region.get("type") != "choices":
+            worker = ls.user_name(ls.completed_by(annotation))
+            for region in ls.result_items(annotation):
+                if ls.region_from_name(region) != from_name or ls.region_type(region) != "choices":
                     continue
-                rows.extend((unit, worker, str(choice)) for choice in region.get("value", {}).get("choices", []))
+                rows.extend((unit, worker, str(choice)) for choice in ls.region_choices(region))
     return pd.DataFrame(rows, columns=["unit", "worker", "annotation"])
 
 

@@ -40,6 +40,7 @@ import pandas as pd
 from posthoc.atomic import write_text_atomic
 from posthoc.eaglet.flags import read_flags
 from posthoc.errors import PosthocInputError
+from posthoc.labelstudio import records as ls
 from posthoc.links import normalise_link
 from posthoc.paths import label_config
 from posthoc.readers.corpus import Corpus, mentions_frame
@@ -137,7 +138,8 @@ def create_review_project(flags_dir: str | os.PathLike[str], *, url: str, token:
         project_id = int(client.post("/api/projects/", {"title": title, "label_config": label_config(CONFIG_NAME),
                                                          "maximum_annotations": 1,
                                                          "expert_instruction": marker_html(marker)})["id"])
-    present = {(str(t["data"].get("dataset")), str(t["data"].get("doc_id"))) for t in client.tasks(project_id)}
+    present = {(str(data.get("dataset")), str(data.get("doc_id")))
+               for data in map(ls.task_data, client.tasks(project_id))}
     tasks = [t for t in review_tasks(flags, corpus.documents, rules=rules)
              if (t["data"]["dataset"], t["data"]["doc_id"]) not in present]
     if tasks:
@@ -157,10 +159,8 @@ def export_tasks(url: str, token: str, project_id: int) -> list[dict[str, Any]]:
         raise PosthocInputError(f"project {project_id}: the export is not a list of tasks; is it a review project?")
     emails = {int(u["id"]): str(u.get("email") or u["id"]) for u in client.members()}
     for task in answer:
-        for annotation in task.get("annotations", []):
-            who = annotation.get("completed_by")
-            if isinstance(who, int) and who in emails:
-                annotation["completed_by"] = {"id": who, "email": emails[who]}
+        for annotation in ls.task_annotations(task):
+            ls.expand_completed_by(annotation, emails)
     return answer
 
 
@@ -176,39 +176,38 @@ class _Region:
 
 
 def _regions(task: dict[str, Any], text: str) -> tuple[dict[str, _Region], dict[str, Any]] | None:
-    annotations = [a for a in task.get("annotations", []) if not a.get("was_cancelled")]
+    annotations = [a for a in ls.task_annotations(task) if not ls.was_cancelled(a)]
     if not annotations:
         return None
-    latest = max(annotations, key=lambda a: (str(a.get("updated_at") or a.get("created_at") or ""), int(a["id"])))
+    latest = max(annotations, key=lambda a: (str(ls.last_changed_at(a) or ""), int(a["id"])))
     spans: dict[str, dict[str, Any]] = {}
-    for item in latest.get("result", []):
-        value, rid = item.get("value", {}), str(item.get("id"))
+    for item in ls.result_items(latest):
+        value, rid = ls.region_value(item) or {}, str(ls.region_id(item))
         entry = spans.setdefault(rid, {})
         if "start" in value and "end" in value:
             entry["span"] = (int(value["start"]), int(value["end"]))
-        if item.get("from_name") == "flag":
-            entry["label"] = (value.get("labels") or [""])[0]
-        elif item.get("from_name") == "link":
-            entry["link"] = ((value.get("text") or [""])[0] or "").strip()
-        elif item.get("from_name") == "decision":
-            entry["decision"] = (value.get("choices") or [None])[0]
+        control = ls.region_from_name(item)
+        if control == "flag":
+            entry["label"] = (ls.region_labels(item) or [""])[0]
+        elif control == "link":
+            entry["link"] = ((ls.region_texts(item) or [""])[0] or "").strip()
+        elif control == "decision":
+            entry["decision"] = (ls.region_choices(item) or [None])[0]
     regions = {}
     for rid, entry in spans.items():
         if "span" not in entry:
             continue
         start, end = entry["span"]
         if not 0 <= start < end <= len(text):
-            raise PosthocInputError(f"task {task.get('id')}, region {rid}: span [{start},{end}) is outside the text "
-                                    f"(length {len(text)}); fix the region in Label Studio")
+            raise PosthocInputError(f"task {ls.record_id(task)}, region {rid}: span [{start},{end}) is outside "
+                                    f"the text (length {len(text)}); fix the region in Label Studio")
         regions[rid] = _Region(start, end, entry.get("label", ""), entry.get("link"), entry.get("decision"))
     return regions, latest
 
 
 def _reviewer(annotation: dict[str, Any]) -> str:
-    who = annotation.get("completed_by")
-    if isinstance(who, dict):
-        return str(who.get("email") or who.get("id"))
-    return "" if who is None else str(who)
+    who = ls.completed_by(annotation)
+    return "" if who is None else str(ls.user_email(who) or ls.user_id(who))
 
 
 def corrected_gold(corpus: Corpus, flags: pd.DataFrame, tasks: list[dict[str, Any]], *,

@@ -37,6 +37,7 @@ from tqdm import tqdm
 from posthoc.errors import PosthocInputError
 from posthoc.export.checks import ExclusionLog, span_matches
 from posthoc.export.tags import VerificationTags
+from posthoc.labelstudio import records as ls
 from posthoc.links import normalise_link
 from posthoc.tables import JUDGEMENT_COLUMNS, OUTCOMES, require_columns
 
@@ -238,10 +239,8 @@ def iter_export_tasks(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
 
 def user_key(completed_by: Any) -> str:
     """A stable key for an annotation's ``completed_by``: the lower-case e-mail, else ``id:N``."""
-    if isinstance(completed_by, Mapping):
-        email = str(completed_by.get("email") or "").lower()
-        return email if email else f"id:{completed_by.get('id')}"
-    return f"id:{completed_by}"
+    email = str(ls.user_email(completed_by) or "").lower()
+    return email if email else f"id:{ls.user_id(completed_by)}"
 
 
 def default_user_workers(workers: Iterable[str]) -> dict[str, str]:
@@ -256,8 +255,8 @@ def default_user_workers(workers: Iterable[str]) -> dict[str, str]:
     return mapping
 
 
-def _first_text(value: Mapping[str, Any]) -> str:
-    text = value.get("text")
+def _first_text(item: Mapping[str, Any]) -> str:
+    text = ls.region_texts(item)
     if isinstance(text, list):
         parts = [str(t).strip() for t in text if str(t).strip()]
         return parts[0] if parts else ""
@@ -266,15 +265,15 @@ def _first_text(value: Mapping[str, Any]) -> str:
 
 def _prediction_of(annotation: Mapping[str, Any], task: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """The prediction the annotation started from, else the task's newest prediction, else ``None``."""
-    embedded = annotation.get("prediction")
-    if isinstance(embedded, Mapping) and embedded.get("result"):
+    embedded = ls.annotation_prediction(annotation)
+    if isinstance(embedded, Mapping) and ls.result_items(embedded):
         return embedded
-    predictions = [p for p in task.get("predictions") or [] if isinstance(p, Mapping) and p.get("result")]
-    parent = annotation.get("parent_prediction")
+    predictions = [p for p in ls.task_predictions(task) if isinstance(p, Mapping) and ls.result_items(p)]
+    parent = ls.parent_prediction(annotation)
     for prediction in predictions:
-        if parent is not None and prediction.get("id") == parent:
+        if parent is not None and ls.record_id(prediction) == parent:
             return prediction
-    return max(predictions, key=lambda p: int(p.get("id") or 0)) if predictions else None
+    return max(predictions, key=lambda p: int(ls.record_id(p) or 0)) if predictions else None
 
 
 def _decision_values(items: Mapping[str, Mapping[str, Any]], tags: VerificationTags) -> list[Any]:
@@ -287,18 +286,18 @@ def _decision_values(items: Mapping[str, Mapping[str, Any]], tags: VerificationT
     """
     decision_item = items.get(tags.decision) or {}
     key = "labels" if tags.decision_in_labels else "choices"
-    values = list((decision_item.get("value") or {}).get(key) or [])
+    values = ls.region_labels(decision_item) if key == "labels" else ls.region_choices(decision_item)
     if tags.decision_in_labels and not any(str(v) in _OUTCOME for v in values):
         for name, item in items.items():
-            if name != tags.labels and item.get("type") == "choices":
-                chosen = list((item.get("value") or {}).get("choices") or [])
+            if name != tags.labels and ls.region_type(item) == "choices":
+                chosen = ls.region_choices(item)
                 if any(str(v) in _OUTCOME for v in chosen):
                     return chosen
     return values
 
 
 def _describe(annotation: Mapping[str, Any]) -> str:
-    return f"annotation {annotation.get('id')} by {user_key(annotation.get('completed_by'))}"
+    return f"annotation {ls.record_id(annotation)} by {user_key(ls.completed_by(annotation))}"
 
 
 class ExportFlattener:
@@ -341,11 +340,11 @@ class ExportFlattener:
                  tags: VerificationTags | None = None) -> None:
         """Flatten one exported task (a dict as Label Studio exports it)."""
         self._n_tasks += 1
-        data = task.get("data") or {}
+        data = ls.task_data(task)
         key = str(data.get("task_key") or "")
         info = self.index.tasks.get(key)
         if info is None:
-            self.log.add("unknown_task", task_key=key, detail=f"Label Studio task {task.get('id')} in {source}")
+            self.log.add("unknown_task", task_key=key, detail=f"Label Studio task {ls.record_id(task)} in {source}")
             return
         if worker is not None and info.worker != worker:
             self.log.add("wrong_project", worker=info.worker, task_key=key,
@@ -356,25 +355,26 @@ class ExportFlattener:
                          detail=f"kept {self._seen[key]}, left out {source}")
             return
         self._seen[key] = source
-        drafts = [d for d in task.get("drafts") or [] if isinstance(d, Mapping)]
+        drafts = [d for d in ls.task_drafts(task) if isinstance(d, Mapping)]
         if drafts:
+            users = ", ".join(sorted({str(ls.draft_user(d)) for d in drafts}))
             self.log.add("draft", worker=info.worker, task_key=key, count=len(drafts),
-                         detail=f"{len(drafts)} draft(s) by {', '.join(sorted({str(d.get('user')) for d in drafts}))}")
+                         detail=f"{len(drafts)} draft(s) by {users}")
         submitted = []
-        for annotation in task.get("annotations") or []:
-            author = self.user_workers.get(user_key(annotation.get("completed_by")))
+        for annotation in ls.task_annotations(task):
+            author = self.user_workers.get(user_key(ls.completed_by(annotation)))
             if author != info.worker:
                 self.log.add("foreign_annotator", worker=info.worker, task_key=key, detail=_describe(annotation))
-            elif annotation.get("was_cancelled"):
+            elif ls.was_cancelled(annotation):
                 self.log.add("skipped", worker=info.worker, task_key=key, detail=_describe(annotation))
             else:
                 submitted.append(annotation)
         if not submitted:
             return
-        submitted.sort(key=lambda a: (str(a.get("created_at") or ""), int(a.get("id") or 0)))
+        submitted.sort(key=lambda a: (str(ls.created_at(a) or ""), int(ls.record_id(a) or 0)))
         for earlier in submitted[:-1]:
             self.log.add("annotated_twice", worker=info.worker, task_key=key,
-                         detail=f"{_describe(earlier)} left out; kept annotation {submitted[-1].get('id')}")
+                         detail=f"{_describe(earlier)} left out; kept annotation {ls.record_id(submitted[-1])}")
         self._add_annotation(key, info, submitted[-1], task, tags or self.tags)
 
     def _add_annotation(self, key: str, info: TaskInfo, annotation: Mapping[str, Any],
@@ -383,36 +383,40 @@ class ExportFlattener:
         if prediction is None:
             self.log.add("no_prediction", worker=info.worker, task_key=key, detail=_describe(annotation))
             return
-        predicted = {str(r.get("id")) for r in prediction.get("result") or [] if r.get("from_name") == tags.labels}
+        predicted = {str(ls.region_id(r)) for r in ls.result_items(prediction)
+                     if ls.region_from_name(r) == tags.labels}
         prefills = self.index.prefills.get(key, ())
         known = {p.mention_id for p in prefills}
         for region in sorted(predicted - known):
             self.log.add("unknown_prediction_region", worker=info.worker, task_key=key,
-                         detail=f"prediction {prediction.get('id')} region {region}")
+                         detail=f"prediction {ls.record_id(prediction)} region {region}")
         regions: dict[str, dict[str, Mapping[str, Any]]] = {}
-        for item in annotation.get("result") or []:
+        for item in ls.result_items(annotation):
             if isinstance(item, Mapping):
-                regions.setdefault(str(item.get("id")), {})[str(item.get("from_name"))] = item
+                regions.setdefault(str(ls.region_id(item)), {})[str(ls.region_from_name(item))] = item
         for region in sorted(set(regions) - predicted):
             self.log.add("manual_region", worker=info.worker, task_key=key,
                          detail=f"{_describe(annotation)} region {region}")
-        created_at = None if annotation.get("created_at") is None else str(annotation["created_at"])
-        lead_time = None if annotation.get("lead_time") is None else float(annotation["lead_time"])
+        created = ls.created_at(annotation)
+        created_at = None if created is None else str(created)
+        lead = ls.lead_time(annotation)
+        lead_time = None if lead is None else float(lead)
         for prefill in prefills:
             if prefill.mention_id not in predicted:
                 self.log.add("not_prefilled", worker=info.worker, task_key=key,
-                             detail=f"mention {prefill.mention_id} not in prediction {prediction.get('id')}")
+                             detail=f"mention {prefill.mention_id} not in prediction {ls.record_id(prediction)}")
                 continue
             items = regions.get(prefill.mention_id)
             if not items:
                 self._columns.append(key, info, prefill, outcome="remove", new_link=None,
                                      deleted=True, created_at=created_at, lead_time=lead_time)
                 continue
-            moved = [name for name, item in items.items()
-                     if isinstance(item.get("value"), Mapping) and "start" in item["value"]
-                     and not span_matches(item["value"], prefill.start, prefill.end)]
+            values = {name: ls.region_value(item) for name, item in items.items()}
+            moved = [name for name, value in values.items()
+                     if isinstance(value, Mapping) and "start" in value
+                     and not span_matches(value, prefill.start, prefill.end)]
             if moved:
-                spans = sorted({(items[n]["value"].get("start"), items[n]["value"].get("end")) for n in moved})
+                spans = sorted({(values[n].get("start"), values[n].get("end")) for n in moved})
                 self.log.add("offsets_changed", worker=info.worker, task_key=key,
                              detail=f"mention {prefill.mention_id} pre-filled at {prefill.start}-{prefill.end} "
                                     f"(chunk), annotated at {', '.join(f'{s}-{e}' for s, e in spans)}")
@@ -425,7 +429,7 @@ class ExportFlattener:
                 continue
             new_link = None
             if outcome == "edit" and tags.new_link in items:
-                typed = _first_text(items[tags.new_link].get("value") or {})
+                typed = _first_text(items[tags.new_link])
                 new_link = normalise_link(typed).link if typed else None
             self._columns.append(key, info, prefill, outcome=outcome, new_link=new_link,
                                  deleted=False, created_at=created_at, lead_time=lead_time)

@@ -32,6 +32,7 @@ import pandas as pd
 
 from posthoc.errors import PosthocInputError
 from posthoc.labelstudio.client import LabelInterface
+from posthoc.labelstudio.records import region_texts, region_type, region_value, result_items
 
 #: The one neutral model version of every prediction, whichever system produced it (blind study).
 MODEL_VERSION: Final = "posthoc-v1"
@@ -221,19 +222,19 @@ def prediction_regions(prediction: Mapping[str, Any]) -> Regions:
     """``{result id: (start, end, link)}`` of a stored prediction (the link from its per-region TextArea)."""
     regions: dict[str, tuple[int, int, str]] = {}
     links: dict[str, str] = {}
-    for item in prediction.get("result") or []:
-        value = item.get("value", {})
-        if item.get("type") == "labels":
+    for item in result_items(prediction):
+        if region_type(item) == "labels":
+            value = region_value(item) or {}
             regions[str(item["id"])] = (int(value["start"]), int(value["end"]), "")
-        elif item.get("type") == "textarea":
-            texts = value.get("text") or [""]
+        elif region_type(item) == "textarea":
+            texts = region_texts(item) or [""]
             links[str(item["id"])] = str(texts[0])
     return {key: (start, end, links.get(key, "")) for key, (start, end, _) in regions.items()}
 
 
 def has_links(prediction: Mapping[str, Any]) -> bool:
     """Whether a prediction carries links (per-region TextArea items)."""
-    return any(item.get("type") == "textarea" for item in prediction.get("result") or [])
+    return any(region_type(item) == "textarea" for item in result_items(prediction))
 
 
 def regions_differ(got: Regions, expected: Regions, *, links: bool) -> list[str]:

@@ -32,6 +32,7 @@ import pandas as pd
 from posthoc.errors import PosthocInputError, PosthocServiceError
 from posthoc.export.tags import VerificationTags
 from posthoc.labelstudio.client import LabelStudioClient
+from posthoc.labelstudio.records import region_from_name, region_id, task_predictions
 
 OUTCOMES = ("verify", "edit", "remove")
 DEFAULT_OUTCOME_PROBABILITIES: dict[str, tuple[float, float, float]] = {
@@ -133,7 +134,7 @@ def annotation_result(prediction_result: list[dict[str, Any]], decisions: Mappin
     """
     out: list[dict[str, Any]] = []
     for item in prediction_result:
-        if item.get("from_name") != tags.labels:
+        if region_from_name(item) != tags.labels:
             continue
         region = str(item["id"])
         if region in drop:
@@ -146,7 +147,7 @@ def annotation_result(prediction_result: list[dict[str, Any]], decisions: Mappin
         base = {"id": region, "to_name": item["to_name"], "origin": "prediction"}
         labelled = {**value, "labels": [outcome]} if tags.decision_in_labels else dict(value)
         out.append({**base, "from_name": tags.labels, "type": "labels", "value": labelled})
-        links = [i for i in prediction_result if i.get("id") == region and i.get("from_name") == tags.link]
+        links = [i for i in prediction_result if region_id(i) == region and region_from_name(i) == tags.link]
         out.extend({**base, **link, "origin": "prediction"} for link in links)
         if not tags.decision_in_labels:
             out.append({**base, "from_name": tags.decision, "type": "choices",
@@ -184,7 +185,7 @@ def annotate_stream(client: LabelStudioClient, project_id: int, decisions: pd.Da
         key = str(task["data"].get("task_key"))
         if key != expected_key:
             raise PosthocServiceError(f"project {project_id}: /next served {key}, the plan says {expected_key}")
-        predictions = task.get("predictions") or []
+        predictions = task_predictions(task)
         if len(predictions) != 1:
             raise PosthocServiceError(f"project {project_id}, task {task['id']}: {len(predictions)} predictions")
         rows = by_task[key]

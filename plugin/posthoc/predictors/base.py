@@ -30,6 +30,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from posthoc.errors import PosthocServiceError
 from posthoc.labelstudio.payloads import MODEL_VERSION, RegionTags, build_result, region_tags
+from posthoc.labelstudio.records import answer_predictions, region_from_name
 from posthoc.links import normalise_link
 
 
@@ -149,7 +150,7 @@ def call_model(model: Any, tasks: list[dict[str, Any]], *, context: dict[str, An
     answer = model.predict(tasks, context=context, **kwargs)
     answer = _plain(answer)
     if isinstance(answer, Mapping):
-        answer = answer.get("predictions", answer.get("results"))
+        answer = answer_predictions(answer)
     elif answer is not None and not isinstance(answer, list | tuple) and hasattr(answer, "predictions"):
         answer = answer.predictions
     if not isinstance(answer, list | tuple):
@@ -181,7 +182,7 @@ def mentions_of_prediction(prediction: Mapping[str, Any], text: str, *, name: st
             links[str(item["id"])] = str(texts[0])
     found: list[PredictedMention] = []
     for item in items:
-        if item.get("type") != "labels" or (tags is not None and item.get("from_name") != tags.labels_from):
+        if item.get("type") != "labels" or (tags is not None and region_from_name(item) != tags.labels_from):
             continue
         value = item.get("value")
         if not isinstance(value, Mapping) or "start" not in value or "end" not in value:

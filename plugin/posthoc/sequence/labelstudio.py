@@ -15,14 +15,13 @@ import numpy as np
 import pandas as pd
 
 from posthoc.errors import PosthocInputError
+from posthoc.labelstudio import records as ls
 from posthoc.sequence.table import validate_sequence_table
 
 
 def _worker(annotation: Mapping[str, Any]) -> str:
-    who = annotation.get("completed_by")
-    if isinstance(who, Mapping):
-        return str(who.get("email") or who.get("id"))
-    return str(who)
+    who = ls.completed_by(annotation)
+    return str(ls.user_email(who) or ls.user_id(who))
 
 
 def sequence_table_from_rating_export(tasks: Iterable[Mapping[str, Any]], *, from_name: str = "score",
@@ -34,24 +33,24 @@ def sequence_table_from_rating_export(tasks: Iterable[Mapping[str, Any]], *, fro
     """
     rows = []
     for task in tasks:
-        data = task.get("data") or {}
+        data = ls.task_data(task)
         if "item" not in data:
-            raise PosthocInputError(f"{source}: task {task.get('id')} has no 'item' in its data")
-        for annotation in task.get("annotations") or []:
-            if annotation.get("was_cancelled"):
+            raise PosthocInputError(f"{source}: task {ls.record_id(task)} has no 'item' in its data")
+        for annotation in ls.task_annotations(task):
+            if ls.was_cancelled(annotation):
                 continue
-            numbers = [r for r in annotation.get("result") or [] if r.get("from_name") == from_name]
+            numbers = [r for r in ls.result_items(annotation) if ls.region_from_name(r) == from_name]
             if not numbers:
                 continue
-            value = numbers[0].get("value", {}).get("number")
+            value = ls.region_number(numbers[0])
             if value is None:
-                raise PosthocInputError(f"{source}: task {task.get('id')} annotation {annotation.get('id')} "
+                raise PosthocInputError(f"{source}: task {ls.record_id(task)} annotation {ls.record_id(annotation)} "
                                         f"has no number in {from_name!r}")
             rows.append({
-                "worker": _worker(annotation), "sequence": str(task.get("project", "")),
+                "worker": _worker(annotation), "sequence": str(ls.task_project(task, "")),
                 "item": str(data["item"]), "task_id": int(task["id"]),
                 "position": data.get("position"), "label": float(value),
-                "gold": data.get("gold", np.nan), "created_at": annotation.get("created_at"),
+                "gold": data.get("gold", np.nan), "created_at": ls.created_at(annotation),
             })
     frame = pd.DataFrame(rows, columns=["worker", "sequence", "item", "task_id", "position", "label", "gold",
                                         "created_at"])

@@ -41,6 +41,7 @@ from typing import Any, Final
 import pandas as pd
 
 from posthoc.errors import PosthocInputError
+from posthoc.labelstudio import records as ls
 from posthoc.labelstudio.payloads import TASK_KEY_FIELD, RequestError
 from posthoc.tables import OUTCOMES
 
@@ -84,7 +85,7 @@ def _int_or_none(value: Any) -> int | None:
     if isinstance(value, int):
         return value
     if isinstance(value, dict):  # an expanded user / task / project
-        return _int_or_none(value.get("id"))
+        return _int_or_none(ls.record_id(value))
     return None
 
 
@@ -98,10 +99,10 @@ def regions_of(result: Any) -> list[dict[str, Any]]:
         return []
     regions: dict[str, dict[str, Any]] = {}
     for item in result:
-        if not isinstance(item, dict) or item.get("type") == "relation":
+        if not isinstance(item, dict) or ls.region_type(item) == "relation":
             continue
-        region_id = item.get("id")
-        value = item.get("value")
+        region_id = ls.region_id(item)
+        value = ls.region_value(item)
         if region_id is None or not isinstance(value, dict):
             continue
         region = regions.setdefault(
@@ -112,7 +113,7 @@ def regions_of(result: Any) -> list[dict[str, Any]]:
         for bound in ("start", "end"):
             if isinstance(value.get(bound), int) and not isinstance(value.get(bound), bool):
                 region[bound] = value[bound]
-        kind, from_name = item.get("type"), str(item.get("from_name", ""))
+        kind, from_name = ls.region_type(item), str(ls.region_from_name(item, ""))
         if kind == "labels" and isinstance(value.get("labels"), list):
             region["labels"] = [str(v) for v in value["labels"]]
         elif kind == "choices" and isinstance(value.get("choices"), list):
@@ -139,17 +140,17 @@ def event_rows(payload: Mapping[str, Any], *, received: str) -> list[tuple[Any, 
 
     Raises :class:`RequestError` (a 400 reply) when an annotation event lacks its annotation id.
     """
-    action = payload.get("action")
+    action = ls.webhook_action(payload)
     if not isinstance(action, str):
         raise RequestError("webhook payload needs an 'action' string", field="action")
     if action not in RECORDED_ACTIONS:
         return []
-    project = payload.get("project")
+    project = ls.webhook_project(payload)
     project_id = _int_or_none(project)
-    project_title = _str_or_none(project.get("title")) if isinstance(project, dict) else None
+    project_title = _str_or_none(ls.project_title(project)) if isinstance(project, dict) else None
     rows: list[tuple[Any, ...]] = []
     if action == "ANNOTATIONS_DELETED":
-        deleted = payload.get("annotations")
+        deleted = ls.webhook_deleted_annotations(payload)
         if not isinstance(deleted, list):
             raise RequestError("ANNOTATIONS_DELETED needs an 'annotations' list", field="annotations")
         for index, item in enumerate(deleted):
@@ -159,27 +160,27 @@ def event_rows(payload: Mapping[str, Any], *, received: str) -> list[tuple[Any, 
             rows.append((received, action, project_id, project_title, None, None, annotation_id,
                          None, None, "", None, 0, "[]"))
     else:
-        annotation = payload.get("annotation")
-        if not isinstance(annotation, dict) or _int_or_none(annotation.get("id")) is None:
+        annotation = ls.webhook_annotation(payload)
+        if not isinstance(annotation, dict) or _int_or_none(ls.record_id(annotation)) is None:
             raise RequestError(f"{action} needs an 'annotation' object with an integer id", field="annotation.id")
-        task = payload.get("task") if isinstance(payload.get("task"), dict) else {}
+        task = ls.webhook_task(payload) if isinstance(ls.webhook_task(payload), dict) else {}
         assert isinstance(task, dict)
-        data = task.get("data") if isinstance(task.get("data"), dict) else {}
+        data = ls.task_data(task) if isinstance(ls.task_data(task), dict) else {}
         assert isinstance(data, dict)
-        lead_time = annotation.get("lead_time")
+        lead_time = ls.lead_time(annotation)
         rows.append((
             received, action,
-            project_id if project_id is not None else _int_or_none(annotation.get("project")),
+            project_id if project_id is not None else _int_or_none(ls.annotation_project(annotation)),
             project_title,
-            _int_or_none(task) if task else _int_or_none(annotation.get("task")),
+            _int_or_none(task) if task else _int_or_none(ls.annotation_task(annotation)),
             _str_or_none(data.get(TASK_KEY_FIELD)),
-            _int_or_none(annotation.get("id")),
-            _int_or_none(annotation.get("completed_by")),
-            _str_or_none(annotation.get("created_at")),
-            _str_or_none(annotation.get("updated_at")) or _str_or_none(annotation.get("created_at")) or "",
+            _int_or_none(ls.record_id(annotation)),
+            _int_or_none(ls.completed_by(annotation)),
+            _str_or_none(ls.created_at(annotation)),
+            _str_or_none(ls.updated_at(annotation)) or _str_or_none(ls.created_at(annotation)) or "",
             float(lead_time) if isinstance(lead_time, int | float) and not isinstance(lead_time, bool) else None,
-            1 if annotation.get("was_cancelled") is True else 0,
-            json.dumps(regions_of(annotation.get("result")), ensure_ascii=False),
+            1 if ls.was_cancelled(annotation, strict=True) else 0,
+            json.dumps(regions_of(ls.result_items(annotation)), ensure_ascii=False),
         ))
     return rows
 

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 import pandas as pd
 
+from posthoc.labelstudio import records as ls
 from posthoc.study.events import regions_of
 
 WORKER_COLUMNS = ("worker", "tasks_total", "tasks_done", "share_done", "cancelled", "controls_total",
@@ -40,22 +41,19 @@ def annotations_from_tasks(tasks: Iterable[dict[str, Any]]) -> pd.DataFrame:
     """One row an annotation of Label Studio tasks (API or export JSON: ``data``, ``annotations``)."""
     rows: list[dict[str, Any]] = []
     for task in tasks:
-        data = task.get("data") or {}
-        for annotation in task.get("annotations") or []:
-            completed_by = annotation.get("completed_by")
-            if isinstance(completed_by, dict):
-                completed_by = completed_by.get("id")
+        data = ls.task_data(task)
+        for annotation in ls.task_annotations(task):
             rows.append({
-                "annotation_id": annotation.get("id"),
-                "project_id": task.get("project"),
-                "task_id": task.get("id"),
+                "annotation_id": ls.record_id(annotation),
+                "project_id": ls.task_project(task),
+                "task_id": ls.record_id(task),
                 "task_key": data.get("task_key") if isinstance(data, dict) else None,
-                "completed_by": completed_by,
-                "created_at": annotation.get("created_at"),
-                "updated_at": annotation.get("updated_at") or annotation.get("created_at"),
-                "lead_time": annotation.get("lead_time"),
-                "was_cancelled": bool(annotation.get("was_cancelled")),
-                "regions": regions_of(annotation.get("result")),
+                "completed_by": ls.user_id(ls.completed_by(annotation)),
+                "created_at": ls.created_at(annotation),
+                "updated_at": ls.last_changed_at(annotation),
+                "lead_time": ls.lead_time(annotation),
+                "was_cancelled": ls.was_cancelled(annotation),
+                "regions": regions_of(ls.result_items(annotation)),
             })
     columns = ["annotation_id", "project_id", "task_id", "task_key", "completed_by", "created_at", "updated_at",
                "lead_time", "was_cancelled", "regions"]
