@@ -190,12 +190,14 @@ class _Study:
 def import_items(index: PrefillIndex, keys: list[str], positions: range | list[int], *, label_config: str,
                  model_version: str) -> list[dict[str, Any]]:
     """The tasks to import for the worker batch ``keys`` at ``positions`` (0-based): each task's data and its
-    prediction inline (what the backend answers for it: :func:`posthoc.labelstudio.payloads.manifest_prediction`)."""
+    prediction inline (what the backend answers for it: :func:`posthoc.labelstudio.payloads.manifest_prediction`;
+    the label config's own check runs on the batch's first task, the offsets' on every task)."""
     items = []
-    for position in positions:
+    for number, position in enumerate(positions):
         key = keys[position]
         text, mentions = index.texts[key], index.prefill(key)
-        prediction = manifest_prediction(mentions, text, label_config, model_version=model_version)
+        prediction = manifest_prediction(mentions, text, label_config, model_version=model_version,
+                                         validate=number == 0)
         items.append({"data": task_data(key, text, mentions, number=position + 1, total=len(keys)),
                       "predictions": [prediction]})
     return items
