@@ -38,6 +38,7 @@ from posthoc.errors import PosthocInputError
 from posthoc.export.checks import ExclusionLog, span_matches
 from posthoc.export.tags import VerificationTags
 from posthoc.labelstudio import records as ls
+from posthoc.labelstudio.records import region_from_name, region_id, region_value
 from posthoc.links import normalise_link
 from posthoc.tables import JUDGEMENT_COLUMNS, OUTCOMES, require_columns
 
@@ -393,7 +394,7 @@ class ExportFlattener:
         regions: dict[str, dict[str, Mapping[str, Any]]] = {}
         for item in ls.result_items(annotation):
             if isinstance(item, Mapping):
-                regions.setdefault(str(ls.region_id(item)), {})[str(ls.region_from_name(item))] = item
+                regions.setdefault(str(region_id(item)), {})[str(region_from_name(item))] = item
         for region in sorted(set(regions) - predicted):
             self.log.add("manual_region", worker=info.worker, task_key=key,
                          detail=f"{_describe(annotation)} region {region}")
@@ -411,12 +412,11 @@ class ExportFlattener:
                 self._columns.append(key, info, prefill, outcome="remove", new_link=None,
                                      deleted=True, created_at=created_at, lead_time=lead_time)
                 continue
-            values = {name: ls.region_value(item) for name, item in items.items()}
-            moved = [name for name, value in values.items()
-                     if isinstance(value, Mapping) and "start" in value
+            moved = [value for item in items.values()
+                     if isinstance(value := region_value(item), Mapping) and "start" in value
                      and not span_matches(value, prefill.start, prefill.end)]
             if moved:
-                spans = sorted({(values[n].get("start"), values[n].get("end")) for n in moved})
+                spans = sorted({(value.get("start"), value.get("end")) for value in moved})
                 self.log.add("offsets_changed", worker=info.worker, task_key=key,
                              detail=f"mention {prefill.mention_id} pre-filled at {prefill.start}-{prefill.end} "
                                     f"(chunk), annotated at {', '.join(f'{s}-{e}' for s, e in spans)}")
