@@ -105,8 +105,9 @@ def serve_instant(port: int) -> None:
 
 
 @contextlib.contextmanager
-def _server_process(command: list[str], url: str, *, env: dict[str, str] | None = None) -> Iterator[str]:
-    """``command`` as its own process (its own session; it dies with this one), once ``url`` answers; stopped
+def _server_process(command: list[str], url: str, *, ready: str = "/", env: dict[str, str] | None = None
+                    ) -> Iterator[str]:
+    """``command`` as its own process (its own session; it dies with this one), once ``url + ready`` answers; stopped
     (SIGTERM to its group, then SIGKILL) on the way out."""
     import signal
 
@@ -118,14 +119,14 @@ def _server_process(command: list[str], url: str, *, env: dict[str, str] | None 
         deadline = time.monotonic() + 60
         while True:
             try:
-                if httpx.get(url, timeout=2).status_code < 500:
+                if httpx.get(url + ready, timeout=2).status_code < 500:
                     break
             except httpx.HTTPError:
                 pass
             if process.poll() is not None or time.monotonic() > deadline:
                 raise SystemExit(f"{command[:4]} did not start (exit {process.poll()})")
             time.sleep(0.2)
-        yield url.rsplit("/", 1)[0] if url.endswith("/health") else url
+        yield url
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGTERM)
@@ -156,7 +157,7 @@ def study_backend(manifest_path: Path, events_db: Path) -> Iterator[str]:
     port = free_port()
     command = [sys.executable, "-m", "posthoc.cli.main", "backend", "serve", "--manifest", str(manifest_path),
                "--events-db", str(events_db), "--port", str(port)]
-    with _server_process(command, f"http://127.0.0.1:{port}/health") as url:
+    with _server_process(command, f"http://127.0.0.1:{port}", ready="/health") as url:
         yield url
 
 
@@ -339,23 +340,9 @@ def _receivers_alone(backend_url: str, instant: str, *, runs: int) -> dict[str, 
 
 def _plan(folder: Path, n_workers: int, n_tasks: int) -> Any:
     """A manifest of about ``n_workers x n_tasks`` tasks over the synthetic Table-1 corpus of plan_bench (seeded;
-    ``study_scale_raw.plan_scale_study`` when present, with one control task a batch)."""
-    try:
-        from study_scale_raw import plan_scale_study
-    except ImportError:
-        plan_scale_study = None
-    if plan_scale_study is None:
-        from plan_bench import synthesise
+    ``study_scale_raw.plan_scale_study``, with one control task a batch)."""
+    from study_scale_raw import plan_scale_study
 
-        from posthoc.study import StudyConfig, plan_study
-        from posthoc.study.manifest import Manifest
-
-        documents, mentions = synthesise(1)
-        config = StudyConfig(name="scale", seed=1, k=1, tasks_per_batch=n_tasks, n_workers=n_workers,
-                             control_tasks=False)
-        keep = documents.groupby("dataset").head(max(1, n_workers * n_tasks // 40))[["dataset", "doc_id"]]
-        return Manifest.create(folder / "scale.manifest", plan_study(documents.merge(keep), mentions.merge(keep),
-                                                                     config))
     manifest = plan_scale_study(folder / "scale.manifest", n_workers=n_workers, tasks_per_worker=n_tasks)
     planned = len(manifest.tasks())
     if planned < 0.97 * n_workers * n_tasks:  # the planner's batches are not exact: ask for more, once
@@ -364,35 +351,6 @@ def _plan(folder: Path, n_workers: int, n_tasks: int) -> Any:
         asked = round(n_tasks * n_workers * n_tasks / planned)
         manifest = plan_scale_study(folder / "scale.manifest", n_workers=n_workers, tasks_per_worker=asked)
     return manifest
-
-
-def _direct_setup(http: httpx.Client, manifest: Any, config: str) -> None:
-    """The study's end state by plain calls (marked projects, imports with predictions inline, users by
-    ``POST /api/users/``): used only when this checkout has no setup at scale to time (then create is not timed)."""
-    try:
-        from posthoc.labelstudio.payloads import build_result, region_tags
-    except ImportError:  # before the payload module moved out of the backend
-        from posthoc.labelstudio.payloads import build_result, region_tags
-
-    from posthoc.labelstudio.projects import marker_html, project_marker
-    from posthoc.labelstudio.tasks import task_data
-    from posthoc.labelstudio.users import worker_email
-
-    tags = region_tags(config)
-    for worker in manifest.workers():
-        project = http.post("/api/projects/", json={
-            "title": f"scale {worker}", "label_config": config, "sampling": "Sequential sampling",
-            "maximum_annotations": 1, "expert_instruction": marker_html(project_marker(str(manifest.study), worker))
-        }).raise_for_status().json()
-        http.post("/api/users/", json={"email": worker_email(worker), "username": worker_email(worker)})
-        payload = []
-        for task in manifest.tasks(worker=worker).itertuples(index=False):
-            prefill = manifest.prefill(task.task_key)
-            payload.append({"data": task_data(task.task_key, task.text, prefill.to_dict("records")),
-                            "predictions": [{"model_version": "posthoc-v1",
-                                             "result": build_result(prefill, task.text, tags)}]})
-        for start in range(0, len(payload), 500):
-            http.post(f"/api/projects/{project['id']}/import", json=payload[start:start + 500]).raise_for_status()
 
 
 def scenario(run: BenchRun, name: str, n_workers: int, n_tasks: int, *, per_mode: int, folder: Path,
@@ -404,26 +362,22 @@ def scenario(run: BenchRun, name: str, n_workers: int, n_tasks: int, *, per_mode
     manifest = _plan(folder, n_workers, n_tasks)
     run.print(f"({name}) {len(manifest.workers())} workers x {n_tasks} tasks: {len(manifest.tasks())} tasks, "
               f"{len(manifest.mentions())} pre-filled annotations")
-    try:
-        from study_scale_raw import raw_create, raw_payloads
-    except ImportError:
-        raw_create = raw_payloads = None
-    if skip_create:
-        raw_create = raw_payloads = None
+    from study_scale_raw import raw_create, raw_payloads
+
+    from posthoc.labelstudio.setup import create_study
+
     server = _start_label_studio(folder)
     try:
         with study_backend(manifest.path, folder / "scale.events.sqlite3") as backend_url, \
                 httpx.Client(base_url=server.url, headers={"Authorization": f"Token {server.token}"},
                              timeout=600) as http:
-            if raw_create is None or raw_payloads is None:
+            if skip_create:
                 started = time.perf_counter()
-                _direct_setup(http, manifest, config)
-                run.print(f"  NOT MEASURED here: study create against raw (--skip-create, or no bench/study_scale_raw"
-                          f".py); set up by plain calls in {time.perf_counter() - started:.1f} s")
+                create_study(manifest, url=server.url, token=server.token, backend_url=backend_url)
+                run.print(f"  NOT MEASURED here (--skip-create): study create against raw; set up by study create in "
+                          f"{time.perf_counter() - started:.1f} s")
                 study = Study(http, manifest)
             else:
-                from posthoc.labelstudio.setup import create_study
-
                 payloads = raw_payloads(manifest, config)
                 figures.raw = raw_create(server.url, server.token, "scale", payloads, config)
                 started = time.perf_counter()
@@ -510,8 +464,8 @@ def main(argv: list[str] | None = None) -> None:
                         "results are not saved")
     parser.add_argument("--scenarios", default="a,b", help="which of a (20 x 1,500) and b (300 x 20) to run")
     parser.add_argument("--submits", type=int, default=None, help="submits per webhook setting (default 100)")
-    parser.add_argument("--skip-create", action="store_true", help="set the study up by plain calls; do not time "
-                        "study create against the raw baseline")
+    parser.add_argument("--skip-create", action="store_true", help="set the study up by study create, untimed, "
+                        "without the raw baseline")
     args = parser.parse_args(argv)
     sizes = SMALL if args.small else SCENARIOS
     per_mode = args.submits or (5 if args.small else 100)

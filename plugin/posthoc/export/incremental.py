@@ -37,7 +37,6 @@ import hashlib
 import json
 import os
 import shutil
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
@@ -51,6 +50,7 @@ from posthoc.errors import PosthocServiceError
 from posthoc.export.checks import exclusions_frame
 from posthoc.export.flatten import ExportFlattener, Flattened, ManifestIndex, empty_judgements, judgement_sort
 from posthoc.export.tags import VerificationTags
+from posthoc.lazy import Lazy
 
 #: projects exported (or asked for their signal) at once: Label Studio is one process, mostly busy in Python, on
 #: one SQLite file (4 at once made a 1,500-task snapshot export fail now and then: its writes wait for a lock)
@@ -289,20 +289,15 @@ class StudyExport:
     client: Any
     http: Any
     projects: list[tuple[int, str | None]]
-    read_index: Callable[[], ManifestIndex]
+    read_index: Lazy[ManifestIndex]
     user_workers: Mapping[str, str]
     tags: dict[int, VerificationTags]
     keys: dict[int, str]
-    _index: ManifestIndex | None = None
-    _index_lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def index(self) -> ManifestIndex:
         """The manifest's index, read when the first project is flattened (a run with nothing new never is)."""
-        with self._index_lock:
-            if self._index is None:
-                self._index = self.read_index()
-            return self._index
+        return self.read_index()
 
     @classmethod
     def open(cls, client: Any, http: Any, projects: Sequence[tuple[int, str | None]],
@@ -324,7 +319,7 @@ class StudyExport:
             context = context_key(manifest_digest=manifest_digest, worker=worker, tags=tags[project_id],
                                   user_workers=user_workers)
             keys[project_id] = combined_key(signal, context)
-        return cls(client=client, http=http, projects=list(projects), read_index=read_index,
+        return cls(client=client, http=http, projects=list(projects), read_index=Lazy(read_index),
                    user_workers=user_workers, tags=tags, keys=keys)
 
     def _export_part(self, project: tuple[int, str | None], work_dir: Path) -> ProjectPart:

@@ -268,15 +268,19 @@ class LabelStudioClient:
     def projects(self) -> list[dict[str, Any]]:
         """Every project visible to this user (all pages of 100; a raw paged listing, as every job starts
         with it)."""
-        projects: list[dict[str, Any]] = []
+        return list(self._results("/api/projects/"))
+
+    def _results(self, path: str) -> Iterator[dict[str, Any]]:
+        """The objects of a listing Label Studio pages as ``{"results", "next"}`` (``PAGE_SIZE`` a page), every
+        page; a page past the last (404 after the first) ends it."""
         page = 1
         while True:
-            answer = self.request("GET", "/api/projects/", params={"page": page, "page_size": PAGE_SIZE},
-                                  ok=(200, 404))
+            answer = self.request("GET", path, params={"page": page, "page_size": PAGE_SIZE},
+                                  ok=(200,) if page == 1 else (200, 404))
             results = answer.get("results", []) if isinstance(answer, dict) else []
-            projects += [p for p in results if isinstance(p, dict)]
+            yield from (r for r in results if isinstance(r, dict))
             if not isinstance(answer, dict) or not answer.get("next") or not results:
-                return projects
+                return
             page += 1
 
     def project(self, project_id: int) -> dict[str, Any]:
@@ -286,15 +290,8 @@ class LabelStudioClient:
         """Every user of this user's organisation (``id``, ``email``, ...): one paged listing of its memberships
         (``GET /api/users/`` is unpaged and costs ~2 ms per user in 1.23)."""
         organisation = int(self.whoami()["active_organization"])
-        path = f"/api/organizations/{organisation}/memberships"
-        found: list[dict[str, Any]] = []
-        page = 1
-        while True:
-            answer = self.get(path, page=page, page_size=PAGE_SIZE)
-            found.extend(dict(m["user"]) for m in answer.get("results", []) if isinstance(m.get("user"), dict))
-            if not answer.get("next"):
-                return found
-            page += 1
+        return [dict(m["user"]) for m in self._results(f"/api/organizations/{organisation}/memberships")
+                if isinstance(m.get("user"), dict)]
 
     def tasks(self, project_id: int, *, fields: str = "all", include: str | None = None,
               page_size: int = TASK_PAGE_SIZE) -> Iterator[dict[str, Any]]:

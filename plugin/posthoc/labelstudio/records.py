@@ -194,7 +194,7 @@ def region_value(item: Record) -> Any:
 
 
 def _value(item: Record) -> Any:
-    return item.get("value") or {}
+    return region_value(item) or {}
 
 
 def region_labels(item: Record) -> list[Any]:

@@ -58,6 +58,7 @@ from posthoc.labelstudio.projects import MARKER, marker_html, project_marker, pr
 from posthoc.labelstudio.setup_record import SetupRecord, default_setup_file
 from posthoc.labelstudio.tasks import task_data
 from posthoc.labelstudio.views import ensure_tabs
+from posthoc.lazy import Lazy
 from posthoc.study.prefill import PrefillIndex
 
 IMPORT_BATCH = 500  # tasks a POST: Label Studio imports ~3 ms a task with predictions inline
@@ -174,17 +175,16 @@ class _Study:
     config: str
     counts: _Counts
     record: SetupRecord
-    _index: PrefillIndex | None = None
-    _index_lock: threading.Lock = field(default_factory=threading.Lock)
+    _index: Lazy[PrefillIndex] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._index = Lazy(lambda: PrefillIndex(self.manifest))
 
     @property
     def index(self) -> PrefillIndex:
         """The manifest's texts and pre-fill, read when a project first needs them (a rerun with nothing to do
         never does)."""
-        with self._index_lock:
-            if self._index is None:
-                self._index = PrefillIndex(self.manifest)
-            return self._index
+        return self._index()
 
 
 def import_items(index: PrefillIndex, keys: list[str], positions: range | list[int], *, label_config: str,
