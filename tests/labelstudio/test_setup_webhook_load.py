@@ -1,0 +1,53 @@
+"""Setup does not make Label Studio post every imported task to the backend's webhook (issue 11).
+
+``POST /api/ml`` makes a project webhook for all actions, so a project connected before its import has Label
+Studio serialise and post each import batch to ``<backend>/webhook`` (``TASKS_CREATED``). Setup connects every
+project but the first (which it asks the model version through) after the import. Label Studio reaches the real
+backend through a counting proxy here, so every call it makes to the backend is seen; afterwards the webhook of a
+project connected late still carries an annotation to the backend.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from faults.proxy import fault_proxy
+from lsfixtures import run_backend, small_sample_manifest
+from posthoc.labelstudio.client import LabelStudioClient
+from posthoc.labelstudio.setup import create_study
+
+pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]
+
+DOMAIN = "whload.posthoc.local"  # one Label Studio serves every test module: logins must not collide
+
+
+def test_only_the_first_project_is_imported_with_the_webhook_on(ls_server, tmp_path: Path) -> None:
+    manifest = small_sample_manifest(tmp_path / "manifest.sqlite", name="whload", n_workers=5)
+    calls: list[tuple[str, str]] = []
+    lock = threading.Lock()
+
+    def record(method: str, path: str, n: int) -> None:
+        with lock:
+            calls.append((method, path.split("?")[0]))
+        return None
+
+    with run_backend(manifest.path) as backend_url, fault_proxy(backend_url, record) as (proxy_url, _):
+        setup = create_study(manifest, url=ls_server.url, token=ls_server.token, backend_url=proxy_url,
+                             accounts_file=tmp_path / "accounts.json", setup_file=tmp_path / "setup.json",
+                             email_domain=DOMAIN)
+        hooks_during_setup = [c for c in calls if c == ("POST", "/webhook")]
+        client = LabelStudioClient(ls_server.url, ls_server.token)
+        for project in setup.projects:  # every project connected, with the webhook Label Studio made
+            assert [b["url"] for b in client.ml_backends(project.project_id)] == [proxy_url]
+            assert [h["url"] for h in client.webhooks(project.project_id)] == [f"{proxy_url}/webhook"]
+        # the first project (one import batch here) was connected before its import; the other four after theirs
+        assert 1 <= len(hooks_during_setup) < len(setup.projects), calls
+        # a late-connected project's webhook still tells the backend of an annotation
+        last = setup.projects[-1].project_id
+        task = next(iter(client.tasks(last)))
+        before = len(calls)
+        client.post(f"/api/tasks/{task['id']}/annotations/", {"result": [], "lead_time": 1.0})
+        assert ("POST", "/webhook") in calls[before:], calls[before:]
