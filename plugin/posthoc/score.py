@@ -275,7 +275,7 @@ def _run_locked(manifest: Any, target: Path, *, ls_url: str | None, token: str |
     """The job once the lock on ``target`` is held."""
     options = {"n_resamples": n_resamples, "seed": seed, "resample_unit": resample_unit, "format": fmt,
                "union": union}
-    from posthoc.study.outcome_section import estimate_digest, estimate_path, plan_against_outcome_section
+    from posthoc.study.estimate_file import estimate_digest, estimate_path
 
     manifest_path = getattr(manifest, "path", None)
     estimate_hash = estimate_digest(manifest_path) if manifest_path is not None else ""
@@ -334,6 +334,8 @@ def _run_locked(manifest: Any, target: Path, *, ls_url: str | None, token: str |
         excluded_workers = scores.controls.loc[scores.controls["excluded"], "worker"] if len(scores.controls) else ()
         sections = [*study_sections(flattened.judgements, exclude_workers=excluded_workers), *extra_sections]
         if manifest_path is not None:  # the estimate of `posthoc study estimate`, when saved beside the manifest
+            from posthoc.study.outcome_section import plan_against_outcome_section
+
             planned = plan_against_outcome_section(estimate_path(manifest_path), scores, flattened.judgements,
                                                    study=str(manifest.study))
             sections += [planned] if planned is not None else []

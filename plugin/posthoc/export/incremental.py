@@ -40,7 +40,7 @@ import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -181,13 +181,13 @@ def overlapping(parts: Sequence[ProjectPart]) -> bool:
     return False
 
 
-def context_key(*, manifest_digest: str, worker: str | None, tags: VerificationTags,
-                user_workers: Mapping[str, str]) -> str:
-    """Everything besides the export that decides a project's flattened tables."""
+def context_key(*, manifest_digest: str, worker: str | None, user_workers: Mapping[str, str]) -> str:
+    """Everything besides the export and the label config that decides a project's flattened tables (the config,
+    which decides the verification tags, is in the signal's key)."""
     from posthoc import __version__
 
     return _digest({"version": [CACHE_VERSION, __version__], "manifest": manifest_digest, "worker": worker,
-                    "tags": asdict(tags), "users": sorted(user_workers.items())})
+                    "users": sorted(user_workers.items())})
 
 
 class JudgementCache:
@@ -264,6 +264,12 @@ class JudgementCache:
         return loaded if isinstance(loaded, dict) else None
 
 
+def _tags_reader(label_config: str, *, where: str) -> Lazy[VerificationTags]:
+    from posthoc.export.tags import verification_tags
+
+    return Lazy(lambda: verification_tags(label_config, where=where))
+
+
 def combined_key(signal: ProjectSignal, context: str) -> str:
     """The cache key of one project: its signal and its flattening context."""
     return _digest([signal.project_id, signal.key, context])
@@ -291,7 +297,7 @@ class StudyExport:
     projects: list[tuple[int, str | None]]
     read_index: Lazy[ManifestIndex]
     user_workers: Mapping[str, str]
-    tags: dict[int, VerificationTags]
+    read_tags: dict[int, Lazy[VerificationTags]]
     keys: dict[int, str]
 
     @property
@@ -299,28 +305,30 @@ class StudyExport:
         """The manifest's index, read when the first project is flattened (a run with nothing new never is)."""
         return self.read_index()
 
+    def tags(self, project_id: int) -> VerificationTags:
+        """The verification tags of the project's label config, parsed when the project is first flattened (the
+        SDK's parser takes ~0.9 s to import; a run with nothing new needs neither)."""
+        return self.read_tags[project_id]()
+
     @classmethod
     def open(cls, client: Any, http: Any, projects: Sequence[tuple[int, str | None]],
              read_index: Callable[[], ManifestIndex], *, user_workers: Mapping[str, str], manifest_digest: str,
              threads: int = EXPORT_THREADS) -> StudyExport:
         """Read every project's signal and label config; PosthocServiceError / PosthocInputError on failure.
         ``read_index``: makes the manifest's index, called once, when a project is first flattened."""
-        from posthoc.export.tags import verification_tags
-
         signals = project_signals(http, [p for p, _ in projects], threads=threads)
-        tags: dict[int, VerificationTags] = {}
+        tags: dict[int, Lazy[VerificationTags]] = {}
         keys: dict[int, str] = {}
-        parsed: dict[str, VerificationTags] = {}  # a study's projects share one config: parsed once
+        parsed: dict[str, Lazy[VerificationTags]] = {}  # a study's projects share one config: parsed once
         for project_id, worker in projects:
-            signal = signals[project_id]
-            if signal.label_config not in parsed:
-                parsed[signal.label_config] = verification_tags(signal.label_config, where=f"project {project_id}")
-            tags[project_id] = parsed[signal.label_config]
-            context = context_key(manifest_digest=manifest_digest, worker=worker, tags=tags[project_id],
-                                  user_workers=user_workers)
-            keys[project_id] = combined_key(signal, context)
+            config = signals[project_id].label_config
+            if config not in parsed:
+                parsed[config] = _tags_reader(config, where=f"project {project_id}")
+            tags[project_id] = parsed[config]
+            context = context_key(manifest_digest=manifest_digest, worker=worker, user_workers=user_workers)
+            keys[project_id] = combined_key(signals[project_id], context)
         return cls(client=client, http=http, projects=list(projects), read_index=Lazy(read_index),
-                   user_workers=user_workers, tags=tags, keys=keys)
+                   user_workers=user_workers, read_tags=tags, keys=keys)
 
     def _export_part(self, project: tuple[int, str | None], work_dir: Path) -> ProjectPart:
         from posthoc.export.fetch import fetch_export
@@ -335,7 +343,7 @@ class StudyExport:
                     raise
                 time.sleep(1.0 + attempt)
         try:
-            return flatten_part(path, self.index, self.tags[project_id], user_workers=self.user_workers,
+            return flatten_part(path, self.index, self.tags(project_id), user_workers=self.user_workers,
                                 worker=worker, source=f"project {project_id}")
         finally:
             path.unlink(missing_ok=True)  # 31,000 tasks of exports need not stay on disk
@@ -369,10 +377,10 @@ class StudyExport:
     def _flatten_all(self, work_dir: Path, *, progress: bool) -> Flattened:
         from posthoc.export.fetch import fetch_export
 
-        flattener = ExportFlattener(self.index, next(iter(self.tags.values())), user_workers=self.user_workers)
+        flattener = ExportFlattener(self.index, self.tags(self.projects[0][0]), user_workers=self.user_workers)
         for project_id, worker in self.projects:
             path = fetch_export(self.client, project_id, work_dir / f"project-{project_id}.json")
-            flattener.add_export(path, worker=worker, tags=self.tags[project_id], progress=progress,
+            flattener.add_export(path, worker=worker, tags=self.tags(project_id), progress=progress,
                                  source=f"project {project_id}")
             path.unlink(missing_ok=True)
         return flattener.result()

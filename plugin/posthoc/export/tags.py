@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from posthoc.errors import PosthocInputError
-from posthoc.labelstudio.client import LabelInterface
+from posthoc.labelstudio.client import label_interface
 from posthoc.tables import OUTCOMES
 
 #: the label every pre-filled region starts with when the decision is the region's label
@@ -37,7 +37,7 @@ class VerificationTags:
 def verification_tags(label_config: str, *, where: str = "label config") -> VerificationTags:
     """Parse ``label_config`` (XML) and name its verification tags; :class:`PosthocInputError` if absent."""
     try:
-        interface = LabelInterface(label_config)
+        interface = label_interface(label_config)
     except Exception as exc:  # the SDK raises several types for bad XML
         raise PosthocInputError(f"{where}: not a valid Label Studio label config ({exc})") from exc
     labels = [c.name for c in interface.controls if c.tag == "Labels"]

@@ -35,15 +35,24 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 from label_studio_sdk.core.api_error import ApiError
-from label_studio_sdk.label_interface import LabelInterface
 from label_studio_sdk.types import SerializationOptionsRequest
 
 from posthoc.errors import PosthocServiceError, answer_summary, connection_failure
 
 if TYPE_CHECKING:
     from label_studio_sdk import LabelStudio
+    from label_studio_sdk.label_interface import LabelInterface
 
-__all__ = ["LabelInterface", "LabelStudioClient", "ServiceSession", "TransportFailure", "answers_ok", "web_get_json"]
+__all__ = ["LabelStudioClient", "ServiceSession", "TransportFailure", "answers_ok", "label_interface",
+           "web_get_json"]
+
+
+def label_interface(label_config: str) -> LabelInterface:
+    """The SDK's parse of a label config (``label_studio_sdk.label_interface.LabelInterface``), imported at the
+    first call: the import costs ~0.9 s, which a score run with nothing new never pays."""
+    from label_studio_sdk.label_interface import LabelInterface
+
+    return LabelInterface(label_config)
 
 TIMEOUT = 300  # a Data Manager action may run the ML backend synchronously inside the request
 RETRIES = 4  # after the first try: 0.5 + 1 + 2 + 4 s of backoff, ~7.5 s in all

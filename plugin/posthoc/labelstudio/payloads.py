@@ -26,13 +26,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import pandas as pd
 
 from posthoc.errors import PosthocInputError
-from posthoc.labelstudio.client import LabelInterface
+from posthoc.labelstudio.client import label_interface as parse_label_config
 from posthoc.labelstudio.records import region_texts, region_type, region_value, result_items
+
+if TYPE_CHECKING:
+    from posthoc.labelstudio.client import LabelInterface
 
 #: The one neutral model version of every prediction, whichever system produced it (blind study).
 MODEL_VERSION: Final = "posthoc-v1"
@@ -83,7 +86,7 @@ def _per_region(tag: Any) -> bool:
 def label_interface(config: str) -> LabelInterface:
     """The parsed config (cached: Label Studio sends the same config with every request)."""
     try:
-        return LabelInterface(config)
+        return parse_label_config(config)
     except Exception as exc:  # the SDK raises assorted parse errors on broken XML
         raise PosthocInputError(
             f"label_config: not a valid Label Studio config ({exc}); send the project's config"

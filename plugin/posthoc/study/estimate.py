@@ -40,6 +40,7 @@ from posthoc.errors import PosthocInputError
 from posthoc.study.analytic import bootstrap_noise, ratio_moments
 from posthoc.study.counts import hours, plan_counts, regions_by_worker
 from posthoc.study.design import StudyPlan
+from posthoc.study.estimate_file import ESTIMATE_CSV, ESTIMATE_JSON, FORMAT
 from posthoc.study.rates import (
     DEFAULT_HOURLY_RATE,
     DEFAULT_SECONDS_PER_REGION,
@@ -51,9 +52,6 @@ from posthoc.study.rates import (
 from posthoc.study.replicates import DEFAULT_RESAMPLES, Z95, StudyShape, replicate_study
 from posthoc.study.simulate import plan_judgements
 
-ESTIMATE_JSON: Final = "estimate.json"
-ESTIMATE_CSV: Final = "estimate.csv"
-FORMAT: Final = "posthoc-study-estimate/1"
 CELL_COLUMNS: Final = ["dataset", "system", "metric", "expected", "halfwidth", "halfwidth_mc_error", "halfwidth_low",
                        "halfwidth_simulated", "achieved_noise", "assured_within_15", "p025", "p975", "sd",
                        "n_annotations", "runs"]

@@ -10,7 +10,6 @@ tasks, control tasks included). An unreadable or foreign estimate gives a note, 
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -19,21 +18,10 @@ import numpy as np
 import pandas as pd
 
 from posthoc.report.html import Section, paragraph, table_html
-from posthoc.study.estimate import ESTIMATE_JSON, FORMAT
+from posthoc.study.estimate_file import FORMAT
 
 ANCHOR = "plan-against-outcome"
 TITLE = "Plan against outcome"
-
-
-def estimate_path(manifest_path: str | Path) -> Path:
-    """Where the estimate of the study of ``manifest_path`` is looked for: ``estimate.json`` beside it."""
-    return Path(manifest_path).parent / ESTIMATE_JSON
-
-
-def estimate_digest(manifest_path: str | Path) -> str:
-    """SHA-256 of the estimate beside the manifest, or ``""`` without one (part of the score job's fingerprint)."""
-    path = estimate_path(manifest_path)
-    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
 
 
 def _load(path: Path, study: str | None) -> tuple[dict[str, Any] | None, str | None]:
