@@ -93,3 +93,31 @@ def test_only_changed_projects_are_exported_and_outputs_equal_a_full_run(study: 
     sixth = _score(study, out, periodic=False)
     assert sixth.status == "updated" and sixth.exported == () and len(sixth.reused) == 2
     _same_as_a_full_run(study, out, tmp_path / "full-at-the-end")
+
+
+def test_a_nothing_new_cli_run_imports_no_label_config_parser_and_no_scipy(study: TinyStudy, tmp_path: Path) -> None:
+    """The periodic job as cron runs it (``posthoc score --periodic``, the defaults otherwise): when nothing changed
+    it needs neither the SDK's label-config parser (~0.9 s to import) nor scipy (~0.7 s), and imports neither."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path / "out"
+    first = run_score_job(manifest_path=study.manifest_path, ls_url=study.url, token=study.token, out_dir=out,
+                          periodic=True)  # the defaults, as the CLI's
+    assert first.status == "updated"
+    probe = ("import json, runpy, sys\ncode = 0\n"
+             "sys.argv = ['posthoc'] + sys.argv[1:]\n"
+             "try:\n    runpy.run_module('posthoc.cli.main', run_name='__main__')\n"
+             "except SystemExit as exc:\n    code = exc.code\n"
+             "heavy = sorted(m for m in ('label_studio_sdk.label_interface', 'scipy') if m in sys.modules)\n"
+             "print(json.dumps({'code': code, 'heavy': heavy}))\n")
+    done = subprocess.run([sys.executable, "-c", probe, "score", "--manifest", str(study.manifest_path), "--url",
+                           study.url, "--out", str(out), "--periodic", "--quiet"], capture_output=True, text=True,
+                          env=dict(os.environ, LABEL_STUDIO_TOKEN=study.token), timeout=300, check=False)
+    lines = done.stdout.strip().splitlines()
+    assert lines, (done.returncode, done.stderr[-2000:])
+    assert lines[-1].startswith("{"), (lines, done.stderr[-2000:])
+    answer = json.loads(lines[-1])
+    assert answer == {"code": 10, "heavy": []}, done.stderr[-2000:]  # 10: nothing new
