@@ -138,11 +138,12 @@ def _open_study(manifest: Any, *, ls_url: str | None, token: str | None,
 
 
 def _user_workers(manifest: Any, workers: Sequence[str]) -> dict[str, str]:
-    """Login e-mail -> worker: ``<worker>@posthoc.local``, plus the accounts file `posthoc study create` wrote
+    """Login e-mail -> worker: ``<worker>@<study>.posthoc.local`` (``study create``'s default) and
+    ``<worker>@posthoc.local`` (studies made before it), plus the accounts file `posthoc study create` wrote
     beside the manifest (which holds the e-mails of a study set up with another domain)."""
     from posthoc.labelstudio.setup import default_accounts_file, read_accounts
 
-    mapping = default_user_workers(workers)
+    mapping = default_user_workers(workers, study=str(manifest.study))
     known = set(workers)
     path = getattr(manifest, "path", None)
     if path is not None:

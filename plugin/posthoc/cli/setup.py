@@ -22,8 +22,10 @@ from posthoc.errors import PosthocInputError
               help="The ML backend (`posthoc backend serve`) as Label Studio reaches it, e.g. http://127.0.0.1:9090.")
 @click.option("--accounts-file", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="Where annotators' generated passwords are kept (0600). Default: <manifest>.accounts.json.")
-@click.option("--email-domain", default="posthoc.local", show_default=True,
-              help="Annotator logins are <worker>@<domain>.")
+@click.option("--email-domain", default=None,
+              help="Annotator logins are <worker>@<domain>. Default: the study's own domain, <study>.posthoc.local, "
+                   "so studies on one server never share a login. Logins an earlier run made are kept (a different "
+                   "--email-domain is then refused); after a failed attempt the flag applies to every worker.")
 @click.option("--webhook/--no-webhook", default=True, show_default=True,
               help="Keep the project webhook Label Studio makes for the backend (progress from the backend's event "
                    "store). --no-webhook removes it: Label Studio sends webhooks inside the annotator's Submit, so "
@@ -34,7 +36,8 @@ from posthoc.errors import PosthocInputError
                    "Studio's task and prediction counts agree, and reads no task).")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Show a progress bar.")
 def create_command(manifest_path: Path, ls_url: str | None, data_dir: Path | None, backend_url: str,
-                   accounts_file: Path | None, email_domain: str, webhook: bool, verify: bool, progress: bool) -> None:
+                   accounts_file: Path | None, email_domain: str | None, webhook: bool, verify: bool,
+                   progress: bool) -> None:
     """Create the study's projects in Label Studio and print each worker's link.
 
     One project per worker (Sequential sampling, one annotation per task), the worker's tasks

@@ -244,13 +244,18 @@ def user_key(completed_by: Any) -> str:
     return email if email else f"id:{ls.user_id(completed_by)}"
 
 
-def default_user_workers(workers: Iterable[str]) -> dict[str, str]:
-    """Map the login e-mails of study workers (:func:`posthoc.labelstudio.users.worker_email`) to workers."""
-    from posthoc.labelstudio.users import worker_email
+def default_user_workers(workers: Iterable[str], *, study: str | None = None) -> dict[str, str]:
+    """Map the login e-mails of study workers (:func:`posthoc.labelstudio.users.worker_email`) to workers: at
+    ``posthoc.local`` (studies made before logins were per study) and, given ``study``, at the study's own
+    domain (:func:`posthoc.labelstudio.users.study_email_domain`, ``study create``'s default)."""
+    from posthoc.labelstudio.users import study_email_domain, worker_email
 
+    own = study_email_domain(study) if study is not None else None
     mapping: dict[str, str] = {}
     for worker in workers:
         mapping[worker_email(worker)] = worker
+        if own is not None:
+            mapping[worker_email(worker, domain=own)] = worker
         if "@" in worker:
             mapping[worker.lower()] = worker
     return mapping

@@ -8,6 +8,10 @@ once a run), bounded in parallel. What a run reads instead of asking per worker:
 organisation's members (``GET /api/users/`` is unpaged and costs ~2 ms per user, per call), and the accounts
 file, where an account is marked ``verified`` once Label Studio has accepted its password (a rerun then makes
 no call for it at all).
+
+Logins are unique per study by default: ``<worker>@<study>.posthoc.local`` (:func:`study_email_domain`), so any
+number of studies planned with the same worker ids share one server. A study whose accounts file holds logins
+Label Studio has accepted keeps them (studies made before this default keep ``@posthoc.local``).
 """
 
 from __future__ import annotations
@@ -23,7 +27,15 @@ from pathlib import Path
 from posthoc.atomic import write_text_atomic
 from posthoc.errors import PosthocInputError, PosthocServiceError
 from posthoc.labelstudio.client import LabelStudioClient
-from posthoc.labelstudio.users import login, organisation_users, signup, worker_email
+from posthoc.labelstudio.users import (
+    STUDY_DOMAIN_PARENT,
+    login,
+    login_domain,
+    organisation_users,
+    signup,
+    study_email_domain,
+    worker_email,
+)
 
 
 def read_accounts(path: Path) -> dict[str, dict[str, str]]:
@@ -61,51 +73,92 @@ class StudyAccounts:
     created: int
 
 
-def ensure_accounts(client: LabelStudioClient, workers: Sequence[str], path: Path, *,
-                    email_domain: str = "posthoc.local", concurrency: int = 4,
+def planned_logins(accounts: dict[str, dict[str, str]], workers: Sequence[str], path: Path, *, study: str,
+                   email_domain: str | None) -> dict[str, dict[str, str]]:
+    """The accounts file's entries with every worker's login decided, before Label Studio is asked.
+
+    A login Label Studio has accepted (``verified``) is kept: those workers may have annotated under it. The
+    other workers' logins follow ``email_domain`` (``None``: the study's own, :func:`study_email_domain`), also
+    when an earlier, failed run wrote another: a flag given after a failed attempt takes effect. A given
+    ``email_domain`` that differs from a kept login's is refused (PosthocInputError), never silently ignored.
+    """
+    domain = (email_domain or study_email_domain(study)).lower()
+    kept = sorted({login_domain(accounts[w]["email"]) for w in workers
+                   if w in accounts and accounts[w].get("verified") == "yes"})
+    if email_domain is not None and kept and kept != [domain]:
+        shown = ", ".join(kept)
+        raise PosthocInputError(f"{path}: this study's logins at {shown} were made by an earlier run and are kept "
+                                f"(annotators may have worked under them); --email-domain {email_domain} cannot "
+                                "change them: drop the flag, or give --accounts-file a new file to make every "
+                                f"login anew at {email_domain}")
+    planned = {str(k): dict(v) for k, v in accounts.items()}
+    for worker in workers:
+        entry = planned.get(worker)
+        if entry is not None and entry.get("verified") == "yes":
+            continue
+        email = worker_email(worker, domain=domain)
+        if entry is None or entry.get("email") != email:
+            planned[worker] = {"email": email, "password": secrets.token_urlsafe(12)}
+    return planned
+
+
+def _taken_message(email: str, study: str, email_domain: str | None) -> str:
+    other = f"{study_email_domain(study).split('.', 1)[0]}-2.{STUDY_DOMAIN_PARENT}"
+    given = "the given --email-domain" if email_domain else f"this study's own domain {login_domain(email)}"
+    return (f"Label Studio user {email} exists with a password other than the stored one: another study or "
+            f"person on this server holds {given}; rerun with another --email-domain (e.g. {other}: this run made "
+            "no account, so the flag takes effect for every worker), or, if the account is this study's, reset "
+            "its password (label-studio reset_password, or study create --data-dir on a local server)")
+
+
+def ensure_accounts(client: LabelStudioClient, workers: Sequence[str], path: Path, *, study: str,
+                    email_domain: str | None = None, concurrency: int = 4,
                     reset_password: Callable[[str, str], None] | None = None) -> StudyAccounts:
     """Every worker's account (``<worker>@<domain>``, a password generated once and kept in ``path``), made or
-    checked as the module docstring says; the accounts file is written before Label Studio knows a password."""
-    accounts = read_accounts(path)
-    for worker in workers:
-        if worker not in accounts:
-            accounts[worker] = {"email": worker_email(worker, domain=email_domain),
-                                "password": secrets.token_urlsafe(12)}
+    checked as the module docstring says; the accounts file is written before Label Studio knows a password.
+
+    Logins are decided by :func:`planned_logins`. Logins that exist in Label Studio are checked first, all of
+    them, and only then are missing ones signed up: a run that meets another's login makes no account at all.
+    """
+    accounts = planned_logins(read_accounts(path), workers, path, study=study, email_domain=email_domain)
     write_accounts(path, accounts)
     users = organisation_users(client)
     todo = [w for w in workers if not (accounts[w].get("verified") == "yes" and accounts[w]["email"] in users)]
-    invite = client.invite_token() if any(accounts[w]["email"] not in users for w in todo) else ""
-    csrf = None
-    if invite:  # the sign-up form's CSRF cookie, read once for every sign-up of the run
-        first = client.form_session()
-        csrf = first.csrf(f"/user/signup/?token={invite}")
-        first.close()
+    existing = [w for w in todo if accounts[w]["email"] in users]
+    missing = [w for w in todo if accounts[w]["email"] not in users]
     lock = threading.Lock()
     created: list[str] = []
 
-    def make(worker: str) -> None:
-        entry = accounts[worker]
-        email, password = entry["email"], entry["password"]
-        if email not in users:
-            signup(client, email, password, invite=invite, csrf=csrf).close()  # its id: one listing after all
-            with lock:
-                created.append(worker)
-        else:
+    def logs_in(worker: str) -> bool:
+        email, password = accounts[worker]["email"], accounts[worker]["password"]
+        maybe = login(client.url, email, password)
+        if maybe is None and reset_password is not None:
+            reset_password(email, password)
             maybe = login(client.url, email, password)
-            if maybe is None and reset_password is not None:
-                reset_password(email, password)
-                maybe = login(client.url, email, password)
-            if maybe is None:
-                raise PosthocServiceError(f"Label Studio user {email} exists with a password other than the stored "
-                                          "one (another study on this server may use the same login: set another "
-                                          "--email-domain); or reset it (label-studio reset_password)")
+        if maybe is not None:
             maybe.close()
+        return maybe is not None
+
+    def make(worker: str, invite: str, csrf: str | None) -> None:
+        entry = accounts[worker]
+        signup(client, entry["email"], entry["password"], invite=invite, csrf=csrf).close()  # id: one listing
         with lock:
+            created.append(worker)
             entry["verified"] = "yes"
 
     try:
         with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-            list(pool.map(make, todo))
+            refused = [w for w, ok in zip(existing, pool.map(logs_in, existing), strict=True) if not ok]
+            if refused:  # nothing is marked or made: the flag the message suggests applies to every worker
+                raise PosthocServiceError(_taken_message(accounts[refused[0]]["email"], study, email_domain))
+            for worker in existing:
+                accounts[worker]["verified"] = "yes"
+            if missing:
+                invite = client.invite_token()
+                first = client.form_session()  # the sign-up form's CSRF cookie, read once for every sign-up
+                csrf = first.csrf(f"/user/signup/?token={invite}")
+                first.close()
+                list(pool.map(lambda worker: make(worker, invite, csrf), missing))
     finally:
         write_accounts(path, accounts)  # what was verified stays verified, also when one account failed
     if created:

@@ -308,7 +308,7 @@ def _setup_project(ctx: _Study, worker: str, found: dict[str, Any] | None) -> tu
 
 
 def create_study(manifest: Any, *, url: str, token: str, backend_url: str, label_config: str | None = None,
-                 accounts_file: Path | None = None, email_domain: str = "posthoc.local",
+                 accounts_file: Path | None = None, email_domain: str | None = None,
                  backend_secret: str | None = None, reset_password: Callable[[str, str], None] | None = None,
                  progress: bool = False, concurrency: int = CONCURRENCY, webhook: bool = True,
                  setup_file: Path | None = None, verify: bool = False) -> StudySetup:
@@ -317,7 +317,9 @@ def create_study(manifest: Any, *, url: str, token: str, backend_url: str, label
     ``manifest``: a :class:`posthoc.study.manifest.Manifest` or its path. ``token``: an admin's API
     token (legacy or personal access token). ``backend_url``: the ML backend as Label Studio reaches it.
     ``label_config``: default ``label_configs/entity_verification.xml``. ``accounts_file``: where generated
-    annotator passwords are kept (0600; default beside the manifest). ``backend_secret``: the backend's shared
+    annotator passwords are kept (0600; default beside the manifest). ``email_domain``: the workers'
+    logins are ``<worker>@<domain>``; default the study's own (``<study>.posthoc.local``, see
+    :mod:`posthoc.labelstudio.accounts`). ``backend_secret``: the backend's shared
     secret, sent as basic auth. ``reset_password(email, password)``: repairs an account with an unknown password
     (local data dir only). ``concurrency``: projects (and sign-ups) at once. ``webhook=False``: the project
     webhook Label Studio makes for the backend is removed (``--no-webhook``; progress from the API). ``setup_file``:
@@ -339,7 +341,7 @@ def create_study(manifest: Any, *, url: str, token: str, backend_url: str, label
     if not workers:
         raise PosthocInputError(f"{opened.path}: the manifest has no workers; re-run `posthoc study plan`")
     # account first: its password must be on disk before Label Studio knows it
-    accounts = ensure_accounts(client, workers, accounts_path, email_domain=email_domain,
+    accounts = ensure_accounts(client, workers, accounts_path, study=study, email_domain=email_domain,
                                concurrency=concurrency, reset_password=reset_password)
     planned_frame = opened.tasks()
     planned = {str(w): [str(k) for k in group["task_key"]] for w, group in planned_frame.groupby("worker", sort=False)}

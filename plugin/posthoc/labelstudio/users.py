@@ -13,6 +13,7 @@ A user that exists with a password we do not know can be repaired on a local dat
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,6 +24,9 @@ from posthoc.labelstudio.client import FormSession, LabelStudioClient
 
 _EMAIL = re.compile(r"^[a-z0-9._%+\-]+@[a-z0-9\-]+(\.[a-z0-9\-]+)+$")
 _NOT_LOCAL_PART = re.compile(r"[^a-z0-9._\-]+")
+_NOT_LABEL = re.compile(r"[^a-z0-9]+")
+#: The parent of every study's own login domain, ``<study>.posthoc.local`` (``.local``: never a real mail domain).
+STUDY_DOMAIN_PARENT = "posthoc.local"
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,25 @@ def worker_email(worker: str, *, domain: str = "posthoc.local") -> str:
     if not _EMAIL.match(email):
         raise PosthocInputError(f"worker {worker!r}: cannot make a valid e-mail login from it with domain {domain!r}")
     return email
+
+
+def study_email_domain(study: str) -> str:
+    """The login domain of a study's workers by default: ``<study>.posthoc.local``, so that studies sharing one
+    Label Studio never share a login (``w001@sample.posthoc.local`` and ``w001@wned.posthoc.local``).
+
+    The study's name becomes one DNS label (lower case, runs of other characters as ``-``, at most 40
+    characters); when that changes the name (``"WNED 2026"``, ``"wned_2026"``), six hex digits of the name's
+    SHA-256 follow, so two names never share a domain because they look alike.
+    """
+    label = _NOT_LABEL.sub("-", study.strip().lower()).strip("-")[:40].strip("-") or "study"
+    if label != study:
+        label = f"{label}-{hashlib.sha256(study.encode('utf-8')).hexdigest()[:6]}"
+    return f"{label}.{STUDY_DOMAIN_PARENT}"
+
+
+def login_domain(email: str) -> str:
+    """The domain of a login e-mail (lower case; empty when it has no ``@``)."""
+    return email.rpartition("@")[2].lower() if "@" in email else ""
 
 
 def organisation_users(client: LabelStudioClient) -> dict[str, dict[str, Any]]:
@@ -108,9 +131,9 @@ def ensure_user(url: str, admin_token: str, *, email: str, password: str, first_
             reset_password(email, password)
             maybe = login(url, email, password)
         if maybe is None:
-            raise PosthocServiceError(f"Label Studio user {email} exists with a password other than the stored one "
-                                      "(another study on this server may use the same login: set another "
-                                      "--email-domain); or reset it (label-studio reset_password)")
+            raise PosthocServiceError(f"Label Studio user {email} exists with a password other than the given one "
+                                      "(another account holder uses this login: choose another e-mail); or reset "
+                                      "it (label-studio reset_password)")
         session = maybe
     try:
         user_id, token = session_token(session)
