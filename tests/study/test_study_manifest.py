@@ -181,3 +181,28 @@ def test_manifest_is_read_only_for_readers(manifest: Manifest) -> None:
     with pytest.raises(sqlite3.OperationalError):
         manifest._reader.connection().execute("DELETE FROM tasks")
     assert os.access(manifest.path, os.R_OK)
+
+
+def test_a_manifest_locked_by_another_program_is_one_line_not_a_bad_file(manifest: Manifest) -> None:
+    """Another program holding an exclusive lock on the manifest (SQLite's ``database is locked`` after the
+    reader's 5 s): the CLI says so in one line, exit 3 (a service, retry), not "is not a study manifest"."""
+    import sqlite3
+    import subprocess
+    import sys
+
+    holder = sqlite3.connect(manifest.path, isolation_level=None)
+    try:
+        holder.execute("BEGIN EXCLUSIVE")
+        result = subprocess.run([sys.executable, "-m", "posthoc.cli.main", "study", "status", "--manifest",
+                                 str(manifest.path)], capture_output=True, text=True, timeout=120, check=False)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert result.returncode == 3, result.stderr
+    assert result.stderr.strip() == (f"posthoc: service error: study manifest {manifest.path}: SQLite says 'database "
+                                     "is locked': another program holds a lock on it (it has the file open for "
+                                     "writing); retry when it has finished")
+    again = subprocess.run([sys.executable, "-m", "posthoc.cli.main", "study", "status", "--manifest",
+                            str(manifest.path)], capture_output=True, text=True, timeout=120, check=False)
+    # the lock gone, the manifest opens: status goes on to ask for the annotations (none here)
+    assert again.returncode == 2 and "no annotations source" in again.stderr, again.stderr

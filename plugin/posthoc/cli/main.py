@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import importlib
+import sqlite3
 import sys
 from typing import Any
 
@@ -152,9 +153,15 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _service_failure(exc: Exception) -> str | None:
-    """One line for an HTTP failure (requests, httpx, the Label Studio SDK), ``None`` for anything else."""
+    """One line for an HTTP failure (requests, httpx, the Label Studio SDK) or a SQLite file locked by another
+    process (``sqlite3.OperationalError: database is locked``), ``None`` for anything else."""
     from posthoc.errors import connection_failure
 
+    if isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc)):
+        return (f"SQLite says '{exc}': another process holds a lock on a SQLite file this command uses (the study "
+                "manifest, the backend's event store, or a local Label Studio's database) for longer than this "
+                "command waits; retry when it has finished (a Label Studio on SQLite with many annotators at once: "
+                "move it to PostgreSQL, docs/labelstudio.md 'How many at once')")
     module = type(exc).__module__.split(".")[0]
     if module not in {"requests", "urllib3", "httpx", "httpcore", "label_studio_sdk"}:
         return None

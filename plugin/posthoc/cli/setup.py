@@ -75,6 +75,7 @@ def create_command(manifest_path: Path, ls_url: str | None, data_dir: Path | Non
     if not token:
         raise PosthocInputError("no admin token: set env POSTHOC_LS_TOKEN or LABEL_STUDIO_TOKEN "
                                 "(or give --data-dir of a local server)")
+    _warn_of_load(manifest_path, ls_url, data_dir)
     result = create_study(manifest_path, url=ls_url, token=token, backend_url=backend_url,
                           accounts_file=accounts_file, email_domain=email_domain,
                           backend_secret=os.environ.get("POSTHOC_BACKEND_SECRET") or None,
@@ -86,3 +87,24 @@ def create_command(manifest_path: Path, ls_url: str | None, data_dir: Path | Non
     for project in result.projects:
         click.echo(f"  {project.worker}: {project.link}  login {project.email}  ({project.n_tasks} tasks)")
     click.echo(f"passwords: {result.accounts_file} (permissions 0600)")
+
+
+def _warn_of_load(manifest_path: Path, ls_url: str, data_dir: Path | None) -> None:
+    """Warn (stderr) when the plan's workers, all at once, are beyond the server's SQLite with one process; said
+    for a server whose database is known here (``--data-dir``, or the default data dir's server)."""
+    from posthoc.labelstudio.capacity import sqlite_load_warning
+    from posthoc.labelstudio.database import read_database
+    from posthoc.labelstudio.server_log import local_engine
+    from posthoc.study.manifest import Manifest
+
+    engine = read_database(data_dir).engine if data_dir is not None else local_engine(ls_url)
+    if engine != "sqlite":
+        return
+    manifest = Manifest.open(manifest_path)
+    try:
+        workers = len(manifest.workers())
+    finally:
+        manifest.close()
+    warning = sqlite_load_warning(workers, engine=engine)
+    if warning is not None:
+        click.echo(f"posthoc: warning: this study has {workers} workers; {warning}", err=True)

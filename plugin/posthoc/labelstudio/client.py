@@ -38,8 +38,19 @@ from label_studio_sdk.core.api_error import ApiError
 from label_studio_sdk.types import SerializationOptionsRequest
 
 from posthoc.errors import PosthocServiceError, answer_summary, connection_failure
+from posthoc.labelstudio.server_log import (
+    LogMark,
+    known_log,
+    locked_advice,
+    locked_since,
+    log_mark,
+    on_sqlite,
+    slow_write_advice,
+)
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from label_studio_sdk import LabelStudio
     from label_studio_sdk.label_interface import LabelInterface
 
@@ -71,6 +82,7 @@ _DROPPED = (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError, http
             httpx.ConnectTimeout, httpx.PoolTimeout)
 T = TypeVar("T")
 _NO_RETRY = "posthoc_no_retry"  # a request extension: one try only (readiness polls)
+_LOG_MARK = "posthoc_log_mark"  # a response extension: the server log's end before the call (server_log)
 
 
 _WRITE_LOCKS: dict[str, threading.Lock] = {}
@@ -166,6 +178,7 @@ class LabelStudioClient:
         self._lock = threading.RLock()
         self.http = _http_client(timeout)
         self._sdk: LabelStudio | None = None
+        self._server_log: list[Path | None] = []  # [the server's log] once looked up (server_log.known_log)
 
     @property
     def sdk(self) -> LabelStudio:
@@ -189,30 +202,56 @@ class LabelStudioClient:
             text = text.replace(value, "***")
         return text
 
-    def _answered(self, method: str, path: str, status: int, body: str) -> PosthocServiceError:
+    def log_mark(self) -> LogMark | None:
+        """Where the server's log ends before a call (``None`` when its log is unknown: a server elsewhere)."""
+        if not self._server_log:
+            self._server_log.append(known_log(self.url))
+        return log_mark(self._server_log[0])
+
+    def _answered(self, method: str, path: str, status: int, body: str, *,
+                  since: LogMark | None = None) -> PosthocServiceError:
+        locked = locked_since(since) if status >= 500 else None
+        if locked is not None:
+            return PosthocServiceError(f"Label Studio {method} {path} answered {status}: {locked_advice(locked)}")
         detail = answer_summary(self.redact(body))
         if status == 401:
             detail = "the API token was refused (check the token; a legacy token needs the legacy token scheme)"
         return PosthocServiceError(f"Label Studio {method} {path} answered {status}: {detail}")
 
-    def _unreachable(self, method: str, path: str, exc: BaseException) -> PosthocServiceError:
+    def _unreachable(self, method: str, path: str, exc: BaseException, *,
+                     since: LogMark | None = None) -> PosthocServiceError:
         tries = 1 + (RETRIES if method.upper() in IDEMPOTENT and not isinstance(exc, httpx.ReadTimeout) else 0)
+        locked = locked_since(since)
+        if locked is not None:
+            return PosthocServiceError(f"Label Studio {method} {path} got no answer: {locked_advice(locked)}")
+        sqlite_dir = on_sqlite(since) if isinstance(exc, httpx.ReadTimeout) and method.upper() not in _READS \
+            else None
+        if sqlite_dir is not None:
+            return PosthocServiceError(f"Label Studio {method} {path} got no answer in {self.timeout:g} s: "
+                                       f"{slow_write_advice(sqlite_dir)}")
         return PosthocServiceError(self.redact(f"Label Studio at {self.url} is unreachable ({method} {path}, "
                                                f"{tries} tries: {connection_failure(exc)})"))
+
+    def refused(self, method: str, path: str, response: httpx.Response) -> PosthocServiceError:
+        """The one-line error for an answer of :meth:`send` with a status the caller did not expect (a 5xx that
+        the server's log explains as SQLite's lock says so: :mod:`posthoc.labelstudio.server_log`)."""
+        return self._answered(method, path, response.status_code, response.text,
+                              since=response.extensions.get(_LOG_MARK))
 
     def call(self, what: str, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """``function(*args, **kwargs)``, an SDK call, with its failures as one PosthocServiceError line
         (``what``: e.g. ``"GET /api/projects/"``, named in the message)."""
         method, _, path = what.partition(" ")
+        mark = self.log_mark()
         try:
             return function(*args, **kwargs)
         except PosthocServiceError:
             raise
         except ApiError as exc:
             body = exc.body if isinstance(exc.body, str) else json.dumps(exc.body, default=str)
-            raise self._answered(method, path, int(exc.status_code or 0), body) from None
+            raise self._answered(method, path, int(exc.status_code or 0), body, since=mark) from None
         except httpx.HTTPError as exc:
-            raise self._unreachable(method, path, exc) from None
+            raise self._unreachable(method, path, exc, since=mark) from None
 
     # -- raw calls ------------------------------------------------------------------------------
     def _auth_header(self) -> dict[str, str]:
@@ -232,16 +271,19 @@ class LabelStudioClient:
         kwargs.setdefault("timeout", self.timeout)
         if not retry:
             kwargs["extensions"] = {_NO_RETRY: True}
+        mark = self.log_mark()
         try:
-            return self.http.request(method, f"{self.url}{path}", headers=headers, **kwargs)
+            response = self.http.request(method, f"{self.url}{path}", headers=headers, **kwargs)
         except httpx.HTTPError as exc:
-            raise self._unreachable(method, path, exc) from None
+            raise self._unreachable(method, path, exc, since=mark) from None
+        response.extensions[_LOG_MARK] = mark
+        return response
 
     def request(self, method: str, path: str, *, ok: tuple[int, ...] = (200, 201, 204), **kwargs: Any) -> Any:
         """``method path`` -> parsed JSON (``None`` for an empty body); PosthocServiceError otherwise."""
         response = self.send(method, path, **kwargs)
         if response.status_code not in ok:
-            raise self._answered(method, path, response.status_code, response.text)
+            raise self.refused(method, path, response)
         if not response.content:
             return None
         try:
@@ -371,7 +413,7 @@ class LabelStudioClient:
         if response.status_code == 404:  # the stream is done (the body says so in words)
             return None
         if response.status_code != 200:
-            raise self._answered("GET", path, response.status_code, response.text)
+            raise self.refused("GET", path, response)
         return dict(response.json())
 
     def dm_action(self, project_id: int, action: str, task_ids: list[int]) -> Any:
@@ -454,10 +496,11 @@ class FormSession:
         return str(self.http.cookies.get("csrftoken") or self._csrf(page))
 
     def _csrf(self, page: str) -> str:
+        mark = self.client.log_mark()
         try:
             self.http.get(f"{self.client.url}{page}")
         except httpx.HTTPError as exc:
-            raise self.client._unreachable("GET", page.split("?")[0], exc) from None
+            raise self.client._unreachable("GET", page.split("?")[0], exc, since=mark) from None
         csrf = self.http.cookies.get("csrftoken")
         if not csrf:
             raise PosthocServiceError(f"Label Studio at {self.client.url}{page.split('?')[0]} set no CSRF cookie")
@@ -466,20 +509,24 @@ class FormSession:
     def submit(self, page: str, fields: dict[str, str]) -> httpx.Response:
         """POST the form at ``page`` (after reading its CSRF cookie once) and return the answer."""
         csrf = self.http.cookies.get("csrftoken") or self._csrf(page)
+        mark = self.client.log_mark()
         try:
-            return self.http.post(f"{self.client.url}{page}", data={"csrfmiddlewaretoken": str(csrf), **fields},
-                                  headers={"Referer": f"{self.client.url}{page}"})
+            response = self.http.post(f"{self.client.url}{page}", data={"csrfmiddlewaretoken": str(csrf), **fields},
+                                      headers={"Referer": f"{self.client.url}{page}"})
         except httpx.HTTPError as exc:
-            raise self.client._unreachable("POST", page.split("?")[0], exc) from None
+            raise self.client._unreachable("POST", page.split("?")[0], exc, since=mark) from None
+        response.extensions[_LOG_MARK] = mark
+        return response
 
     def get_json(self, path: str) -> Any:
         """A JSON API call as the logged-in person."""
+        mark = self.client.log_mark()
         try:
             response = self.http.get(f"{self.client.url}{path}")
         except httpx.HTTPError as exc:
-            raise self.client._unreachable("GET", path, exc) from None
+            raise self.client._unreachable("GET", path, exc, since=mark) from None
         if response.status_code != 200:
-            raise self.client._answered("GET", path, response.status_code, response.text)
+            raise self.client._answered("GET", path, response.status_code, response.text, since=mark)
         return response.json()
 
     def close(self) -> None:

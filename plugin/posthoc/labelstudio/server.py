@@ -51,6 +51,7 @@ from posthoc.labelstudio.database import (
     read_database,
     write_database,
 )
+from posthoc.labelstudio.server_log import remember_log
 from posthoc.processes import die_with_parent, pid_alive
 
 DEFAULT_DATA_DIR = Path(".posthoc") / "labelstudio"
@@ -315,6 +316,7 @@ class LabelStudioServer:
         if not port_is_free(port):
             raise PosthocServiceError(f"port {port} on {LOOPBACK} is in use; choose another with --port")
         self.port = port
+        remember_log(self.url, self.log_path)  # a 500 of SQLite's lock is then named as such (server_log)
         if self.database.local_cluster:
             self.cluster = LocalCluster(self.data_dir, settings=self.database)
             stored_port = self.database.port
@@ -431,7 +433,8 @@ def stop_process_group(pid: int, *, timeout: float = 20) -> None:
 
 
 def read_state(data_dir: Path) -> dict[str, Any] | None:
-    """The ``server.json`` of a detached server (pid, port, url), or ``None``."""
+    """The ``server.json`` of a detached server (pid, port, url), or ``None``; remembers the server's log for
+    the messages of its failed calls (:func:`~posthoc.labelstudio.server_log.remember_log`)."""
     path = Path(data_dir) / STATE_FILE
     if not path.is_file():
         return None
@@ -442,6 +445,7 @@ def read_state(data_dir: Path) -> dict[str, Any] | None:
     if not isinstance(state, dict) or type(state.get("pid")) is not int or state["pid"] <= 0 \
             or not isinstance(state.get("url"), str):
         return None  # not a state file this program wrote: no server is known to run there
+    remember_log(state["url"], Path(data_dir).resolve() / LOG_FILE)
     return state
 
 

@@ -77,8 +77,12 @@ def organisation_users(client: LabelStudioClient) -> dict[str, dict[str, Any]]:
 
 def login(url: str, email: str, password: str) -> FormSession | None:
     """A logged-in session for ``email``, or ``None`` when Label Studio refuses the password."""
-    session = LabelStudioClient(url, "").form_session()
+    client = LabelStudioClient(url, "")
+    session = client.form_session()
     response = session.submit("/user/login/", {"email": email, "password": password})
+    if response.status_code >= 500:  # not a refused password: e.g. SQLite's lock
+        session.close()
+        raise client.refused("POST", "/user/login/", response)
     if response.status_code not in (301, 302):
         session.close()
         return None
@@ -93,6 +97,9 @@ def signup(client: LabelStudioClient, email: str, password: str, *, invite: str,
     session = client.form_session(csrf=csrf)
     response = session.submit(f"/user/signup/?token={invite}", {"email": email, "password": password,
                                                                 "how_find_us": "", "elaborate": ""})
+    if response.status_code >= 500:
+        session.close()
+        raise client.refused("POST", "/user/signup/", response)
     if response.status_code not in (301, 302):
         found = re.findall(r'class="[^"]*(?:error|field_errors)[^"]*"[^>]*>([^<]+)<', response.text)
         detail = "; ".join(s.strip() for s in found if s.strip()) or f"HTTP {response.status_code}"

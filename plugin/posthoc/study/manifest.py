@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from posthoc.errors import PosthocInputError
+from posthoc.errors import PosthocInputError, PosthocServiceError
 from posthoc.study import storage
 from posthoc.study.design import StudyPlan
 
@@ -145,6 +145,10 @@ class Manifest:
             meta = reader.meta()
         except Exception as exc:  # sqlite3.DatabaseError and friends: not our schema
             reader.close()
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise PosthocServiceError(f"study manifest {target}: SQLite says '{exc}': another program holds "
+                                          "a lock on it (it has the file open for writing); retry when it has "
+                                          "finished") from None
             raise PosthocInputError(f"{target} is not a study manifest: {exc}") from None
         if meta.get("format") != storage.FORMAT:
             reader.close()
