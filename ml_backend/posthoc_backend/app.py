@@ -103,6 +103,9 @@ def create_app(manifest: ManifestLike | str | Path | None = None, *, alias_table
                           batch_size=live_batch_size)
     store = EventStore(events_db) if events_db is not None else None
     fallback_config = default_config or _default_config()
+    # warm what /setup needs before a worker takes a request: the SDK's label-config parser is imported lazily
+    # (~0.5 s on a quiet machine, 4.3 s under load) and Label Studio gives /setup 3 s (ML_TIMEOUT_SETUP; issue 29)
+    region_tags(fallback_config)
 
     app = Flask("posthoc_backend", static_folder=None)
     app.config["MAX_CONTENT_LENGTH"] = max_body_bytes

@@ -61,12 +61,12 @@ class BackendProcess:
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = 60) -> None:
+        from posthoc.cli.backend import gunicorn_command
         from posthoc.processes import die_with_parent
 
         env = dict(os.environ, POSTHOC_MANIFEST=str(Path(self.manifest_path).resolve()))
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{self.port}", "--workers", "1",
-             "--log-level", "warning", "posthoc_backend.wsgi:app"],
+            [*gunicorn_command(host="127.0.0.1", port=self.port, workers=1), "--log-level", "warning"],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
             preexec_fn=die_with_parent())
         deadline = time.monotonic() + timeout

@@ -82,6 +82,9 @@ def test_demo_rerun_serves_until_interrupted_and_duplicates_nothing(demo_run) ->
         assert len(projects) == len(json.loads((out / "manifest.accounts.json").read_text()))
         yours = YOURS.search(text)
         assert yours is not None, text
+        first = demo_run["done"].stdout  # --no-serve promised the printed links open on a rerun: same ports
+        assert yours.group(4) == YOURS.search(first).group(4)
+        assert backend_url == re.search(r"ML backend:\s+(http://127\.0\.0\.1:\d+)", first).group(1)
         for project in projects:  # the simulated workers are done; the printed link's batch is left to label
             if project["id"] == int(yours.group(5)):
                 assert project["task_number"] >= 1 and project["num_tasks_with_annotations"] == 0

@@ -155,7 +155,7 @@ def test_study_create_warns_when_the_plan_is_beyond_sqlite(sqlite_ls: dict[str, 
     path = tmp_path / "crowded.sqlite"
     Manifest.create(path, plan).close()
     result = run("study", "create", "--manifest", str(path), "--data-dir", str(sqlite_ls["data_dir"]),
-                 "--backend-url", "http://127.0.0.1:9", "--no-progress")
+                 "--backend-url", "http://127.0.0.1:9", "--backend-wait", "0", "--no-progress")
     first = result.stderr.splitlines()[0]
     assert first.startswith("posthoc: warning: this study has 120 workers; 120 annotators at once is beyond "
                             "Label Studio on SQLite"), result.stderr

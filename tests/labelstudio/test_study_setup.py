@@ -213,6 +213,27 @@ def test_rerun_through_the_cli_changes_nothing(study, annotated, ls_server) -> N
     assert _state(client, STUDY) == before
 
 
+def test_a_rerun_with_the_backend_down_fails_and_says_so(study, annotated, ls_server) -> None:
+    """Nothing to set up, but the study cannot run without its backend (issue 29: this exited 0)."""
+    import socket
+
+    with socket.socket() as probe:  # a port nobody listens on: the backend is down
+        probe.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    before = _state(study["client"], STUDY)
+    env = {**os.environ, "POSTHOC_LS_TOKEN": ls_server.token}
+    done = subprocess.run([sys.executable, "-m", "posthoc.cli.main", "study", "create", "--manifest",
+                           str(study["manifest"].path), "--url", ls_server.url, "--backend-url", dead,
+                           "--accounts-file", str(study["accounts"]), "--email-domain", DOMAIN, "--no-progress",
+                           "--backend-wait", "2"],
+                          capture_output=True, text=True, env=env, timeout=600, check=False)
+    assert done.returncode == 3
+    assert done.stderr.strip() == (f"posthoc: service error: the ML backend at {dead} does not answer /health in 2 s "
+                                   "(connection refused: is it running, and is the URL right?): start it (`posthoc "
+                                   "backend serve --manifest MANIFEST --port PORT`) or fix --backend-url, then rerun")
+    assert _state(study["client"], STUDY) == before
+
+
 def test_cli_bad_manifest_is_one_line_exit_2(tmp_path: Path, ls_server) -> None:
     env = {**os.environ, "POSTHOC_LS_TOKEN": ls_server.token}
     done = subprocess.run([sys.executable, "-m", "posthoc.cli.main", "study", "create", "--manifest",

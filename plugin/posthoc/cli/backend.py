@@ -25,15 +25,23 @@ def default_events_db(manifest: Path) -> Path:
 
 
 def gunicorn_command(*, host: str, port: int, workers: int, timeout: int = 120) -> list[str]:
-    """The gunicorn command line serving ``posthoc_backend.wsgi:app``."""
+    """The gunicorn command line serving ``posthoc_backend.wsgi:app``. Without the control socket of gunicorn
+    25+ (not used here): every gunicorn would otherwise share its one default path, ``~/.gunicorn/gunicorn.ctl``."""
     return [
         sys.executable, "-m", "gunicorn",
         "--bind", f"{host}:{port}",
         "--workers", str(workers),
         "--timeout", str(timeout),
         "--access-logfile", "-",
+        *(["--no-control-socket"] if _has_control_socket() else []),
         "posthoc_backend.wsgi:app",
     ]
+
+
+def _has_control_socket() -> bool:
+    from gunicorn.config import KNOWN_SETTINGS
+
+    return any(setting.name == "control_socket_disable" for setting in KNOWN_SETTINGS)
 
 
 def check_listen_address(host: str, port: int) -> None:

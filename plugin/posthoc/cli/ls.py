@@ -17,6 +17,7 @@ from posthoc.labelstudio.database import (
 from posthoc.labelstudio.server import (
     DEFAULT_DATA_DIR,
     LOOPBACK,
+    START_TIMEOUT,
     port_is_free,
     read_state,
     server_status,
@@ -33,8 +34,9 @@ _DATA_DIR = click.option("--data-dir", type=click.Path(file_okay=False, path_typ
 @_DATA_DIR
 @click.option("--port", type=click.IntRange(1, 65535), default=None,
               help="Loopback port to listen on; default: a free port. Fails if the port is taken.")
-@click.option("--timeout", type=float, default=240, show_default=True,
-              help="Seconds to wait for the server to answer (the first start migrates the database: ~30 s).")
+@click.option("--timeout", type=float, default=START_TIMEOUT, show_default=True,
+              help="Seconds to wait for the server to answer (the first start migrates the database: ~30 s on a "
+                   "quiet machine, 2.5-3.5 min measured on a busy one; later starts 5-8 s).")
 @click.option("--database", type=click.Choice(["sqlite", "postgresql"]), default=None,
               help="Label Studio's database. Default: what DATA_DIR already uses, SQLite for a new one. "
                    "postgresql: the server named by POSTHOC_LS_DATABASE_URL (postgresql://USER:PASSWORD@HOST:PORT/"
@@ -67,7 +69,7 @@ def start_command(data_dir: Path, port: int | None, timeout: float, database: st
             "postgresql", host=LOOPBACK, name=LOCAL_DB_NAME, local_cluster=True)
     engine = settings.engine if settings is not None else read_database(data_dir).engine
     warning = sqlite_load_warning(annotators or 0, engine=engine)
-    if warning is not None:  # before the start (a first start takes ~30 s): the user may stop and choose again
+    if warning is not None:  # before the start (a first start migrates for 30 s or more): the user may stop
         click.echo(f"posthoc: warning: {warning}", err=True)
     server = start_detached(data_dir, port=port, timeout=timeout, database=settings)
     click.echo(f"Label Studio is running at {server.url}")
@@ -101,3 +103,28 @@ def status_command(data_dir: Path) -> None:
     state = "answering" if status.answering else "NOT answering"
     click.echo(f"running, pid {status.pid}, {status.url}, {state}; admin {status.username}; "
                f"data dir {status.data_dir}; database {read_database(status.data_dir).describe()}")
+
+
+@click.command("env")
+@_DATA_DIR
+def env_command(data_dir: Path) -> None:
+    """Print shell exports of the running server of DATA_DIR: POSTHOC_LS_URL and LABEL_STUDIO_TOKEN (the admin's
+    API token, from DATA_DIR/credentials.json), for the commands that read them (study create and status, score):
+
+        eval "$(posthoc ls env --data-dir study/labelstudio)"
+
+    The token is printed on purpose here (eval keeps it out of the shell's history): print it nowhere else.
+    Exit 1 when no server of DATA_DIR runs.
+    """
+    import shlex
+
+    from posthoc.labelstudio.server import read_credentials
+
+    status = server_status(data_dir)
+    credentials = read_credentials(status.data_dir)
+    if not status.running or status.url is None or credentials is None:
+        click.echo(f"posthoc: error: no Label Studio runs for {status.data_dir}; start it with `posthoc ls start"
+                   f"{'' if data_dir == DEFAULT_DATA_DIR else f' --data-dir {data_dir}'}`", err=True)
+        raise SystemExit(1)
+    click.echo(f"export POSTHOC_LS_URL={shlex.quote(status.url)}")
+    click.echo(f"export LABEL_STUDIO_TOKEN={shlex.quote(credentials.token)}")

@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "ls start": "posthoc.cli.ls:start_command",
     "ls stop": "posthoc.cli.ls:stop_command",
     "ls status": "posthoc.cli.ls:status_command",
+    "ls env": "posthoc.cli.ls:env_command",
     "backend serve": "posthoc.cli.backend:serve_command",
     "demo": "posthoc.cli.demo:demo_command",
     "score": "posthoc.cli.score:score_command",

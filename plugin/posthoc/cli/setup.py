@@ -34,10 +34,13 @@ from posthoc.errors import PosthocInputError
               help="Read every project's tasks and predictions back and check them, also those an earlier run "
                    "recorded as checked in <manifest>.setup.json (by default a rerun trusts that record where Label "
                    "Studio's task and prediction counts agree, and reads no task).")
+@click.option("--backend-wait", type=click.FloatRange(min=0), default=60, show_default=True,
+              help="Seconds to wait for the ML backend to answer /health first (one started in the background just "
+                   "before takes a few seconds); a backend that does not answer is an error, also on a rerun.")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Show a progress bar.")
 def create_command(manifest_path: Path, ls_url: str | None, data_dir: Path | None, backend_url: str,
                    accounts_file: Path | None, email_domain: str | None, webhook: bool, verify: bool,
-                   progress: bool) -> None:
+                   backend_wait: float, progress: bool) -> None:
     """Create the study's projects in Label Studio and print each worker's link.
 
     One project per worker (Sequential sampling, one annotation per task), the worker's tasks
@@ -79,7 +82,8 @@ def create_command(manifest_path: Path, ls_url: str | None, data_dir: Path | Non
     result = create_study(manifest_path, url=ls_url, token=token, backend_url=backend_url,
                           accounts_file=accounts_file, email_domain=email_domain,
                           backend_secret=os.environ.get("POSTHOC_BACKEND_SECRET") or None,
-                          reset_password=reset, progress=progress, webhook=webhook, verify=verify)
+                          reset_password=reset, progress=progress, webhook=webhook, verify=verify,
+                          backend_wait=backend_wait)
     click.echo(f"study {result.study}: {len(result.projects)} worker projects on {result.url} "
                f"({result.created_projects} created, {result.imported_tasks} tasks imported, "
                f"{result.created_users} accounts created, {result.predicted_tasks} tasks pre-filled, "

@@ -15,12 +15,24 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
+import logging
+import re
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
 from posthoc.errors import PosthocServiceError
-from posthoc.labelstudio.client import LabelStudioClient
+from posthoc.labelstudio.client import LabelStudioClient, TransportFailure, web_get_json
+
+logger = logging.getLogger("posthoc")
+
+#: Tries of ``POST /api/ml/`` when Label Studio's call to the backend timed out, and the backoff (s, times the try)
+ADD_TRIES = 4
+ADD_BACKOFF = 2.0
+#: Seconds ``study create`` waits for the backend's first answer (``--backend-wait``)
+BACKEND_WAIT = 60.0
 
 #: The user name Label Studio sends with basic auth (not checked by the backend).
 BASIC_AUTH_USER = "labelstudio"
@@ -93,9 +105,7 @@ class BackendLink:
             if auth and there[0].get("auth_method") != "BASIC_AUTH":
                 self.client.patch(f"/api/ml/{backend_id}", {"url": self.url, "project": project_id, **auth})
         else:
-            created = self.client.post("/api/ml/", {"url": self.url, "project": project_id, "title": self.title,
-                                                    "is_interactive": False, **auth})
-            backend_id = int(created["id"])
+            backend_id = self._add(project_id, auth)
         hook_id = None
         for hook in self.client.webhooks(project_id) if self.secret or find_webhook else []:
             if str(hook.get("url", "")).rstrip("/") == f"{self.url}/webhook":
@@ -106,6 +116,32 @@ class BackendLink:
             self.remove_webhooks(project_id)
             hook_id = None
         return Connection(ml_backend_id=backend_id, webhook_id=hook_id)
+
+    def _add(self, project_id: int, auth: dict[str, Any]) -> int:
+        """``POST /api/ml/``: Label Studio calls the backend's ``/health`` (1 s) and ``/setup`` (3 s) inside it and
+        answers 400 when either is late. A backend that is slow only now (a busy machine, a worker still starting)
+        is asked again, :data:`ADD_TRIES` times in all, each retry logged; then the error quotes Label Studio's
+        reason whole (:func:`backend_refusal`)."""
+        payload = {"url": self.url, "project": project_id, "title": self.title, "is_interactive": False, **auth}
+        for attempt in range(1, ADD_TRIES + 1):
+            response = self.client.send("POST", "/api/ml/", json=payload)
+            if response.status_code in (200, 201):
+                return int(response.json()["id"])
+            reason = backend_refusal(response.text) if response.status_code == 400 else None
+            if reason is None:
+                raise self.client.refused("POST", "/api/ml/", response)
+            if attempt == ADD_TRIES or not _timed_out(reason):
+                raise PosthocServiceError(
+                    f"Label Studio could not add the ML backend {self.url} to project {project_id}"
+                    f"{f' ({attempt} tries)' if attempt > 1 else ''}: {reason}" + (
+                        ". Label Studio waits ML_TIMEOUT_HEALTH / ML_TIMEOUT_SETUP seconds for it (1 / 3 by default;"
+                        " `posthoc ls start` sets 10 / 20): on a busy machine set them higher in Label Studio's "
+                        "environment, then rerun (nothing was added)" if _timed_out(reason) else
+                        ". Check the backend's log; rerun when it is fixed (nothing was added)"))
+            logger.warning("project %s: Label Studio's call to the ML backend timed out (%s); asking again (%d of "
+                           "%d)", project_id, reason, attempt + 1, ADD_TRIES)
+            time.sleep(ADD_BACKOFF * attempt)
+        raise AssertionError("unreachable")
 
     def remove_webhooks(self, project_id: int) -> int:
         """Delete the project's webhooks to ``<backend>/webhook``; how many. Label Studio sends a webhook inside
@@ -137,3 +173,51 @@ class BackendLink:
                                               "report exactly one neutral model version (see docs/backend.md)")
                 self._version = str(versions[0])
             return self._version
+
+
+def check_backend_health(backend_url: str, *, wait: float = BACKEND_WAIT, timeout: float = 30.0) -> None:
+    """PosthocServiceError unless the ML backend answers ``GET /health`` from here (open without the secret:
+    ``posthoc_backend.auth.OPEN_ENDPOINTS``) within ``wait`` seconds (asked every half second: a backend started
+    in the background just before, as the README's study block does, takes a few seconds to answer). ``study
+    create`` asks first, also on a rerun that has nothing to set up: the backend must be up for the study to run
+    (Label Studio sends it the webhook inside every Submit and asks it for live predictions), and a rerun with it
+    down would otherwise end with exit 0."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            answer = web_get_json(f"{backend_url.rstrip('/')}/health", timeout=timeout)
+            break
+        except TransportFailure as exc:
+            if exc.status is not None or time.monotonic() >= deadline:
+                waited = f" in {wait:g} s" if wait > 0 and exc.status is None else ""
+                raise PosthocServiceError(f"the ML backend at {backend_url} does not answer /health{waited} ({exc}): "
+                                          "start it (`posthoc backend serve --manifest MANIFEST --port PORT`) or fix "
+                                          "--backend-url, then rerun") from None
+            time.sleep(0.5)
+    if not isinstance(answer, dict) or answer.get("status") != "UP":
+        raise PosthocServiceError(f"{backend_url}/health answered {str(answer)[:200]!r}, not this project's ML "
+                                  "backend (`posthoc backend serve`); fix --backend-url")
+
+
+def backend_refusal(body: str) -> str | None:
+    """Label Studio's reason for refusing an ML backend, from a 400 of ``POST /api/ml/`` (1.23:
+    ``validation_errors`` of ``label_studio/ml/serializers.py``: "Successfully connected to URL but it doesn't look
+    like a valid ML backend. Reason: ...", or "Can't connect to ML backend URL, health check failed ...
+    Additional info: ..."), whole and on one line; ``None`` for any other answer."""
+    try:
+        answer = json.loads(body)
+    except ValueError:
+        return None
+    errors = answer.get("validation_errors") if isinstance(answer, dict) else None
+    messages = [str(m) for value in (errors or {}).values() for m in (value if isinstance(value, list) else [value])]
+    found = next((m for m in messages if "ML backend" in m), None)
+    if found is None:
+        return None
+    text = re.sub(r"<[^>]+>", "", found)
+    cause = re.search(r"(?:Reason|Additional info): (.*?)(?:\.\s*Check the ML backend|$)", text, re.S)
+    head = "its /setup failed" if "valid ML backend" in text else "its /health failed"
+    return " ".join(f"{head}: {cause.group(1) if cause else text}".split())
+
+
+def _timed_out(reason: str) -> bool:
+    return "timed out" in reason.lower() or "timeout" in reason.lower()

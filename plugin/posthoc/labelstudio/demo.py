@@ -5,7 +5,7 @@
 1. starts Label Studio on ``out_dir/labelstudio`` (embedded SQLite, loopback,
    :mod:`posthoc.labelstudio.server`; admin credentials from ``POSTHOC_LS_*`` or generated, 0600);
 2. plans the bundled sample study (``posthoc.study``, ``posthoc.sample``) into ``out_dir/manifest.sqlite``;
-3. starts the ML backend (``posthoc backend serve``, gunicorn) on a free loopback port;
+3. starts the ML backend (``posthoc backend serve``, gunicorn) on a loopback port (free, or the last run's);
 4. creates the study (:func:`posthoc.labelstudio.setup.create_study`; annotators' passwords in
    ``out_dir/manifest.accounts.json``, 0600);
 5. with ``simulate``: simulated annotators with known behaviour (:mod:`posthoc.labelstudio.simulate`;
@@ -15,13 +15,15 @@
    writes ``out_dir/report`` from what the simulated annotators did;
 6. serves until Ctrl-C (or SIGTERM) unless ``serve=False``, then stops both servers and says so.
 
-Rerunning on the same ``out_dir`` reuses the data dir, the manifest and the accounts: nothing is
-duplicated, and simulated annotators only annotate what is not annotated yet.
+Rerunning on the same ``out_dir`` reuses the data dir, the manifest, the accounts and the two ports
+(``out_dir/demo-ports.json``, while they are free: :func:`demo_ports`): nothing is duplicated, the printed links
+stay right, and simulated annotators only annotate what is not annotated yet.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -32,10 +34,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from posthoc.atomic import write_text_atomic
 from posthoc.errors import PosthocServiceError
 from posthoc.labelstudio.client import answers_ok
-from posthoc.labelstudio.server import LOOPBACK, LabelStudioServer, free_port, stop_process_group
+from posthoc.labelstudio.server import LOOPBACK, LabelStudioServer, free_port, port_is_free, stop_process_group
 from posthoc.processes import die_with_parent
+
+PORTS_FILE = "demo-ports.json"
 
 
 @dataclass(frozen=True)
@@ -55,7 +60,7 @@ class DemoResult:
 
 @contextlib.contextmanager
 def backend_process(manifest_path: Path, *, port: int | None = None, log_path: Path,
-                    timeout: float = 60) -> Iterator[str]:
+                    timeout: float = 180) -> Iterator[str]:
     """``posthoc backend serve`` (gunicorn, one worker) on loopback for the manifest; yields its URL."""
     chosen = port or free_port()
     command = [sys.executable, "-m", "posthoc.cli.main", "backend", "serve", "--manifest", str(manifest_path),
@@ -133,7 +138,9 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo-out", *, simulate: bool = F
 
     root = Path(out_dir).resolve()
     root.mkdir(parents=True, exist_ok=True)
-    echo(f"Starting Label Studio in {root / 'labelstudio'} (the first start migrates its database: ~30 s)...")
+    ls_port, backend_port = demo_ports(root, ls_port=ls_port, backend_port=backend_port)
+    echo(f"Starting Label Studio in {root / 'labelstudio'} (the first start migrates its database: ~30 s on a "
+         "quiet machine, a few minutes on a busy one)...")
     server = LabelStudioServer(root / "labelstudio", port=ls_port)
     server.start()
     try:
@@ -182,11 +189,34 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo-out", *, simulate: bool = F
     finally:
         server.stop()
     if not serve:
-        echo("Label Studio and the ML backend are stopped now (--no-serve): the links above open once you run "
-             f"`posthoc demo --out {root}` again (it reuses everything).")
+        echo("Label Studio and the ML backend are stopped now (--no-serve): the links above open again once you "
+             f"run `posthoc demo --out {root}` (it reuses everything, on the same ports {ls_port} and "
+             f"{backend_port}; {PORTS_FILE} keeps them)")
     else:
         echo("Label Studio and the ML backend are stopped.")
     return result
+
+
+def demo_ports(root: Path, *, ls_port: int | None, backend_port: int | None) -> tuple[int, int]:
+    """Label Studio's and the backend's ports for the demo in ``root``: those given, else those of the last run
+    (``root/demo-ports.json``) while they are free, else free ones; written back, so the links the demo prints
+    (Label Studio's port) and the backend URL Label Studio keeps in each project stay right on a rerun."""
+    path = root / PORTS_FILE
+    stored: dict[str, Any] = {}
+    with contextlib.suppress(OSError, ValueError):
+        loaded = json.loads(path.read_text(encoding="utf-8"))
+        stored = loaded if isinstance(loaded, dict) else {}
+    chosen: dict[str, int] = {}
+    for name, given in (("labelstudio", ls_port), ("backend", backend_port)):
+        last = stored.get(name)
+        if given is not None:
+            chosen[name] = given
+        elif type(last) is int and 0 < last < 65536 and last not in chosen.values() and port_is_free(last):
+            chosen[name] = last
+        else:
+            chosen[name] = next(port for port in iter(free_port, 0) if port not in chosen.values())
+    write_text_atomic(path, json.dumps(chosen) + "\n")
+    return chosen["labelstudio"], chosen["backend"]
 
 
 def _unlabelled(server: LabelStudioServer, project_id: int) -> int:

@@ -58,6 +58,9 @@ DEFAULT_DATA_DIR = Path(".posthoc") / "labelstudio"
 DEFAULT_USERNAME = "admin@posthoc.local"
 CREDENTIALS_FILE = "credentials.json"
 STATE_FILE = "server.json"
+#: Seconds a start waits for Label Studio to answer. The first start migrates the database: ~30 s on a quiet
+#: 2-core machine, 2 min 34 s to 3 min 23 s measured at load 4-10 (issue 29); later starts 5-8 s.
+START_TIMEOUT = 600.0
 LOG_FILE = "labelstudio.log"
 LOOPBACK = "127.0.0.1"
 
@@ -73,6 +76,14 @@ OFFLINE_ENV: dict[str, str] = {
 LOCAL_ML_ENV: dict[str, str] = {
     "ML_BLOCK_LOCAL_IP": "false",
     "SSRF_PROTECTION_ENABLED": "false",
+}
+#: How long Label Studio waits for the ML backend's ``/health`` and ``/setup`` when a project adds it (its defaults:
+#: 1 s and 3 s, ``label_studio/ml/api_connector.py``). A backend worker's first answers under load took 2.3-4.8 s
+#: before it warmed its parser (issue 29); these leave room for a busy machine. Set either in the environment to
+#: choose another value (Label Studio also reads them with a ``LABEL_STUDIO_`` prefix).
+ML_TIMEOUT_ENV: dict[str, str] = {
+    "ML_TIMEOUT_HEALTH": "10",
+    "ML_TIMEOUT_SETUP": "20",
 }
 
 
@@ -160,6 +171,9 @@ def server_environment(data_dir: Path, credentials: Credentials, *, allow_local_
     env.update(OFFLINE_ENV)
     if allow_local_ml:
         env.update(LOCAL_ML_ENV)
+    for name, seconds in ML_TIMEOUT_ENV.items():
+        if name not in env and f"LABEL_STUDIO_{name}" not in env:
+            env[name] = seconds
     env["LABEL_STUDIO_BASE_DATA_DIR"] = str(Path(data_dir).resolve())
     env["LABEL_STUDIO_USERNAME"] = credentials.username
     env["LABEL_STUDIO_PASSWORD"] = credentials.password
@@ -304,7 +318,7 @@ class LabelStudioServer:
         return run_label_studio_command(self.data_dir, self.credentials, args, timeout=timeout)
 
     # -- lifecycle -----------------------------------------------------------------------------
-    def start(self, *, timeout: float = 240, detach: bool = False) -> LabelStudioServer:
+    def start(self, *, timeout: float = START_TIMEOUT, detach: bool = False) -> LabelStudioServer:
         """Start the server and wait until it answers on the port asked for, as this admin.
 
         ``detach`` leaves it running after this Python exits (``posthoc ls start``). Raises
@@ -365,7 +379,9 @@ class LabelStudioServer:
             if self._answers():
                 return
             time.sleep(0.5)
-        raise PosthocServiceError(f"Label Studio did not answer on {self.url} within {timeout:.0f} s; "
+        raise PosthocServiceError(f"Label Studio did not answer on {self.url} within {timeout:.0f} s (a first start "
+                                  "migrates its database: ~30 s on a quiet machine, 2.5-3.5 min measured on a busy "
+                                  "one); it was stopped: start it again with a longer --timeout SECONDS; "
                                   f"log {self.log_path}:\n{self._log_tail()}")
 
     def _ensure_admin_password(self) -> None:
@@ -476,7 +492,7 @@ def server_status(data_dir: str | os.PathLike[str]) -> ServerStatus:
     return ServerStatus(root, True, int(state["pid"]), url, answering, username)
 
 
-def start_detached(data_dir: str | os.PathLike[str], *, port: int | None = None, timeout: float = 240,
+def start_detached(data_dir: str | os.PathLike[str], *, port: int | None = None, timeout: float = START_TIMEOUT,
                    database: DatabaseSettings | None = None) -> LabelStudioServer:
     """Start a server that outlives this process (``posthoc ls start``); refuses a second one per data dir."""
     status = server_status(data_dir)

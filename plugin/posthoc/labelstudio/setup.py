@@ -53,7 +53,7 @@ from posthoc.labelstudio.accounts import (
     ensure_accounts,
     read_accounts,
 )
-from posthoc.labelstudio.backend import BackendLink
+from posthoc.labelstudio.backend import BACKEND_WAIT, BackendLink, check_backend_health
 from posthoc.labelstudio.client import LabelStudioClient
 from posthoc.labelstudio.payloads import has_links, manifest_prediction, prediction_regions, regions_differ
 from posthoc.labelstudio.projects import MARKER, marker_html, project_marker, project_markers, study_projects
@@ -311,7 +311,8 @@ def create_study(manifest: Any, *, url: str, token: str, backend_url: str, label
                  accounts_file: Path | None = None, email_domain: str | None = None,
                  backend_secret: str | None = None, reset_password: Callable[[str, str], None] | None = None,
                  progress: bool = False, concurrency: int = CONCURRENCY, webhook: bool = True,
-                 setup_file: Path | None = None, verify: bool = False) -> StudySetup:
+                 setup_file: Path | None = None, verify: bool = False,
+                 backend_wait: float = BACKEND_WAIT) -> StudySetup:
     """Set up (or complete) the study of ``manifest`` in the Label Studio at ``url`` (see the module docstring).
 
     ``manifest``: a :class:`posthoc.study.manifest.Manifest` or its path. ``token``: an admin's API
@@ -324,7 +325,8 @@ def create_study(manifest: Any, *, url: str, token: str, backend_url: str, label
     (local data dir only). ``concurrency``: projects (and sign-ups) at once. ``webhook=False``: the project
     webhook Label Studio makes for the backend is removed (``--no-webhook``; progress from the API). ``setup_file``:
     the record of checked projects (default ``<manifest stem>.setup.json`` beside it); ``verify``: read every
-    project back even when the record and Label Studio's counts agree. Raises
+    project back even when the record and Label Studio's counts agree. ``backend_wait``: seconds to wait for the
+    backend's first ``/health`` answer (:func:`~posthoc.labelstudio.backend.check_backend_health`). Raises
     PosthocServiceError when Label Studio or the backend fails, or when a task holds a prediction other than the
     manifest's.
     """
@@ -336,6 +338,7 @@ def create_study(manifest: Any, *, url: str, token: str, backend_url: str, label
     accounts_path = Path(accounts_file) if accounts_file is not None else default_accounts_file(Path(opened.path))
     client = LabelStudioClient(url, token, hide=[backend_secret])
     client.whoami()
+    check_backend_health(backend_url, wait=backend_wait)
     study = str(opened.study)
     workers = list(opened.workers())
     if not workers:
