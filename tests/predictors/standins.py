@@ -17,7 +17,9 @@ own KBs): each links by exact alias look-up in the text and answers in the servi
   ``NIFBasedAnnotatorWebservice``; NIF 2.0 Core): ``POST`` Turtle (``application/x-turtle``) with one
   ``nif:Context`` -> the same document plus one ``nif:Phrase`` a mention (``nif:anchorOf``,
   ``nif:beginIndex``, ``nif:endIndex``, ``nif:referenceContext``, ``itsrdf:taIdentRef``). ``utf16=True``
-  makes it count offsets in UTF-16 code units, as annotators written in Java do.
+  makes it count offsets in UTF-16 code units, as a Java annotator writing ``String`` indices itself does
+  (GERBIL's NIF library, ``AnnotationWriter.addSpan``, would convert them with ``codePointCount``);
+  ``anchors=False`` leaves ``nif:anchorOf`` out (it is optional in NIF 2.0 Core, and annotators omit it).
 
 ``mode`` changes what they answer, to test the clients: ``ok``, ``empty`` (no mentions), ``malformed``
 (not the protocol), ``wrong-offsets`` (offsets that do not match the mention), ``slow`` (sleeps
@@ -195,9 +197,11 @@ class StandInREL(_StandIn):
 class StandInNIF(_StandIn):
     """A NIF web-service annotator as GERBIL calls one (see the module docstring)."""
 
-    def __init__(self, aliases: dict[str, str], *, utf16: bool = False, **options: Any) -> None:
+    def __init__(self, aliases: dict[str, str], *, utf16: bool = False, anchors: bool = True,
+                 **options: Any) -> None:
         super().__init__(aliases, **options)
         self.utf16 = utf16
+        self.anchors = anchors
         self.content_types: list[str] = []
 
     def answer(self, body: bytes, content_type: str) -> tuple[int, str, bytes]:
@@ -225,4 +229,6 @@ class StandInNIF(_StandIn):
                 phrase = URIRef(f"{base}#char={begin},{finish}")
                 add_phrase(graph, phrase, context, begin, finish, surface,  # type: ignore[arg-type]
                            f"http://dbpedia.org/resource/{title}")
+                if not self.anchors:
+                    graph.remove((phrase, NIF.anchorOf, None))
         return 200, "application/x-turtle", graph.serialize(format="turtle", encoding="utf-8")

@@ -35,7 +35,7 @@ def predictor_options(func: click.decorators.FC) -> click.decorators.FC:
         click.option("--nif-offsets", type=click.Choice(["auto", "codepoints", "utf16"]), default="auto",
                      show_default=True,
                      help="nif: how the annotator counts offsets; auto tells code points from UTF-16 units "
-                          "(Java annotators) by nif:anchorOf."),
+                          "(Java annotators) by nif:anchorOf, else by the spans' word boundaries."),
     ]
     for option in reversed(options):
         func = option(func)
