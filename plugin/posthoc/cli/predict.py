@@ -110,8 +110,9 @@ def predict_command(corpus: Path, predictor_name: str, out_path: Path, system: s
         made = dataclasses.replace(spec, _documents=documents.documents).linker()
         assert made is not None
         built, linker = made, text_linker(made)
+    stream = getattr(built, "link_stream", None)  # spaCy: one nlp.pipe over the corpus
     summary = predict_corpus(documents, linker, out_path, system=system or name, name=name, batch_size=batch_size,
-                             progress=progress)
+                             progress=progress, stream=stream)
     if summary.predicted == 0:
         click.echo(f"{out_path}: already holds all {summary.documents} documents (nothing to do)", err=True)
     else:
