@@ -130,6 +130,7 @@ def whole_command(run: BenchRun, model: str, corpus: Path, folder: Path, runs: i
         run.fail("whole command: posthoc predict's mentions differ from the plain script's entities")
     run.print(f"whole command: plain nlp.pipe script {theirs.summary()}")
     run.print(f"               posthoc predict       {mine.summary()}")
+    run.print("               (CPU is this process's only: each side runs in a child process; compare wall)")
     return mine.wall_median, theirs.wall_median
 
 
