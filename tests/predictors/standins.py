@@ -7,7 +7,9 @@ own KBs): each links by exact alias look-up in the text and answers in the servi
   ``REL/server.py``): ``POST`` JSON ``{"text", "spans": []}`` -> a JSON list of
   ``[start, length, mention, entity, ED confidence, MD score, tag]``, offsets in code points (Python),
   entity titles with underscores, NIL left out, ``[]`` for an empty text; it also records each text it got.
-  Its ``do_POST`` is REL's: ``send_response(200)`` and ``end_headers()`` before anything is read (HTTP/1.0,
+  Its ``do_POST`` is REL's (``REL/server.py`` at informagi/REL 0a479bc: ``do_POST`` lines 55-77, the 200 at
+  64-65, the error at 72-76; ``read_json``'s rewriting at line 88): ``send_response(200)`` and
+  ``end_headers()`` before anything is read (HTTP/1.0,
   no Content-Length: the body ends at close), ``read_json`` does ``text = text.replace("&amp;", "&")``, and
   an exception while linking is answered *inside that 200's body* by ``send_response(400)``,
   ``end_headers()`` and ``[]`` (so the body starts ``HTTP/1.0 400 Bad Request``); ``mode="error"`` (or a

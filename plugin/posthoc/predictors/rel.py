@@ -7,7 +7,8 @@ with one row a linked mention, ``[start, length, mention, entity, ED confidence,
 Wikipedia title with underscores (``Charles_Bukowski``); REL leaves NIL mentions out. An empty text is
 answered ``[]`` without a request.
 
-Two things REL's server does that the answer must be read through (``REL/server.py``, ``GetHandler``):
+Two things REL's server does that the answer must be read through (``REL/server.py``, ``GetHandler``; lines
+88 and 55-77 at informagi/REL 0a479bc):
 
 * ``read_json`` rewrites the text, ``text = text.replace("&amp;", "&")``, before linking, so offsets and
   mentions are of the rewritten text. :func:`rel_rewrite` makes the same rewriting and notes where each
