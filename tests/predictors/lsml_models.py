@@ -7,6 +7,13 @@ carry a score and the model's own version (the backend must drop both). ``RealLS
 real ``label_studio_ml.model.LabelStudioMLBase`` of PyPI's label-studio-ml 1.0.9 when it imports (installed
 with ``--no-deps`` beside Flask 3; its ``__init__(label_config=None, train_output=None, **kwargs)`` parses the
 config into ``parsed_label_config``) and answers a plain list, as 1.x models do.
+
+``SDKScoredModel`` / ``SDKUnscoredModel`` answer as current label-studio-ml-backend models do on
+label-studio-sdk 2.1.2: a ``ModelResponse`` (label_studio_ml/response.py: a pydantic ``BaseModel`` with
+``model_version: Optional[str] = None`` and ``predictions: List[Union[List[PredictionValue], PredictionValue]]``,
+its ``set_version`` filling each prediction's unset ``model_version``) of the SDK's real ``PredictionValue``
+(label_studio_sdk/label_interface/objects.py: ``score: Optional[float] = 0.00``); one gives ``score=``, the
+other none, so the SDK fills in 0.0 that the model never said.
 """
 
 from __future__ import annotations
@@ -116,3 +123,49 @@ if LabelStudioMLBase is not None:
             label = info["labels"][0]
             return [{"result": regions(task["data"][key], from_name, to_name, link, label), "score": 0.7,
                      "model_version": "real-1.0"} for task in tasks]
+
+
+try:
+    from label_studio_sdk.label_interface.objects import PredictionValue
+    from pydantic import BaseModel
+except ImportError:  # the SDK comes with Label Studio; the tests using it skip without it
+    PredictionValue = None
+
+if PredictionValue is not None:
+
+    class ModelResponse(BaseModel):  # label_studio_ml/response.py (GitHub main), which PyPI's 1.0.9 lacks
+        model_config = {"protected_namespaces": ()}
+        model_version: str | None = None
+        predictions: list[list[PredictionValue] | PredictionValue]  # type: ignore[valid-type]
+
+        def set_version(self, version: str) -> None:
+            self.model_version = version
+            for prediction in self.predictions:
+                for item in prediction if isinstance(prediction, list) else [prediction]:
+                    if not item.model_version:
+                        item.model_version = version
+
+    class SDKUnscoredModel(HandWrittenBase):
+        """A current label-studio-ml model that gives no score: ``PredictionValue(result=...)``."""
+
+        score: ClassVar[float | None] = None
+
+        def predict(self, tasks: list[dict[str, Any]], context: dict[str, Any] | None = None,
+                    **kwargs: Any) -> Any:
+            assert self.label_config is not None
+            from_name, to_name, key, link, label = config_names(self.label_config)
+            predictions = []
+            for task in tasks:
+                result = regions(task["data"][key], from_name, to_name, link, label)
+                for item in result:
+                    item.pop("score", None)
+                given = {} if self.score is None else {"score": self.score}
+                predictions.append(PredictionValue(result=result, **given))
+            response = ModelResponse(predictions=predictions)
+            response.set_version("sdk-model-2")
+            return response
+
+    class SDKScoredModel(SDKUnscoredModel):
+        """The same model giving ``score=0.0``: a score it gave, kept."""
+
+        score: ClassVar[float | None] = 0.0

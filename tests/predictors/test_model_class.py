@@ -89,3 +89,18 @@ def test_a_real_label_studio_ml_subclass_runs_behind_flask_3(astral_corpus: Path
     assert run_posthoc(["predict", "--predictor", REAL, str(astral_corpus), "--out", str(out), "--no-progress",
                         "--system", "real-model"]) == 0
     assert json.loads(out.read_text(encoding="utf-8").splitlines()[1])["mentions"][0]["surface"] == "Angela Merkel"
+
+
+@pytest.mark.parametrize(("model", "score"), [("SDKUnscoredModel", None), ("SDKScoredModel", 0.0)])
+def test_a_score_is_written_only_when_the_model_gave_one(model: str, score: float | None, astral_corpus: Path,
+                                                         tmp_path: Path) -> None:
+    """PredictionValue's default ``score`` 0.0 (label-studio-sdk 2.1.2) is not a score the model gave."""
+    pytest.importorskip("label_studio_sdk.label_interface.objects", reason="label-studio-sdk comes with Label Studio")
+    out = tmp_path / "model.jsonl"
+    assert run_posthoc(["predict", "--predictor", f"predictors.lsml_models:{model}", str(astral_corpus), "--out",
+                        str(out), "--no-progress"]) == 0
+    lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    mentions = [m for line in lines for m in line["mentions"]]
+    assert [(m["start"], m["end"], m["surface"]) for m in lines[0]["mentions"]] == TEXT_MENTIONS
+    assert len(mentions) == 6 and [m.get("score") for m in mentions] == [score] * 6
+    assert all(("score" in m) == (score is not None) for m in mentions)

@@ -1,6 +1,6 @@
 """The nif predictor against a stand-in NIF web service, called the way GERBIL calls annotators
 (github.com/dice-group/gerbil NIFBasedAnnotatorWebservice; NIF 2.0 Core): code point and UTF-16 offsets,
-empty, malformed, wrong, slow and failing answers."""
+with and without nif:anchorOf; empty, malformed, wrong, slow and failing answers."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from posthoc.errors import PosthocInputError
 from posthoc.predictors.base import PredictorAnswerError, PredictorServiceError
 from posthoc.predictors.nif import NIFLinker, request_document, utf16_to_codepoints
 from posthoc.readers import read_mentions
@@ -81,3 +82,29 @@ def test_nif_5xx_is_retried_then_reported() -> None:
         with pytest.raises(PredictorServiceError, match="answered 503"):
             NIFLinker(service.url, retries=1, backoff=0.01).link_texts([TEXT])
         assert service.requests == 2
+
+
+MERKEL = "😀 Angela Merkel visited Paris."
+MERKEL_ALIASES = {"Angela Merkel": "Angela_Merkel", "Paris": "Paris"}
+
+
+@pytest.mark.parametrize("utf16", [True, False], ids=["utf16", "codepoints"])
+def test_nif_without_anchors_is_read_the_way_that_puts_spans_on_word_boundaries(utf16: bool) -> None:
+    with StandInNIF(MERKEL_ALIASES, utf16=utf16, anchors=False).serve() as service:
+        (found,) = NIFLinker(service.url).link_texts([MERKEL])
+    assert _spans(found) == [(2, 15, "Angela Merkel"), (24, 29, "Paris")]
+
+
+def test_nif_without_anchors_on_word_boundaries_neither_way_is_refused_clearly() -> None:
+    with StandInNIF(MERKEL_ALIASES, utf16=True, anchors=False, mode="wrong-offsets").serve() as service, \
+            pytest.raises(PosthocInputError, match=r"mentions without nif:anchorOf \(4\.\.17 .* neither as code "
+                                                   r"points nor as UTF-16 units; give --nif-offsets"):
+        NIFLinker(service.url).link_texts([MERKEL])
+
+
+def test_nif_without_anchors_on_bmp_text_needs_no_choice() -> None:
+    """Without an astral character both readings are one: a span inside a word is the annotator's to give."""
+    text = "Merkels visit to Paris."
+    with StandInNIF({"Merkel": "Angela_Merkel"}, anchors=False).serve() as service:
+        (found,) = NIFLinker(service.url).link_texts([text])
+    assert _spans(found) == [(0, 6, "Merkel")]

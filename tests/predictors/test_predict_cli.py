@@ -148,3 +148,18 @@ def test_an_out_file_of_another_system_is_refused(astral_corpus: Path, tmp_path:
                         "--out", str(out), "--system", "other", "--no-progress"]) == 2
     assert "is for system 'dictionary', not 'other'" in capsys.readouterr().err
     assert out.read_bytes() == before
+
+
+def test_rel_error_in_a_200_and_an_unreadable_nif_answer_stop_with_one_line(tmp_path: Path,
+                                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    corpus = write_corpus(tmp_path / "c.jsonl", [("d1", TEXT2), ("d2", "😀 Angela Merkel visited Paris.")])
+    with StandInREL(ALIASES, mode="error").serve() as rel:
+        assert run_posthoc(["predict", "--predictor", "rel", "--url", rel.url, str(corpus), "--out",
+                            str(tmp_path / "rel.jsonl"), "--no-progress"]) == 3
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "document 'd1'" in err[0] and "'HTTP/1.0 400 Bad Request'" in err[0]
+    with StandInNIF(ALIASES, utf16=True, anchors=False, mode="wrong-offsets").serve() as nif:
+        assert run_posthoc(["predict", "--predictor", "nif", "--url", nif.url, str(corpus), "--out",
+                            str(tmp_path / "nif.jsonl"), "--no-progress", "--batch-size", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "document 'd1'" in err[0] and "give --nif-offsets codepoints or utf16" in err[0]

@@ -1,6 +1,7 @@
 """The rel predictor against a stand-in REL server (REL's HTTP API: github.com/informagi/REL, README and
 REL/server.py): code point offsets through emoji, ZWJ, flags, astral CJK and combining marks; long texts in
-pieces with offsets mapped back; empty, malformed, wrong, slow and failing answers."""
+pieces with offsets mapped back; REL's ``&amp;`` rewriting and its errors inside a 200 (REL/server.py
+``read_json`` and ``do_POST``, followed by the stand-in); empty, malformed, wrong, slow and failing answers."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from posthoc.predictors.base import PredictorAnswerError, PredictorServiceError
-from posthoc.predictors.rel import RELLinker, split_text
+from posthoc.predictors.rel import RELLinker, original_offset, rel_rewrite, split_text
 from predictors.conftest import ALIASES, PLAIN, TEXT, TEXT2, TEXT2_MENTIONS, TEXT_MENTIONS
 from predictors.standins import StandInREL
 
@@ -110,3 +111,42 @@ def test_credentials_in_the_service_url_never_reach_a_message() -> None:
         with pytest.raises(PredictorServiceError) as failed:
             RELLinker(url, retries=0).link_texts([TEXT])
     assert "s3cret-pass" not in str(failed.value) and "answered 503" in str(failed.value)
+
+
+def test_rel_offsets_into_its_rewritten_text_are_mapped_back_to_the_amp_text() -> None:
+    text = "Tom &amp; Jerry went to Paris."
+    with StandInREL({"Tom &amp; Jerry": "Tom_and_Jerry", "Paris": "Paris"}).serve() as service:
+        (found,) = RELLinker(service.url).link_texts([text])
+        assert service.texts == [text]  # sent as it is; the server rewrote it to "Tom & Jerry went to Paris."
+    assert _spans(found) == [(0, 15, "Tom &amp; Jerry"), (24, 29, "Paris")]
+    assert [m.link for m in found] == ["https://en.wikipedia.org/wiki/Tom_and_Jerry",
+                                       "https://en.wikipedia.org/wiki/Paris"]
+
+
+def test_rel_amp_mapping_is_exact_next_to_and_between_amps() -> None:
+    text = "&amp;A&amp;&amp;amp; B&amp;"
+    rewritten, positions = rel_rewrite(text)
+    assert rewritten == text.replace("&amp;", "&") == "&A&&amp; B&"
+    assert [original_offset(i, positions) for i in range(len(rewritten) + 1)] == [0, 5, 6, 11, 16, 17, 18, 19, 20,
+                                                                                 21, 22, 27]
+    with StandInREL({"A": "A", "&amp;": "Ampersand", "B&amp;": "B"}).serve() as service:
+        (found,) = RELLinker(service.url).link_texts([text])
+    assert all(text[m.start:m.end] == m.surface for m in found)
+    assert ("B&amp;", 21, 27) in {(m.surface, m.start, m.end) for m in found}
+
+
+def test_rel_answer_that_fits_the_text_as_sent_is_read_as_it_stands() -> None:
+    """A REL without read_json's rewriting (the stand-in's generic path answers the text it got)."""
+    text = "Tom &amp; Jerry went to Paris."
+    with StandInREL({"Paris": "Paris", "Tom": "Tom"}, mode="flaky", failures=0).serve() as service:
+        (found,) = RELLinker(service.url).link_texts([text])
+    assert _spans(found) == [(0, 3, "Tom"), (24, 29, "Paris")]
+
+
+def test_rel_error_inside_a_200_says_what_rel_said() -> None:
+    with StandInREL(ALIASES, mode="error").serve() as service, \
+            pytest.raises(PredictorServiceError) as failed:
+        RELLinker(service.url).link_texts([TEXT])
+    message = str(failed.value)
+    assert "failed on this text: it answered 200, then 'HTTP/1.0 400 Bad Request' with '[]'" in message
+    assert "not JSON" not in message and "REL server's log" in message

@@ -179,3 +179,21 @@ def test_two_processes_write_byte_identical_manifests(study_dir: Path) -> None:
         assert result.returncode == 0, result.stderr
         digests.append(hashlib.sha256((study_dir / name).read_bytes()).hexdigest())
     assert digests[0] == digests[1]
+
+
+def test_a_system_named_in_the_config_and_otherwise_in_the_file_is_refused(study_dir: Path) -> None:
+    """system = "REL" over lines saying "system": "rel" was planned as rel; now one line, exit 2."""
+    rel = study_dir / "rel.jsonl"
+    rel.write_text(rel.read_text(encoding="utf-8").replace('"system": "REL"', '"system": "rel"'), encoding="utf-8")
+    result = _posthoc("study", "plan", "--config", "study.toml", "--out", "m.sqlite", "--no-progress", cwd=study_dir)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    line = result.stderr.strip()
+    assert line.count("\n") == 0 and "[[inputs]] #3 (rel.jsonl) says system = 'REL'" in line
+    assert "its lines say \"system\": 'rel'" in line and "system = 'rel' in the config" in line
+    assert not (study_dir / "m.sqlite").exists()
+    unnamed = GOOD.replace('path = "rel.jsonl"\ndataset = "sample-news"\nsystem = "REL"',
+                           'path = "rel.jsonl"\ndataset = "sample-news"')
+    (study_dir / "study.toml").write_text(unnamed, encoding="utf-8")
+    planned = _posthoc("study", "plan", "--config", "study.toml", "--out", "m.sqlite", "--no-progress", "--json",
+                       cwd=study_dir)
+    assert planned.returncode == 0, planned.stderr  # the config names nothing: the file's names are taken

@@ -35,7 +35,7 @@ def predictor_options(func: click.decorators.FC) -> click.decorators.FC:
         click.option("--nif-offsets", type=click.Choice(["auto", "codepoints", "utf16"]), default="auto",
                      show_default=True,
                      help="nif: how the annotator counts offsets; auto tells code points from UTF-16 units "
-                          "(Java annotators) by nif:anchorOf."),
+                          "(Java annotators) by nif:anchorOf, else by the spans' word boundaries."),
     ]
     for option in reversed(options):
         func = option(func)
@@ -110,8 +110,9 @@ def predict_command(corpus: Path, predictor_name: str, out_path: Path, system: s
         made = dataclasses.replace(spec, _documents=documents.documents).linker()
         assert made is not None
         built, linker = made, text_linker(made)
+    stream = getattr(built, "link_stream", None)  # spaCy: one nlp.pipe over the corpus
     summary = predict_corpus(documents, linker, out_path, system=system or name, name=name, batch_size=batch_size,
-                             progress=progress)
+                             progress=progress, stream=stream)
     if summary.predicted == 0:
         click.echo(f"{out_path}: already holds all {summary.documents} documents (nothing to do)", err=True)
     else:

@@ -135,9 +135,17 @@ class LinkerModel:
 
 
 def _plain(item: Any) -> Any:
-    """A pydantic model (label-studio-ml 2's ``PredictionValue``) as a dict; anything else unchanged."""
-    dump = getattr(item, "model_dump", None) or getattr(item, "dict", None)
-    return dump() if callable(dump) and not isinstance(item, Mapping) else item
+    """A pydantic model (label-studio-ml 2's ``ModelResponse`` / the SDK's ``PredictionValue``) as a dict of
+    the fields the model set (``exclude_unset``, nested too); anything else unchanged.
+
+    ``PredictionValue`` declares ``score: Optional[float] = 0.00`` (label-studio-sdk 2.1.2,
+    label_interface/objects.py), so a model that gives no score would otherwise read as scoring every
+    mention 0.0; only a score the model set (0.0 included) is kept.
+    """
+    if isinstance(item, Mapping):
+        return item
+    dump = getattr(item, "model_dump", None) or getattr(item, "dict", None)  # pydantic 2, else 1
+    return dump(exclude_unset=True) if callable(dump) else item
 
 
 def call_model(model: Any, tasks: list[dict[str, Any]], *, context: dict[str, Any] | None = None,

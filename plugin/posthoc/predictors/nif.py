@@ -11,12 +11,18 @@ URI), optional ``nif:anchorOf`` and zero or more ``itsrdf:taIdentRef`` (none: a 
 link, NIL; GERBIL's ``http://aksw.org/notInWiki/X`` are emerging entities; of several links the first
 non-NIL one in sorted order is taken). The answer is parsed with rdflib.
 
-Offsets. NIF counts characters; annotators written in Java (most GERBIL annotators, and GERBIL itself)
-count UTF-16 code units, which differ from code points after any astral character (emoji, rare CJK).
+Offsets. NIF counts characters, and GERBIL's own NIF library counts code points: its
+``AnnotationWriter.addSpan`` (github.com/dice-group/gerbil,
+``src/main/java/org/aksw/gerbil/io/nif/AnnotationWriter.java``) writes ``nif:beginIndex`` as
+``text.codePointCount(0, startInJavaText)``. An annotator that writes Java ``String`` indices itself counts
+UTF-16 code units, which run ahead of code points after any astral character (emoji, rare CJK).
 ``offsets="auto"`` (default) reads a document's mentions as code points when every ``nif:anchorOf`` equals
-the text there, else as UTF-16 units when every one does so, and refuses the answer otherwise; without any
-``anchorOf`` they are taken as code points. ``"codepoints"`` and ``"utf16"`` force one reading. Sent offsets
-are code points (NIF's definition).
+the text there, else as UTF-16 units when every one does so. Mentions without ``anchorOf`` (both readings
+can then be read, and differ only after an astral character) are read the way that puts every span on
+word boundaries: starting and ending on a token boundary of :func:`posthoc.predictors.linker.tokens`, never
+on whitespace (GERBIL's checks warn on a marking that starts or ends with whitespace); code points when
+both do, and :class:`~posthoc.errors.PosthocInputError` naming the spans when neither does (give
+``--nif-offsets``). ``"codepoints"`` and ``"utf16"`` force one reading. Sent offsets are code points.
 """
 
 from __future__ import annotations
@@ -32,9 +38,11 @@ from rdflib import RDF, XSD, Graph, Namespace, URIRef
 from rdflib import Literal as RdfLiteral
 from rdflib.term import Node
 
+from posthoc.errors import PosthocInputError
 from posthoc.links import normalise_link
 from posthoc.predictors.base import PredictedMention, PredictorAnswerError, mention, sorted_unique
 from posthoc.predictors.http import ServiceClient
+from posthoc.predictors.linker import tokens
 
 NIF: Final = Namespace("http://persistence.uni-leipzig.org/nlp2rdf/ontologies/nif-core#")
 ITSRDF: Final = Namespace("http://www.w3.org/2005/11/its/rdf#")
@@ -68,6 +76,40 @@ def utf16_to_codepoints(text: str) -> dict[int, int]:
         unit += 2 if ord(char) > 0xFFFF else 1
     table[unit] = len(text)
     return table
+
+
+def _on_words(text: str, spans: list[tuple[int, int]]) -> bool:
+    """Whether every span lies in the text, starts and ends on token boundaries and not on whitespace."""
+    if not spans:
+        return True
+    starts, ends = set(), set()
+    for start, end in tokens(text):
+        starts.add(start)
+        ends.add(end)
+    return all(0 <= b < e <= len(text) and b in starts and e in ends and not text[b].isspace()
+               and not text[e - 1].isspace() for b, e in spans)
+
+
+def auto_reading(text: str, phrases: list[tuple[int, int, str | None, str | None]], where: str) -> Offsets:
+    """How ``--nif-offsets auto`` reads one document's mentions (module docstring): "codepoints" or "utf16"."""
+    table = utf16_to_codepoints(text)
+    if max(table) == len(text):  # no astral character: both readings are the same
+        return "codepoints"
+    anchored = [(b, e, a) for b, e, a, _ in phrases if a is not None]
+    if anchored:
+        if all(text[b:e] == a for b, e, a in anchored):
+            return "codepoints"
+        units = all(b in table and e in table and text[table[b]:table[e]] == a for b, e, a in anchored)
+        return "utf16" if units else "codepoints"  # neither: refused with the code point reading's mismatch
+    spans = [(b, e) for b, e, _, _ in phrases]
+    if _on_words(text, spans):
+        return "codepoints"
+    if all(b in table and e in table for b, e in spans) and _on_words(text, [(table[b], table[e]) for b, e in spans]):
+        return "utf16"
+    shown = ", ".join(f"{b}..{e} ({text[b:e]!r} as code points)" for b, e in sorted(spans)[:3])
+    raise PosthocInputError(f"{where}: mentions without nif:anchorOf ({shown}{', ...' if len(spans) > 3 else ''}) "
+                            "fall on word boundaries neither as code points nor as UTF-16 units; give "
+                            "--nif-offsets codepoints or utf16 for this annotator")
 
 
 def _int(value: Node | None) -> int | None:
@@ -147,13 +189,7 @@ class NIFLinker:
 
     def _mentions(self, text: str, phrases: list[tuple[int, int, str | None, str | None]],
                   where: str) -> list[PredictedMention]:
-        mode = self.offsets
-        if mode == "auto":
-            table = utf16_to_codepoints(text)
-            as_points = all(a is None or text[b:e] == a for b, e, a, _ in phrases)
-            as_units = all(a is None or (b in table and e in table and text[table[b]:table[e]] == a)
-                           for b, e, a, _ in phrases)
-            mode = "codepoints" if as_points or not as_units else "utf16"
+        mode = self.offsets if self.offsets != "auto" else auto_reading(text, phrases, where)
         if mode == "utf16":
             table = utf16_to_codepoints(text)
             converted = []

@@ -3,13 +3,25 @@
 Protocol (REL's README, "Querying our API", and ``REL/server.py``; github.com/informagi/REL): end-to-end
 linking is ``POST <url>`` with the JSON body ``{"text": <text>, "spans": []}``; the answer is a JSON list
 with one row a linked mention, ``[start, length, mention, entity, ED confidence, MD (NER) score, tag]``,
-``start`` and ``length`` in characters of the text sent (REL is Python: code points), ``entity`` a Wikipedia
-title with underscores (``Charles_Bukowski``); REL leaves NIL mentions out. An empty text is answered ``[]``
-without a request. REL's own server answers a failure with 400 and ``[]``.
+``start`` and ``length`` in characters of the text REL linked (REL is Python: code points), ``entity`` a
+Wikipedia title with underscores (``Charles_Bukowski``); REL leaves NIL mentions out. An empty text is
+answered ``[]`` without a request.
+
+Two things REL's server does that the answer must be read through (``REL/server.py``, ``GetHandler``; lines
+88 and 55-77 at informagi/REL 0a479bc):
+
+* ``read_json`` rewrites the text, ``text = text.replace("&amp;", "&")``, before linking, so offsets and
+  mentions are of the rewritten text. :func:`rel_rewrite` makes the same rewriting and notes where each
+  ``&`` it made stands; every offset is mapped back exactly (each ``&amp;`` before it adds 4 code points,
+  a mention holding one covers all 5) and the surface is the original text's. An answer whose mentions fit
+  the text as sent instead (a server without that line) is read as it stands.
+* ``do_POST`` sends ``200`` and ends the headers before it reads the request; an exception while linking
+  is then written into that 200's body as ``send_response(400)``, ``end_headers()`` and ``[]``, so the body
+  starts ``HTTP/1.0 400 Bad Request``. Such an answer is a :class:`PredictorServiceError` quoting REL's
+  status line and body (the exception itself is only in REL's console log).
 
 Each row is checked: a list of at least 4 items, integer offsets inside the text, and ``mention ==
-text[start:start+length]`` (REL's server replaces ``&amp;`` by ``&`` before linking, which shifts the
-offsets of a text holding it: such an answer is refused, naming the mention). Links go through
+text[start:start+length]``, else :class:`PredictorAnswerError` naming the row. Links go through
 :func:`posthoc.links.normalise_link` (a title becomes ``https://en.wikipedia.org/wiki/<Title>``).
 
 Long texts are sent in pieces of at most ``max_chars`` code points (default 5,000), cut after the last line
@@ -19,16 +31,42 @@ piece's offsets are shifted back to the whole text. Requests run ``concurrency``
 
 from __future__ import annotations
 
+import bisect
+import json
 import unicodedata
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from posthoc.predictors.base import PredictedMention, PredictorAnswerError, mention, sorted_unique
+from posthoc.predictors.base import (
+    PredictedMention,
+    PredictorAnswerError,
+    PredictorServiceError,
+    mention,
+    sorted_unique,
+)
 from posthoc.predictors.http import ServiceClient
 
 DEFAULT_MAX_CHARS = 5000
 _JOINERS = {"\u200d", "\u200c", "\u034f"}
+#: what REL's read_json rewrites, and to what
+_AMP, _AMP_REWRITTEN = "&amp;", "&"
+Row = tuple[int, int, str | None, str | None, float | None]
+
+
+def rel_rewrite(text: str) -> tuple[str, list[int]]:
+    """REL's ``text.replace("&amp;", "&")`` and the positions, in the rewritten text, of each ``&`` it made."""
+    positions: list[int] = []
+    at = text.find(_AMP)
+    while at >= 0:
+        positions.append(at - (len(_AMP) - 1) * len(positions))
+        at = text.find(_AMP, at + len(_AMP))
+    return text.replace(_AMP, _AMP_REWRITTEN), positions
+
+
+def original_offset(index: int, positions: list[int]) -> int:
+    """The offset in the text sent of offset ``index`` of the rewritten text (``positions``: :func:`rel_rewrite`)."""
+    return index + (len(_AMP) - 1) * bisect.bisect_left(positions, index)
 
 
 def _joins_previous(char: str) -> bool:
@@ -75,20 +113,24 @@ class RELLinker:
         self.max_chars = max_chars
         self.concurrency = concurrency
 
-    def _piece(self, piece: str, offset: int, deadline: float | None) -> list[PredictedMention]:
-        if not piece.strip():
-            return []
-        reply = self.client.post(json={"text": piece, "spans": []}, deadline=deadline)
-        try:
-            rows: Any = reply.json()
-        except ValueError:
-            raise PredictorAnswerError(f"REL at {self.client.shown_url}: the answer is not JSON "
-                                       f"({reply.text[:80]!r}); is this a REL server?") from None
-        if not isinstance(rows, list):
-            raise PredictorAnswerError(f"REL at {self.client.shown_url}: the answer is a JSON {type(rows).__name__}, "
-                                       "not a list of [start, length, mention, entity, ...] rows")
-        found: list[PredictedMention] = []
+    def _rows(self, reply_content: bytes, reply_text: str) -> list[Row]:
+        """The answer's rows, each checked for shape (offsets not yet against the text)."""
         url = self.client.shown_url
+        if reply_content.startswith(b"HTTP/1."):  # REL/server.py: the error written after its 200
+            head, _, rest = reply_text.partition("\r\n\r\n")
+            raise PredictorServiceError(
+                f"REL at {url} failed on this text: it answered 200, then {head.splitlines()[0]!r} with "
+                f"{rest.strip()[:80]!r} in the body (REL's server sends 200 before linking and reports an "
+                "exception this way; the exception is in the REL server's log)")
+        try:
+            rows: Any = json.loads(reply_content)
+        except ValueError:
+            raise PredictorAnswerError(f"REL at {url}: the answer is not JSON ({reply_text[:80]!r}); is this a "
+                                       "REL server?") from None
+        if not isinstance(rows, list):
+            raise PredictorAnswerError(f"REL at {url}: the answer is a JSON {type(rows).__name__}, not a list of "
+                                       "[start, length, mention, entity, ...] rows")
+        checked: list[Row] = []
         for index, row in enumerate(rows):
             if not isinstance(row, list | tuple) or len(row) < 4:
                 raise PredictorAnswerError(f"REL at {url}: row {index} is {str(row)[:80]}, not "
@@ -103,8 +145,23 @@ class RELLinker:
                 raise PredictorAnswerError(f"REL at {url}: row {index}'s entity is not a string")
             score = row[4] if len(row) > 4 and isinstance(row[4], int | float) and not isinstance(row[4], bool) \
                 else None
-            item = mention(piece, start, start + length, entity, surface=surface, score=score,
-                           service=f"REL at {url}, row {index}")
+            checked.append((start, start + length, surface, entity, score))
+        return checked
+
+    def _piece(self, piece: str, offset: int, deadline: float | None) -> list[PredictedMention]:
+        if not piece.strip():
+            return []
+        reply = self.client.post(json={"text": piece, "spans": []}, deadline=deadline)
+        rows = self._rows(reply.content, reply.text)
+        rewritten, positions = rel_rewrite(piece)
+        if positions and all(0 <= start < end <= len(rewritten) and surface in (None, rewritten[start:end])
+                             for start, end, surface, _, _ in rows):  # REL linked the rewritten text
+            rows = [(original_offset(start, positions), original_offset(end, positions), None, entity, score)
+                    for start, end, _, entity, score in rows]
+        found: list[PredictedMention] = []
+        for index, (start, end, surface, entity, score) in enumerate(rows):
+            item = mention(piece, start, end, entity, surface=surface, score=score,
+                           service=f"REL at {self.client.shown_url}, row {index}")
             found.append(PredictedMention(item.start + offset, item.end + offset, item.surface, item.link,
                                           item.link_original, item.is_nil, item.score))
         return found

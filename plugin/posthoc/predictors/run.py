@@ -6,6 +6,10 @@ The output is the project's JSONL (:mod:`posthoc.readers.jsonl`): one line a doc
 more system for ``posthoc study plan`` (an ``[[inputs]]`` table with its ``system``), judged blind like
 the others.
 
+A linker with ``link_stream`` (the spaCy one) is given the whole stream of texts at once, so it runs one
+``nlp.pipe`` over the corpus instead of one a batch; lines are still written as each result comes and
+flushed every ``batch_size`` documents.
+
 Resumable: lines go to ``<out>.partial`` as each batch of documents is done (flushed); a run that stops
 (Ctrl-C, a service down) leaves that file, and the next run with the same ``--out`` skips every document
 already in it (or in ``<out>``), then renames it over ``<out>`` (fsync first) when the corpus is done. So
@@ -21,7 +25,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -35,6 +39,9 @@ from posthoc.readers.corpus import Corpus
 from posthoc.writers import _json_line
 
 Linker = Callable[[Sequence[str]], list[list[PredictedMention]]]
+#: texts in, one mention list a text out, lazily and in order (``SpacyLinker.link_stream``)
+Stream = Callable[[Iterable[str]], Iterator[list[PredictedMention]]]
+Document = tuple[str, str, str]
 
 
 @dataclass(frozen=True)
@@ -103,7 +110,7 @@ def _written(path: Path, *, system: str, texts: dict[tuple[str, str], str]) -> d
 
 
 def predict_corpus(corpus: Corpus, linker: Linker, out: str | os.PathLike[str], *, system: str, name: str,
-                   batch_size: int = 8, progress: bool = True) -> PredictSummary:
+                   batch_size: int = 8, progress: bool = True, stream: Stream | None = None) -> PredictSummary:
     """Run ``linker`` over every document of ``corpus`` into ``out`` (see the module docstring)."""
     if batch_size < 1:
         raise PosthocInputError("--batch-size must be at least 1")
@@ -135,15 +142,17 @@ def predict_corpus(corpus: Corpus, linker: Linker, out: str | os.PathLike[str], 
         with partial.open("a", encoding="utf-8") as handle, \
                 tqdm(total=len(documents), initial=len(documents) - len(todo), desc=f"predict ({name})", unit="doc",
                      disable=not progress) as bar:
-            for first in range(0, len(todo), batch_size):
-                batch = todo[first:first + batch_size]
-                found = _link_batch(linker, batch, name=name)
-                for (dataset, doc_id, text), mentions in zip(batch, found, strict=True):
-                    handle.write(_line(dataset, doc_id, system, text, mentions))
-                    written += len(mentions)
-                handle.flush()
-                kept += len(batch)
-                bar.update(len(batch))
+            results = _link_stream(stream, todo, name=name) if stream is not None else \
+                _link_batches(linker, todo, batch_size=batch_size, name=name)
+            shown = 0
+            for number, ((dataset, doc_id, text), mentions) in enumerate(results, 1):
+                handle.write(_line(dataset, doc_id, system, text, mentions))
+                written += len(mentions)
+                kept += 1
+                if number % batch_size == 0 or number == len(todo):
+                    handle.flush()
+                    bar.update(number - shown)
+                    shown = number
             handle.flush()
             os.fsync(handle.fileno())
     except BaseException:
@@ -155,7 +164,29 @@ def predict_corpus(corpus: Corpus, linker: Linker, out: str | os.PathLike[str], 
                           time.perf_counter() - started)
 
 
-def _link_batch(linker: Linker, batch: list[tuple[str, str, str]], *, name: str) -> list[list[PredictedMention]]:
+def _link_batches(linker: Linker, todo: list[Document], *, batch_size: int,
+                  name: str) -> Iterator[tuple[Document, list[PredictedMention]]]:
+    """Each document with its mentions, the linker called once a batch."""
+    for first in range(0, len(todo), batch_size):
+        batch = todo[first:first + batch_size]
+        yield from zip(batch, _link_batch(linker, batch, name=name), strict=True)
+
+
+def _link_stream(stream: Stream, todo: list[Document], *,
+                 name: str) -> Iterator[tuple[Document, list[PredictedMention]]]:
+    """Each document with its mentions, the whole stream of texts given to the linker at once."""
+    results = stream(text for _, _, text in todo)
+    for doc in todo:
+        try:
+            found = next(results)
+        except (PosthocServiceError, PosthocInputError) as exc:
+            _fail(doc, name, exc)
+        except StopIteration:
+            raise PosthocServiceError(f"predict ({name}): the predictor gave fewer results than texts") from None
+        yield doc, found
+
+
+def _link_batch(linker: Linker, batch: list[Document], *, name: str) -> list[list[PredictedMention]]:
     """The batch's mentions; on a failure, the documents one by one so the error names the one at fault."""
     try:
         return linker([text for _, _, text in batch])
@@ -171,7 +202,7 @@ def _link_batch(linker: Linker, batch: list[tuple[str, str, str]], *, name: str)
     return results
 
 
-def _fail(doc: tuple[str, str, str], name: str, exc: Exception) -> NoReturn:
+def _fail(doc: Document, name: str, exc: Exception) -> NoReturn:
     where = f"document {doc[1]!r} of dataset {doc[0]!r}"
     message = " ".join(str(exc).split())
     if isinstance(exc, PosthocInputError):

@@ -51,6 +51,8 @@ class StudyInput:
     path_as_written: str = ""
     #: SHA-256 of the file's bytes, filled by :func:`load_study_config`
     sha256: str | None = None
+    #: whether the config wrote ``system =`` (then every system the file's lines name must be this one)
+    named: bool = False
 
 
 @dataclass(frozen=True)
@@ -182,7 +184,7 @@ def load_study_config(path: str | Path) -> StudyConfig:
             raise PosthocInputError(f"{where} repeats path {written!r} for system {system!r}; list each file once")
         seen.add(identity)
         inputs.append(StudyInput(path=resolved, system=system, format=fmt, dataset=dataset,
-                                 path_as_written=written, sha256=file_sha256(resolved)))
+                                 path_as_written=written, sha256=file_sha256(resolved), named="system" in table))
     return StudyConfig(
         name=study["name"], seed=study["seed"], k=study.get("k", 1),
         tasks_per_batch=study.get("tasks_per_batch", 20), max_chars=study.get("max_chars", 300),
@@ -202,14 +204,29 @@ def read_study_inputs(config: StudyConfig, *, progress: bool = False) -> tuple[p
     except ImportError as exc:  # the readers package is built in parallel
         raise PosthocInputError(f"the readers (posthoc.readers) are not available in this build: {exc}") from None
     corpus: Any = None
-    for spec in config.inputs:
+    for number, spec in enumerate(config.inputs, start=1):
         documents = corpus.documents if corpus is not None else None
         read = read_mentions(spec.path, fmt=spec.format, dataset=spec.dataset, system=spec.system,
                              documents=documents, progress=progress)
+        _check_system_names(config, number, spec, read.systems)
         corpus = read if corpus is None else corpus.merge(read)
     if corpus is None:
         raise PosthocInputError("the study config lists no inputs")
     return corpus.documents, corpus.mentions
+
+
+def _check_system_names(config: StudyConfig, number: int, spec: StudyInput, found: list[str]) -> None:
+    """An input whose config names its system must not hold lines naming another (a JSONL line's ``system``
+    wins over the reader's default, so the config's name would otherwise be dropped without a word)."""
+    other = [name for name in found if name != spec.system]
+    if not spec.named or not other:
+        return
+    names = ", ".join(repr(name) for name in other)
+    raise PosthocInputError(
+        f"study config {config.source or 'study.toml'}: [[inputs]] #{number} ({spec.path_as_written or spec.path}) "
+        f"says system = {spec.system!r} but its lines say \"system\": {names}; make them one name (system = "
+        f"{other[0]!r} in the config, or \"system\": {spec.system!r} in the file), or leave system out of this "
+        "[[inputs]] table to take the file's names")
 
 
 def sample_study_config(*, name: str = "sample", seed: int = 20260101, k: int = 1, n_workers: int | None = None,
