@@ -62,6 +62,16 @@ def _backgrounds(page: Any) -> dict[str, str]:
         "span.htx-highlight", "els => els.map(e => [e.textContent, getComputedStyle(e).backgroundColor])"))
 
 
+def _labels_in_text(page: Any) -> dict[str, str]:
+    """The words written beside each mention in the text (``<Text showLabels="true">``: Label Studio draws the
+    region's label after its highlight), by mention: a decision readable without telling colours apart."""
+    pairs = page.eval_on_selector_all("span.htx-highlight", """els => els.map(e => {
+        const after = getComputedStyle(e, '::after').content;
+        return [e.textContent, (e.getAttribute('data-label') || '') + '|' + (after || '')];
+    })""")
+    return {text: shown for text, shown in pairs}
+
+
 def _decide_other_task(page: Any, seen: dict[str, Any]) -> None:
     """The one-mention task of the batch: verify it by keyboard (Alt+. selects the next mention) and submit."""
     seen["other_header"] = page.locator("text=/Task \\d+ of \\d+ in your batch/").first.inner_text()
@@ -126,6 +136,7 @@ def labeled(browser, ls_server, tmp_path_factory) -> dict[str, Any]:
             "img_x": page.locator("img[src=x]").count(),
             "outliner_before": _outliner(page),
             "backgrounds_before": _backgrounds(page),
+            "labels_before": _labels_in_text(page),
         })
         page.screenshot(path=str(shots / "1-stream.png"))
         highlight = page.locator("span.htx-highlight")
@@ -158,6 +169,7 @@ def labeled(browser, ls_server, tmp_path_factory) -> dict[str, Any]:
         page.wait_for_timeout(300)
         seen["outliner_all_decided"] = _outliner(page)
         seen["backgrounds_all_decided"] = _backgrounds(page)
+        seen["labels_all_decided"] = _labels_in_text(page)
         page.screenshot(path=str(shots / "4-all-decided.png"))
         page.get_by_test_id("bottombar-submit-button").click()
         if "other_header" not in seen:
@@ -275,3 +287,19 @@ def test_export_code_maps_ui_offsets_to_the_document(labeled) -> None:
     assert judgements.loc["France", "outcome"] == "verify"
     assert judgements.loc["Berlin", "outcome"] == "edit" and judgements.loc["Berlin", "new_link"] == NEW_LINK
     assert judgements.loc["Paris", "outcome"] == "remove"
+
+
+def test_decisions_are_written_beside_each_mention_not_only_coloured(labeled) -> None:
+    """Readable without colour (issue 29): each highlight carries its decision as a word in the text."""
+    seen = labeled["seen"]
+
+    def words(shown: dict[str, str]) -> dict[str, str]:  # '1:verify|"1:verify"': data-label | drawn ::after
+        found = {}
+        for mention, both in shown.items():
+            attribute, _, drawn = both.partition("|")
+            assert drawn.strip('"') == attribute, both  # the word is drawn on the page, not only an attribute
+            found[mention] = attribute.rpartition(":")[2]
+        return found
+
+    assert words(seen["labels_before"]) == {"France": "undecided", "Berlin": "undecided", "Paris": "undecided"}
+    assert words(seen["labels_all_decided"]) == {"France": "verify", "Berlin": "edit", "Paris": "remove"}

@@ -63,6 +63,17 @@ def test_sequence_section_defines_its_subsets_and_leaves_out_the_excluded_worker
     assert f"Workers: all {table['worker'].nunique()}," in body
     kept = judgements.loc[~judgements["worker"].isin(excluded) & ~judgements["is_control"]]
     assert table["worker"].nunique() == kept["worker"].nunique()
+    # the counts named for each label are those its table fits (issue 29: "good 3, bad 1" above a share table
+    # whose good row had 1 worker): the share label's subsets follow paper 004 section 3.2
+    from posthoc.sequence.lag_model import worker_subsets
+
+    shares = sequence_table_from_judgements(judgements, exclude_workers=excluded, label="verify_share")
+    share_subsets = worker_subsets(shares)
+    assert f"above 0.5: good {len(share_subsets['good'])}, bad {len(share_subsets['bad'])}." in body
+    fitted = lag1_by_subset(shares).set_index("subset")["n_workers"]
+    for name in ("good", "bad"):
+        if len(share_subsets[name]) >= 2:
+            assert fitted[name] == len(share_subsets[name])
 
 
 def test_sequence_section_notes_separation() -> None:
@@ -77,3 +88,12 @@ def test_sequence_section_notes_separation() -> None:
     assert by_subset["note"].str.contains("separation|not converge").any()
     html = sequence_section(by_subset, by_tertile).body_html
     assert "Separation in all" in html and "not estimable" in html
+    from posthoc.sequence.report import shown_fits
+
+    shown = shown_fits(by_subset)
+    separated = by_subset["note"].str.contains("separation|not converge")
+    assert shown.loc[separated, "b1"].isna().all() and shown.loc[separated, "b1_p"].isna().all()
+    assert shown.loc[separated, "note"].str.startswith("not estimable: ").all()
+    assert by_subset.loc[separated, "b1"].notna().all()  # the tables written to disk keep the numbers
+    for value in by_subset.loc[separated, "b1"]:
+        assert f"{value:.3f}" not in html and f"{value:.4g}" not in html

@@ -43,7 +43,9 @@ def sequence_effects_section(judgements: pd.DataFrame, *, exclude_workers: Itera
     served = kept.drop_duplicates(["worker", "task_key"])[["worker", "task_key", "position", "created_at"]]
     audit = audit_orders(served.rename(columns={"task_key": "item"}))
     subsets = worker_subsets(table)
+    share_subsets = worker_subsets(shares)
     counts = ", ".join(f"{name} {len(subsets[name])}" for name in ("all", "moderate", "good", "bad"))
+    share_counts = ", ".join(f"{name} {len(share_subsets[name])}" for name in ("good", "bad"))
     definitions = (
         "Items are tasks: one row a task in the order the worker was served it (control tasks left out; regions "
         "of one task are judged together, so they are never consecutive items). Label: 1 when every pre-filled "
@@ -53,7 +55,9 @@ def sequence_effects_section(judgements: pd.DataFrame, *, exclude_workers: Itera
         "(paper 004 footnote 1), so it holds nothing of the current judgement. Worker subsets (paper 004 "
         "section 3.1): all; moderate, without workers whose every task had the same outcome (for example "
         "verifying everything); good, workers whose task outcome matched the gold rounded to 0 or 1 in at least "
-        f"60% of their tasks; bad, the other workers with gold. Workers: {counts}."
+        f"60% of their tasks; bad, the other workers with gold. Workers: {counts}. For the share of verified "
+        "annotations (the last table) good and bad follow paper 004 section 3.2, a correlation with the gold above "
+        f"0.5: {share_counts}."
     )
     if excluded:
         definitions += (f" Left out, as in the main metrics: {len(excluded)} worker(s) who failed their control "

@@ -18,7 +18,8 @@ from posthoc.sequence.continuous import AfterPrevious
 def coefficient_figure(by_subset: pd.DataFrame, by_tertile: pd.DataFrame) -> object:
     """b1 with its interval per subset (left) and per subset and position tertile (right)."""
     figure, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
-    for axis, frame, label in ((left, by_subset, "subset"), (right, by_tertile, "subset / tertile")):
+    for axis, shown, label in ((left, by_subset, "subset"), (right, by_tertile, "subset / tertile")):
+        frame = shown_fits(shown).astype({c: float for c in ("b1", "b1_low", "b1_high") if c in shown})
         names = (frame["subset"] + ("" if "tertile" not in frame else " T" + frame["tertile"].astype(str))).tolist()
         x = range(len(frame))
         lower = (frame["b1"] - frame["b1_low"]).clip(lower=0).fillna(0)
@@ -33,20 +34,45 @@ def coefficient_figure(by_subset: pd.DataFrame, by_tertile: pd.DataFrame) -> obj
     return figure
 
 
+NOT_ESTIMABLE_COLUMNS = ("b0", "b1", "b1_se", "b1_low", "b1_high", "b1_p", "b2", "b3")
+
+
+def not_estimable(note: object) -> bool:
+    """Whether a fit's note says its coefficients mean nothing (separation, no convergence)."""
+    text = str(note or "")
+    return "separation" in text or "did not converge" in text
+
+
+def shown_fits(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` as the report shows it: the coefficients and p-values of a fit that is not estimable
+    (:func:`not_estimable`) blanked, so no run-away b1 (e.g. -243.8 with p = 0.037) is read as an effect; the
+    note keeps the reason. The tables written as CSV / Parquet keep every number."""
+    if "note" not in frame or frame.empty:
+        return frame
+    mask = frame["note"].map(not_estimable)
+    if not mask.any():
+        return frame
+    shown = frame.copy()
+    for column in NOT_ESTIMABLE_COLUMNS:
+        if column in shown:
+            shown[column] = shown[column].astype(object).where(~mask, None)
+    shown["note"] = shown["note"].where(~mask, "not estimable: " + shown["note"].astype(str))
+    return shown
+
+
 def separation_note(*frames: pd.DataFrame) -> str:
     """A sentence naming the fits whose notes report separation or non-convergence, or ``""``."""
     hits = []
     for frame in frames:
         for row in frame.itertuples(index=False):
-            note = str(getattr(row, "note", "") or "")
-            if "separation" in note or "did not converge" in note:
+            if not_estimable(getattr(row, "note", "")):
                 where = str(row.subset) + (f" tertile {row.tertile}" if hasattr(row, "tertile") else "")
                 hits.append(where)
     if not hits:
         return ""
     return (f"Separation in {', '.join(hits)}: a label is (almost) perfectly predicted there (for example every "
             "task of those workers had one outcome), so the logistic coefficients run away (|coefficient| > 10) "
-            "or the fit did not converge; read those rows as 'not estimable', not as effects.")
+            "or the fit did not converge; those rows are shown as 'not estimable', without coefficients.")
 
 
 def sequence_section(by_subset: pd.DataFrame, by_tertile: pd.DataFrame, *,
@@ -77,10 +103,11 @@ def sequence_section(by_subset: pd.DataFrame, by_tertile: pd.DataFrame, *,
                                css_class="note" if audit.shared_order_warning else ""))
     parts.append(figure_html(coefficient_figure(by_subset, by_tertile),
                              caption="b1 per worker subset and per position tertile, with 95% intervals"))
-    parts.append(table_html(by_subset[columns], caption="b1 per worker subset"))
-    parts.append(table_html(by_tertile[["tertile", *columns]], caption="b1 per subset and position tertile"))
+    parts.append(table_html(shown_fits(by_subset)[columns], caption="b1 per worker subset"))
+    parts.append(table_html(shown_fits(by_tertile)[["tertile", *columns]],
+                            caption="b1 per subset and position tertile"))
     for frame, caption in extra_tables:
-        parts.append(table_html(frame[columns], caption=caption))
+        parts.append(table_html(shown_fits(frame)[columns], caption=caption))
     if after is not None:
         parts.append(table_html(after.means, caption="Mean standardised score after low / middle / high items"))
         parts.append(paragraph(
