@@ -106,14 +106,16 @@ def test_a_login_under_the_lock_is_not_a_refused_password(sqlite_ls: dict[str, A
     session.close()
 
 
-def test_a_write_that_waits_out_the_client_says_sqlite_and_is_applied_later(sqlite_ls: dict[str, Any]) -> None:
-    client = LabelStudioClient(sqlite_ls["url"], sqlite_ls["token"], timeout=4)
+def test_a_write_that_waits_out_the_client_says_sqlite_and_is_applied_later(sqlite_ls: dict[str, Any],
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("POSTHOC_LS_TIMEOUT", "4")  # the client's default wait, as a user extends (or shortens) it
+    client = LabelStudioClient(sqlite_ls["url"], sqlite_ls["token"])
     project = client.post("/api/projects/", {"title": "locked import"})
     with held_lock(sqlite_ls["data_dir"]), pytest.raises(PosthocServiceError) as caught:
         client.post(f"/api/projects/{project['id']}/import", [{"text": "one task"}])
     message = str(caught.value)
-    assert message.startswith(f"Label Studio POST /api/projects/{project['id']}/import got no answer in 4 s: it "
-                              f"runs on SQLite ({sqlite_ls['data_dir']})"), message
+    assert message.startswith(f"Label Studio POST /api/projects/{project['id']}/import got no answer in 4 s (env "
+                              f"POSTHOC_LS_TIMEOUT): it runs on SQLite ({sqlite_ls['data_dir']})"), message
     assert "--database postgresql" in message
     deadline = time.monotonic() + 90  # Label Studio's middleware retries it: 1 s, 1.5 s, 2.25 s, ...
     while time.monotonic() < deadline and not list(client.tasks(project["id"])):

@@ -14,7 +14,8 @@ score with nothing new, never imports the SDK, ~3 s) go through :meth:`LabelStud
 - **retries**: idempotent calls (GET, HEAD, PUT, DELETE, OPTIONS) are retried on a refused or dropped
   connection and on 502 / 503 / 504, ``RETRIES`` times, backoff ``BACKOFF * 2**attempt`` s; a POST or PATCH
   is sent once (Label Studio may have acted on it). The SDK's own retries are off (it would retry POSTs);
-- **timeouts**: ``timeout`` seconds a call (``TIMEOUT`` by default);
+- **timeouts**: ``timeout`` seconds a call (by default ``POSTHOC_LS_TIMEOUT`` from the environment, else
+  ``TIMEOUT``); a call that timed out says so and names the variable;
 - **errors**: every failure is one line, :class:`~posthoc.errors.PosthocServiceError` (exit 3), naming the
   call and the answer, with the token and other secrets blanked.
 
@@ -28,6 +29,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -66,6 +68,17 @@ def label_interface(label_config: str) -> LabelInterface:
     return LabelInterface(label_config)
 
 TIMEOUT = 300  # a Data Manager action may run the ML backend synchronously inside the request
+TIMEOUT_ENV = "POSTHOC_LS_TIMEOUT"
+
+
+def default_timeout() -> float:
+    """Seconds a Label Studio call waits: env ``POSTHOC_LS_TIMEOUT`` when it is a positive number, else
+    :data:`TIMEOUT`."""
+    try:
+        value = float(os.environ.get(TIMEOUT_ENV) or TIMEOUT)
+    except ValueError:
+        return TIMEOUT
+    return value if value > 0 else TIMEOUT
 RETRIES = 4  # after the first try: 0.5 + 1 + 2 + 4 s of backoff, ~7.5 s in all
 BACKOFF = 0.5
 RETRY_STATUSES = frozenset({502, 503, 504})
@@ -163,10 +176,12 @@ def _jwt_claims(token: str) -> dict[str, Any] | None:
 class LabelStudioClient:
     """Calls to one Label Studio as one user (the token's owner); see the module docstring."""
 
-    def __init__(self, url: str, token: str, *, timeout: float = TIMEOUT, hide: Iterable[str | None] = ()) -> None:
-        """``hide``: more secrets this client sends (e.g. the backend's), blanked like the token in errors."""
+    def __init__(self, url: str, token: str, *, timeout: float | None = None,
+                 hide: Iterable[str | None] = ()) -> None:
+        """``timeout``: seconds a call, default :func:`default_timeout`; ``hide``: more secrets this client sends
+        (e.g. the backend's), blanked like the token in errors."""
         self.url = url.rstrip("/")
-        self.timeout = timeout
+        self.timeout = timeout if timeout is not None else default_timeout()
         self._token = token
         self._hidden = sorted({value for value in (token, *hide) if value}, key=len, reverse=True)
         claims = _jwt_claims(token)
@@ -176,7 +191,7 @@ class LabelStudioClient:
                                       "create a new one (Account & Settings)")
         self._access: tuple[str, float] | None = None
         self._lock = threading.RLock()
-        self.http = _http_client(timeout)
+        self.http = _http_client(self.timeout)
         self._sdk: LabelStudio | None = None
         self._server_log: list[Path | None] = []  # [the server's log] once looked up (server_log.known_log)
 
@@ -227,10 +242,12 @@ class LabelStudioClient:
         sqlite_dir = on_sqlite(since) if isinstance(exc, httpx.ReadTimeout) and method.upper() not in _READS \
             else None
         if sqlite_dir is not None:
-            return PosthocServiceError(f"Label Studio {method} {path} got no answer in {self.timeout:g} s: "
-                                       f"{slow_write_advice(sqlite_dir)}")
+            return PosthocServiceError(f"Label Studio {method} {path} got no answer in {self.timeout:g} s (env "
+                                       f"{TIMEOUT_ENV}): {slow_write_advice(sqlite_dir)}")
+        longer = (f"; to wait longer, set env {TIMEOUT_ENV}=SECONDS (now {self.timeout:g})"
+                  if isinstance(exc, httpx.ReadTimeout) else "")
         return PosthocServiceError(self.redact(f"Label Studio at {self.url} is unreachable ({method} {path}, "
-                                               f"{tries} tries: {connection_failure(exc)})"))
+                                               f"{tries} tries: {connection_failure(exc)}){longer}"))
 
     def refused(self, method: str, path: str, response: httpx.Response) -> PosthocServiceError:
         """The one-line error for an answer of :meth:`send` with a status the caller did not expect (a 5xx that
