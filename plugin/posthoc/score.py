@@ -184,11 +184,12 @@ def run_score_job(*, manifest_path: str | os.PathLike[str], out_dir: str | os.Pa
                   project_ids: Sequence[int] | None = None, label_config: str | None = None,
                   n_resamples: int = 1000, seed: int = 0, resample_unit: str = "doc_id",
                   fmt: Literal["csv", "parquet"] = "csv", periodic: bool = False, progress: bool = False,
-                  extra_sections: Iterable[Section] = (), union: str = "exact") -> ScoreJobResult:
+                  extra_sections: Iterable[Section] = (), union: str = "exact",
+                  interval: str = "percentile") -> ScoreJobResult:
     """Export, flatten, score and report a study into ``out_dir`` (see the module docstring).
 
-    ``union``: the verification union ``exact`` (default) or ``overlap``
-    (:func:`posthoc.metrics.score_judgements`).
+    ``union``: the verification union ``exact`` (default) or ``overlap``; ``interval``: the method of the rates'
+    and the comparisons' intervals, ``bca`` or ``percentile`` (:func:`posthoc.metrics.score_judgements`).
 
     Raises :class:`PosthocInputError` (bad manifest, export file or option), PosthocServiceError (Label
     Studio unreachable or refusing; previous outputs untouched) or :class:`ScoreJobLocked`.
@@ -197,9 +198,11 @@ def run_score_job(*, manifest_path: str | os.PathLike[str], out_dir: str | os.Pa
         raise PosthocInputError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
     if n_resamples < 0:
         raise PosthocInputError(f"--resamples must be 0 or more, not {n_resamples}")
+    from posthoc.metrics.intervals import check_method
     from posthoc.metrics.verification import check_union
 
     check_union(union)
+    check_method(interval)
     _check_sources(ls_url=ls_url, token=token, export_files=export_files)
     manifest = _open_manifest(manifest_path)  # bad input fails before out_dir is touched
     target = Path(out_dir)
@@ -218,7 +221,7 @@ def run_score_job(*, manifest_path: str | os.PathLike[str], out_dir: str | os.Pa
                            target, manifest, target, ls_url=ls_url, token=token, export_files=export_files,
                            project_ids=project_ids, label_config=label_config, n_resamples=n_resamples, seed=seed,
                            resample_unit=resample_unit, fmt=fmt, periodic=periodic, progress=progress,
-                           extra_sections=extra_sections, union=union)
+                           extra_sections=extra_sections, union=union, interval=interval)
     except Exception:
         if created and {p.name for p in target.iterdir()} <= {LOCK_NAME}:
             (target / LOCK_NAME).unlink(missing_ok=True)  # a failed first run leaves no folder behind
@@ -271,11 +274,11 @@ def _check_sources(*, ls_url: str | None, token: str | None,
 def _run_locked(manifest: Any, target: Path, *, ls_url: str | None, token: str | None,
                 export_files: Sequence[str | os.PathLike[str]] | None, project_ids: Sequence[int] | None,
                 label_config: str | None, n_resamples: int, seed: int, resample_unit: str, fmt: str,
-                periodic: bool, progress: bool, extra_sections: Iterable[Section], union: str = "exact"
-                ) -> ScoreJobResult:
+                periodic: bool, progress: bool, extra_sections: Iterable[Section], union: str = "exact",
+                interval: str = "percentile") -> ScoreJobResult:
     """The job once the lock on ``target`` is held."""
     options = {"n_resamples": n_resamples, "seed": seed, "resample_unit": resample_unit, "format": fmt,
-               "union": union}
+               "union": union, "interval": interval}
     from posthoc.study.estimate_file import estimate_digest, estimate_path
 
     manifest_path = getattr(manifest, "path", None)
@@ -320,7 +323,8 @@ def _run_locked(manifest: Any, target: Path, *, ls_url: str | None, token: str |
         from posthoc.metrics import score_judgements
 
         scores = score_judgements(flattened.judgements, manifest.source_mentions(), n_resamples=n_resamples,
-                                  seed=seed, resample_unit=resample_unit, study=str(manifest.study), union=union)
+                                  seed=seed, resample_unit=resample_unit, study=str(manifest.study), union=union,
+                                  interval=interval)
         scores.exclusions = merge_exclusions(flattened.exclusions, scores.exclusions)
         excluded = summarise_exclusions(scores.exclusions)
         summary = {**scores.summary, **options, "study": str(manifest.study),

@@ -31,6 +31,13 @@ aggregated
     ``mention_id, dataset, system, n_judges, majority, dawid_skene``: per-annotation labels (k > 1).
 corrected_gold
     a mentions table (:mod:`posthoc.tables`) of the edited links as a corrected gold standard.
+comparisons
+    ``dataset, system_a, system_b, metric, value_a, value_b, difference, ci_low, ci_high, p_value, p_holm,
+    significant, method``: paired differences of every pair of systems of a dataset (seed 000 RQ1;
+    :func:`posthoc.metrics.comparisons.paired_comparisons`).
+rankings
+    ``dataset, metric, system, strict_value, strict_rank, posthoc_value, posthoc_rank, rank_change, changed,
+    flipped_with, significant``: strict against posthoc ranks (:func:`posthoc.metrics.comparisons.ranking_changes`).
 """
 
 from __future__ import annotations
@@ -51,7 +58,15 @@ TABLE_NAMES = (
     "reliability",
     "aggregated",
     "corrected_gold",
+    "comparisons",
+    "rankings",
 )
+
+
+def _empty(name: str) -> pd.DataFrame:
+    from posthoc.metrics.comparisons import RANKING_COLUMNS, empty_comparisons
+
+    return empty_comparisons() if name == "comparisons" else pd.DataFrame(columns=RANKING_COLUMNS)
 
 
 @dataclass
@@ -69,6 +84,8 @@ class Scores:
     aggregated: pd.DataFrame
     corrected_gold: pd.DataFrame
     summary: dict[str, Any] = field(default_factory=dict)
+    comparisons: pd.DataFrame = field(default_factory=lambda: _empty("comparisons"))
+    rankings: pd.DataFrame = field(default_factory=lambda: _empty("rankings"))
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """The tables by name, in :data:`TABLE_NAMES` order."""

@@ -183,3 +183,33 @@ def test_figures_draw_cjk_and_emoji_with_installed_fonts() -> None:
         html = figure_html(figure)
     assert html.startswith("<figure><img")
     assert not [w for w in caught if "missing from font" in str(w.message)]
+
+
+def _compared_scores(systems: tuple[str, ...] = ("GT", "E2E", "REL")):
+    from posthoc.metrics import score_judgements
+    from posthoc.synthetic import synthetic_study
+
+    _, mentions, judgements = synthetic_study(12, systems=systems, seed=4)
+    return score_judgements(judgements, mentions, n_resamples=200)
+
+
+def test_the_comparison_section_holds_its_figure_tables_and_escapes_system_names() -> None:
+    hostile = "<img src=x onerror=alert(1)>"
+    scores = _compared_scores(("GT", "E2E", hostile))
+    html = build_report(scores)
+    section = html[html.index('id="comparisons"'):html.index('id="figure-4"')]
+    assert len(_images(section)) == 1
+    assert "Holm" in section and "rank_change" in section and "p_holm" in section
+    assert hostile not in html and "&lt;img src=x onerror=alert(1)&gt;" in section
+    changed = scores.rankings["changed"].sum()
+    assert f"{changed} of {len(scores.rankings)} ranks change" in section
+
+
+def test_comparison_figure_bars_are_the_paired_differences() -> None:
+    scores = _compared_scores()
+    figure = figures.comparison_figure(scores.comparisons)
+    precision_axes = figure.axes[0]
+    heights = sorted(round(patch.get_height(), 9) for patch in precision_axes.patches)
+    expected = scores.comparisons.loc[scores.comparisons["metric"] == "posthoc_precision", "difference"]
+    assert heights == sorted(round(float(v), 9) for v in expected)
+    assert len(heights) == 2 * 3  # two datasets, three pairs

@@ -83,11 +83,17 @@ def test_the_job_writes_report_tables_judgements_summary_and_gold(study: dict[st
     summary = json.loads((scored / "summary.json").read_text(encoding="utf-8"))
     assert summary["n_judgements_exported"] == written.n_judgements
     assert summary["n_resamples"] == RESAMPLES and summary["resample_unit"] == "doc_id"
+    comparisons = pd.read_csv(scored / "tables" / "comparisons.csv")
+    systems = pd.read_csv(scored / "tables" / "rates.csv").groupby("dataset")["system"].nunique()
+    assert len(comparisons) == sum(n * (n - 1) // 2 for n in systems) * 4  # every pair, four metrics
+    assert summary["interval"] == "percentile" and summary["comparisons"]["method"] == "percentile"
+    assert set(summary["comparisons"]["datasets"]) == set(systems.index)
     assert "fingerprint" in summary and not re.search(r"\d{4}-\d\d-\d\dT", json.dumps(summary))
     html = (scored / "report.html").read_text(encoding="utf-8")
     images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', html)
-    # Figures 3-6, plus the sequence-effects figure (this study has several workers)
-    assert len(images) == 5 and all(base64.b64decode(i).startswith(b"\x89PNG") for i in images)
+    # Figures 3-6, the paired comparisons (RQ1) and the sequence-effects figure (this study has several workers)
+    assert len(images) == 6 and all(base64.b64decode(i).startswith(b"\x89PNG") for i in images)
+    assert 'id="comparisons"' in html and "Which system is better (RQ1)" in html
     assert 'id="sequence"' in html
     rates = pd.read_csv(scored / "tables" / "rates.csv")
     assert set(rates["system"]) == {"GT", "E2E", "REL"}

@@ -51,6 +51,10 @@ Example (cron, every 15 minutes):
                    "one member per distinct verified span and link, the formal definition V(d) = the union over "
                    "systems of V(m,d); overlap = verified annotations with the same link whose spans overlap are "
                    "one member, the paper's 'union of all non-exact, non-overlapping annotations'.")
+@click.option("--interval", default="percentile", show_default=True, type=click.Choice(["bca", "percentile"]),
+              help="How the 95% intervals of the rates and of the paired comparisons are read from the resamples: "
+                   "bca = bias-corrected and accelerated (Efron 1987), percentile = the resamples' 2.5% and 97.5% "
+                   "quantiles (the paper's empirical interval). See docs/metrics.md.")
 @click.option("--format", "fmt", default="csv", show_default=True, type=click.Choice(["csv", "parquet"]),
               help="Format of the tables and the judgements file.")
 @click.option("--periodic", is_flag=True, help="Cron mode: exit 10 and write nothing when the judgements, exclusions "
@@ -60,7 +64,8 @@ Example (cron, every 15 minutes):
 @click.option("--quiet", is_flag=True, help="No progress bars; only the final line (and errors).")
 def score_command(manifest_path: Path, ls_url: str | None, out_dir: Path, export_files: tuple[Path, ...],
                   project_ids: tuple[int, ...], label_config_path: Path | None, token_env: str, n_resamples: int,
-                  seed: int, resample_unit: str, union: str, fmt: str, periodic: bool, quiet: bool) -> None:
+                  seed: int, resample_unit: str, union: str, interval: str, fmt: str, periodic: bool,
+                  quiet: bool) -> None:
     """Export every project of a study, score it (paper 000 sections 3-4) and write an HTML report with tables.
 
     Reruns on the same data give byte-identical files. Everything left out (skipped tasks, drafts,
@@ -92,7 +97,8 @@ def score_command(manifest_path: Path, ls_url: str | None, out_dir: Path, export
                                export_files=list(export_files) or None, project_ids=list(project_ids) or None,
                                label_config=label_config, n_resamples=n_resamples, seed=seed,
                                resample_unit=resample_unit, fmt=fmt,  # type: ignore[arg-type]
-                               periodic=periodic, progress=not quiet, union=union)
+                               periodic=periodic, progress=not quiet, union=union,
+                               interval=interval)
     except ScoreJobLocked as exc:
         click.echo(f"posthoc: locked: {exc}", err=True)
         sys.exit(EXIT_LOCKED)

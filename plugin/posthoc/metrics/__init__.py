@@ -14,7 +14,7 @@ from posthoc.metrics.gold import corrected_gold
 from posthoc.metrics.matching import match_flags, spans_overlap
 from posthoc.metrics.preannotation import document_counts, preannotation_scores
 from posthoc.metrics.reliability import dawid_skene, fleiss_kappa_table, krippendorff_alpha, majority_vote
-from posthoc.metrics.score import RATE_METRICS, rates_with_intervals, score_judgements
+from posthoc.metrics.score import RATE_METRICS, compare_systems, rates_with_intervals, score_judgements
 from posthoc.metrics.union import UNION_OUTCOMES, classify_against_gt, union_outcomes_against_gt
 from posthoc.metrics.verification import (
     annotation_verdicts,
@@ -32,6 +32,7 @@ __all__ = [
     "annotation_verdicts",
     "bootstrap_intervals",
     "classify_against_gt",
+    "compare_systems",
     "control_results",
     "corrected_gold",
     "dawid_skene",

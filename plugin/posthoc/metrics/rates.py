@@ -31,8 +31,9 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
-from posthoc.metrics.bootstrap import percentile_interval, ratio, unit_codes
+from posthoc.metrics.bootstrap import ratio, unit_codes
 from posthoc.metrics.codes import category_codes, dense_codes, factorize, nested_codes, sorted_codes
+from posthoc.metrics.intervals import interval
 from posthoc.metrics.matching import overlap_components
 from posthoc.metrics.verification import check_union
 from posthoc.tables import OUTCOMES
@@ -239,12 +240,39 @@ def rate_samples(sums: np.ndarray, stats: RateStatistics) -> dict[str, np.ndarra
     }
 
 
-def rates_table(stats: RateStatistics, samples: dict[str, np.ndarray], *, confidence: float) -> pd.DataFrame:
-    """The rates table (:mod:`posthoc.scores`): point values from the exact counts, percentile bounds."""
+@dataclass(frozen=True)
+class Jackknife:
+    """Leave-one-unit-out values of every rate (BCa's acceleration, :mod:`posthoc.metrics.intervals`).
+
+    ``values``: metric -> ``(units, groups)``; ``mask``: ``(units, groups)``, the units of each group's
+    stratum (a unit of another dataset leaves a group's sums unchanged and is not one of its units).
+    """
+
+    values: dict[str, np.ndarray]
+    mask: np.ndarray
+
+
+def rate_jackknife(stats: RateStatistics) -> Jackknife:
+    """The jackknife of the rates: the totals minus one unit's counts, through :func:`rate_samples` (no new draw).
+
+    Costs one pass of :func:`rate_samples` over ``units`` rows (1,000 resamples cost one over 1,000 rows).
+    """
+    counts = stats.counts
+    values = rate_samples(counts.sum(axis=0)[None, :] - counts, stats)
+    judged = counts[:, 0 : SLOTS * stats.n_groups : SLOTS] > 0  # (units, groups): the unit judged the group
+    stratum_of_group = np.zeros(stats.n_groups, dtype=np.int64)
+    for group in range(stats.n_groups):
+        units = np.flatnonzero(judged[:, group])
+        stratum_of_group[group] = stats.strata[units[0]] if len(units) else -1
+    return Jackknife(values=values, mask=stats.strata[:, None] == stratum_of_group[None, :])
+
+
+def point_rates(stats: RateStatistics) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Each metric of :data:`RATE_METRICS` per group from the exact counts: ``(value, n)``."""
     precision = stats.n_verified / stats.n_annotations
     n_union = stats.n_union[stats.group_dataset]
     recall = ratio(stats.n_covered.astype(float), n_union.astype(float))
-    values = {
+    return {
         "verification_rate": (precision, stats.n_annotations),
         "posthoc_precision": (precision, stats.n_annotations),
         "posthoc_recall": (recall, n_union),
@@ -255,15 +283,29 @@ def rates_table(stats: RateStatistics, samples: dict[str, np.ndarray], *, confid
             for i, o in enumerate(OUTCOMES)
         },
     }
+
+
+def rates_table(stats: RateStatistics, samples: dict[str, np.ndarray], *, confidence: float,
+                method: str = "bca", jackknife: Jackknife | None = None) -> pd.DataFrame:
+    """The rates table (:mod:`posthoc.scores`): point values from the exact counts, bounds by ``method``
+    (``bca`` with the ``jackknife``'s acceleration, or ``percentile``; :mod:`posthoc.metrics.intervals`)."""
+    values = point_rates(stats)
     stacked = np.stack([samples[metric] for metric in RATE_METRICS], axis=2)  # resamples x groups x metrics
-    low, high = percentile_interval(stacked, confidence=confidence)
+    flat = stacked.reshape(len(stacked), stats.n_groups * len(RATE_METRICS))
+    estimate = np.stack([values[m][0] for m in RATE_METRICS], axis=1).astype(float).ravel()
+    if method == "bca" and jackknife is None:
+        jackknife = rate_jackknife(stats)
+    folded = None if jackknife is None else np.stack([jackknife.values[m] for m in RATE_METRICS], axis=2)
+    mask = None if jackknife is None else np.repeat(jackknife.mask, len(RATE_METRICS), axis=1)
+    low, high = interval(flat, estimate, method=method, confidence=confidence, mask=mask,
+                         jackknife=None if folded is None else folded.reshape(len(folded), flat.shape[1]))
     n_metrics = len(RATE_METRICS)
     return pd.DataFrame(
         {
             "dataset": pd.array(np.repeat(stats.datasets, n_metrics), dtype="str"),
             "system": pd.array(np.repeat(stats.systems, n_metrics), dtype="str"),
             "metric": pd.array(np.tile(np.asarray(RATE_METRICS, dtype=object), stats.n_groups), dtype="str"),
-            "value": np.stack([values[m][0] for m in RATE_METRICS], axis=1).astype(float).ravel(),
+            "value": estimate,
             "low": low.ravel(),
             "high": high.ravel(),
             "n": np.stack([values[m][1] for m in RATE_METRICS], axis=1).astype("int64").ravel(),

@@ -19,11 +19,20 @@ from posthoc.errors import PosthocInputError
 from posthoc.metrics.agreement import agreement_from_verdicts
 from posthoc.metrics.bootstrap import UNITS, percentile_interval, ratio, resampled_sums, unit_matrix
 from posthoc.metrics.codes import derive_codes, factorize, shared_factorisation, sorted_codes
+from posthoc.metrics.comparisons import comparison_summary, empty_comparisons, paired_comparisons, ranking_changes
 from posthoc.metrics.controls import control_results
 from posthoc.metrics.gold import gold_from
 from posthoc.metrics.inputs import ANNOTATION, JUDGEMENT_NEEDS, is_control, judged_rows, mention_rows
+from posthoc.metrics.intervals import DEFAULT_INTERVAL, check_method
 from posthoc.metrics.preannotation import counts_of_rows, scores_from_counts
-from posthoc.metrics.rates import RATE_METRICS, empty_rates, rate_samples, rate_statistics, rates_table
+from posthoc.metrics.rates import (
+    RATE_METRICS,
+    empty_rates,
+    rate_jackknife,
+    rate_samples,
+    rate_statistics,
+    rates_table,
+)
 from posthoc.metrics.reliability import aggregated_from, reliability_from_verdicts
 from posthoc.metrics.union import classify_against_gt, outcomes_from_letters
 from posthoc.metrics.verification import check_union, shares_from_rows, union_from_verdicts, verdicts_of
@@ -37,7 +46,7 @@ PREANNOTATION_COLUMNS: Final = [
 EXCLUSION_COLUMNS: Final = ["kind", "worker", "task_key", "detail", "count"]
 #: The judgement columns the metrics of the counted rows read (resampling units, verdicts, gold, crowd-kit).
 METRIC_COLUMNS: Final = frozenset({*JUDGEMENT_NEEDS, "chunk_id", "mention_id", "new_link", "surface"})
-__all__ = ["RATE_METRICS", "rates_with_intervals", "score_judgements"]
+__all__ = ["RATE_METRICS", "compare_systems", "rates_with_intervals", "score_judgements"]
 
 
 def _rates(
@@ -49,13 +58,28 @@ def _rates(
     confidence: float,
     ties_verified: bool,
     union: str = "exact",
-) -> pd.DataFrame:
-    """The rates table (:mod:`posthoc.scores`) with intervals from one stratified resampling of units."""
-    if len(rows) == 0:
-        return empty_rates()
-    stats = rate_statistics(rows, resample_unit=resample_unit, ties_verified=ties_verified, union=union)
+    keep: np.ndarray | None = None,
+    interval: str = DEFAULT_INTERVAL,
+    gt_system: str = GT_SYSTEM,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The rates table (:mod:`posthoc.scores`) with intervals from one stratified resampling of units, and the
+    paired comparisons of its systems from the same draws (:mod:`posthoc.metrics.comparisons`)."""
+    if len(rows) == 0 or (keep is not None and not keep.any()):
+        return empty_rates(), empty_comparisons()
+    stats = rate_statistics(rows, resample_unit=resample_unit, ties_verified=ties_verified, union=union, keep=keep)
     sums = resampled_sums(stats.counts, stats.strata, n_resamples=n_resamples, rng=rng)
-    return rates_table(stats, rate_samples(sums, stats), confidence=confidence)
+    samples = rate_samples(sums, stats)
+    jackknife = rate_jackknife(stats) if interval == "bca" else None
+    table = rates_table(stats, samples, confidence=confidence, method=interval, jackknife=jackknife)
+    return table, paired_comparisons(stats, samples, jackknife=jackknife, method=interval, confidence=confidence,
+                                     gt_system=gt_system)
+
+
+def _counted_rows(judgements: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
+    """Validated judgement rows (the columns the rates read) and the mask of the non-control ones."""
+    read = [c for c in (*JUDGEMENT_NEEDS, "chunk_id", "is_control") if c in judgements.columns]
+    rows = judged_rows(judgements[read] if set(JUDGEMENT_NEEDS) <= set(read) else judgements, keep_controls=True)
+    return rows, ~is_control(rows)
 
 
 @shared_factorisation()
@@ -68,6 +92,7 @@ def rates_with_intervals(
     confidence: float = 0.95,
     ties_verified: bool = False,
     union: str = "exact",
+    interval: str = DEFAULT_INTERVAL,
 ) -> pd.DataFrame:
     """The ``rates`` table of :class:`~posthoc.scores.Scores` alone (seed 000 sections 3.2 and 4, Figure 3 right).
 
@@ -75,19 +100,29 @@ def rates_with_intervals(
     is the denominator (annotations judged; ``|V(d)|`` for recall; judgements for the shares).
     Control rows are ignored, no worker is excluded (``score_judgements`` does that first). Same
     intervals as :func:`score_judgements` for the same rows and seed. ``union``: the verification union
-    ``exact`` (default) or ``overlap`` (:mod:`posthoc.metrics.verification`).
+    ``exact`` (default) or ``overlap`` (:mod:`posthoc.metrics.verification`); ``interval``: ``bca`` or
+    ``percentile`` (:mod:`posthoc.metrics.intervals`).
     """
+    return compare_systems(judgements, resample_unit=resample_unit, n_resamples=n_resamples, seed=seed,
+                           confidence=confidence, ties_verified=ties_verified, union=union, interval=interval)[0]
+
+
+@shared_factorisation()
+def compare_systems(
+    judgements: pd.DataFrame, *, resample_unit: str = "doc_id", n_resamples: int = 1000, seed: int = 0,
+    confidence: float = 0.95, ties_verified: bool = False, union: str = "exact", interval: str = DEFAULT_INTERVAL,
+    gt_system: str = GT_SYSTEM,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``(rates, comparisons)``: :func:`rates_with_intervals` and the paired comparisons of every pair of systems
+    of a dataset from the same resamples (:func:`posthoc.metrics.comparisons.paired_comparisons`; seed 000 RQ1).
+    Options as :func:`rates_with_intervals`; ``gt_system`` is put first in each pair."""
     _check_options(n_resamples, resample_unit, confidence)
     check_union(union)
-    read = [c for c in (*JUDGEMENT_NEEDS, "chunk_id", "is_control") if c in judgements.columns]
-    rows = judged_rows(judgements[read] if set(JUDGEMENT_NEEDS) <= set(read) else judgements, keep_controls=True)
-    keep = ~is_control(rows)
-    rng = _generators(seed)[0]
-    if not keep.any():
-        return empty_rates()
-    stats = rate_statistics(rows, resample_unit=resample_unit, ties_verified=ties_verified, keep=keep, union=union)
-    sums = resampled_sums(stats.counts, stats.strata, n_resamples=n_resamples, rng=rng)
-    return rates_table(stats, rate_samples(sums, stats), confidence=confidence)
+    check_method(interval)
+    rows, keep = _counted_rows(judgements)
+    return _rates(rows, resample_unit=resample_unit, n_resamples=n_resamples, rng=_generators(seed)[0],
+                  confidence=confidence, ties_verified=ties_verified, union=union, keep=keep, interval=interval,
+                  gt_system=gt_system)
 
 
 def _generators(seed: int) -> tuple[np.random.Generator, np.random.Generator]:
@@ -244,6 +279,7 @@ def score_judgements(
     ties_verified: bool = False,
     add_missing_to_gold: bool = True,
     union: str = "exact",
+    interval: str = DEFAULT_INTERVAL,
 ) -> Scores:
     """Score a posthoc verification study: every table of :class:`posthoc.scores.Scores` (seed 000 sections 3-4).
 
@@ -258,12 +294,15 @@ def score_judgements(
     annotations missing from GT (outcome E) to the corrected gold; ``union`` reads the verification union
     ``exact`` (default: one member per distinct verified span and link, paper 000's formal V(d)) or
     ``overlap`` (overlapping verified annotations with one link are one member) for recall, F1 and the
-    outcomes A-E (the corrected gold always adds exact spans). The rates include ``mention_rate``, the
-    share of annotations whose mention was right (verified or edited). The summary is JSON-able and
-    deterministic (no timestamps).
+    outcomes A-E (the corrected gold always adds exact spans); ``interval``: the method of the rates' and the
+    comparisons' intervals, ``bca`` or ``percentile`` (:mod:`posthoc.metrics.intervals`). The rates include
+    ``mention_rate``, the share of annotations whose mention was right (verified or edited). ``comparisons`` and
+    ``rankings``: every pair of systems of a dataset, from the rates' own resamples (seed 000 RQ1). The summary
+    is JSON-able and deterministic (no timestamps).
     """
     _check_options(n_resamples, resample_unit, confidence)
     check_union(union)
+    check_method(interval)
     all_rows = judged_rows(judgements, keep_controls=True)
     source = mention_rows(mentions)
     of_gt = np.flatnonzero((source["system"] == gt_system).to_numpy())
@@ -280,9 +319,9 @@ def score_judgements(
     exact_union = union_from_verdicts(verdicts)
     union_table = exact_union if union == "exact" else union_from_verdicts(verdicts, union=union)
     judgement_rng, preannotation_rng = _generators(seed)
-    rates = _rates(
+    rates, comparisons = _rates(
         rows, resample_unit=resample_unit, n_resamples=n_resamples, rng=judgement_rng, confidence=confidence,
-        ties_verified=ties_verified, union=union,
+        ties_verified=ties_verified, union=union, interval=interval, gt_system=gt_system,
     )  # fmt: skip
     preannotation = _preannotation(
         source, gt_system=gt_system, n_resamples=n_resamples, rng=preannotation_rng, confidence=confidence
@@ -321,7 +360,9 @@ def score_judgements(
         "ties_verified": ties_verified,
         "gt_system": gt_system,
         "union": union,
+        "interval": interval,
     }
+    rankings = ranking_changes(comparisons, rates, preannotation, gt_system=gt_system)
     return Scores(
         rates=rates,
         preannotation=preannotation,
@@ -333,5 +374,8 @@ def score_judgements(
         reliability=reliability,
         aggregated=aggregated,
         corrected_gold=gold,
-        summary=_summary(rates, preannotation, union_table, rows, base),
+        summary={**_summary(rates, preannotation, union_table, rows, base),
+                 "comparisons": comparison_summary(comparisons, rankings)},
+        comparisons=comparisons,
+        rankings=rankings,
     )

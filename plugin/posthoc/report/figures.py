@@ -208,3 +208,58 @@ def union_outcomes_figure(union_outcomes: pd.DataFrame) -> Figure:
     axes.set_xlabel("share of the verification union")
     axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False, fontsize=8)
     return figure
+
+
+def comparison_figure(comparisons: pd.DataFrame) -> Figure:
+    """Paired differences in Figure 3's style: one panel per metric (posthoc precision, recall, F1), datasets as
+    groups, one bar per pair (``system_a - system_b``) with its 95% paired-bootstrap interval; ``*`` marks a
+    difference significant after Holm. ``comparisons``: :func:`posthoc.metrics.comparisons.paired_comparisons`."""
+    metrics = (("posthoc_precision", "posthoc precision"), ("posthoc_recall", "posthoc recall"),
+               ("posthoc_f1", "posthoc F1"))
+    figure = _figure(11, 3.8)
+    grid = figure.subplots(1, len(metrics), sharey=True)
+    table = comparisons.assign(pair=comparisons["system_a"].astype(str) + " - " + comparisons["system_b"].astype(str)) \
+        if len(comparisons) else comparisons
+    pairs = list(dict.fromkeys(table["pair"])) if len(table) else []
+    datasets = sorted({str(d) for d in table["dataset"]}) if len(table) else []
+    bound = max([0.05, *np.abs(table[["ci_low", "ci_high", "difference"]].to_numpy(float)[
+        np.isfinite(table[["ci_low", "ci_high", "difference"]].to_numpy(float))]).tolist()]) if len(table) else 0.05
+    for axes, (metric, title) in zip(grid, metrics, strict=True):
+        axes.set_title(title + " difference", fontsize=10)
+        rows = table[table["metric"] == metric] if len(table) else table
+        if rows.empty:
+            _empty(axes, "fewer than two systems")
+            continue
+        positions = np.arange(len(datasets), dtype=float)
+        width = 0.8 / max(len(pairs), 1)
+        for slot, pair in enumerate(pairs):
+            mine = rows[rows["pair"] == pair].set_index("dataset").reindex(datasets)
+            values = mine["difference"].astype(float).to_numpy()
+            present = ~np.isnan(values)
+            errors = np.nan_to_num(np.vstack([values - mine["ci_low"].astype(float).to_numpy(),
+                                              mine["ci_high"].astype(float).to_numpy() - values]), nan=0.0)
+            x = positions + (slot - (len(pairs) - 1) / 2) * width
+            axes.bar(x[present], values[present], width, yerr=np.clip(errors, 0, None)[:, present], capsize=2,
+                     label=pair, color=_SYSTEM_COLOURS[slot % len(_SYSTEM_COLOURS)],
+                     hatch=_HATCHES[slot // len(_SYSTEM_COLOURS) % len(_HATCHES)],
+                     error_kw={"elinewidth": 0.8, "ecolor": "#1f2328"})
+            starred = present & mine["significant"].fillna(False).astype(bool).to_numpy()
+            for where, top in zip(x[starred], mine["ci_high"].astype(float).to_numpy()[starred], strict=True):
+                axes.text(where, min(top, bound) + 0.02 * bound, "*", ha="center", fontsize=10)
+        axes.axhline(0, color="#1f2328", linewidth=0.8)
+        axes.set_xticks(positions)
+        axes.set_xticklabels(datasets, fontsize=8, rotation=20 if len(datasets) > 4 else 0)
+        axes.set_ylim(-1.15 * bound, 1.15 * bound)
+        axes.grid(axis="y", color="#d0d7de", linewidth=0.5)
+        axes.set_axisbelow(True)
+    grid[0].set_ylabel("difference (a - b)")
+    handles, labels = grid[0].get_legend_handles_labels()
+    if not handles:
+        for axes in grid[1:]:
+            handles, labels = axes.get_legend_handles_labels()
+            if handles:
+                break
+    if handles:
+        figure.legend(handles, labels, loc="upper center", ncol=min(len(labels), 6), frameon=False, fontsize=9)
+    figure.subplots_adjust(top=0.78, wspace=0.08)
+    return figure

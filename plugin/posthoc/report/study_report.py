@@ -68,6 +68,40 @@ def precision_recall_section(scores: Scores) -> Section:
     return Section("Precision and recall (Figure 3)", body, anchor="figure-3")
 
 
+def comparison_section(scores: Scores) -> Section:
+    """RQ1 of paper 000: which system is better on each dataset, and does the ranking change (strict vs posthoc)?"""
+    comparisons, rankings = scores.comparisons, scores.rankings
+    if comparisons.empty:
+        return Section("Which system is better (RQ1)", paragraph("Comparisons need two systems or more in a "
+                                                                 "dataset."), anchor="comparisons")
+    method = str(comparisons["method"].iloc[0])
+    note = paragraph(
+        "Every pair of systems of a dataset (the ground truth included): the difference a - b of posthoc precision, "
+        "recall, F1 and verification rate, with a 95% paired bootstrap interval (the same resampled documents for "
+        f"both systems, the draws of the rates above; interval method: {method}) and a two-sided p-value, "
+        "Holm-adjusted over the pairs of the dataset for each metric (p_holm; significant: p_holm < 0.05). "
+        "The ranking compares the pre-annotation evaluation against the ground truth (strict, micro; the ground "
+        "truth, the reference, scores 1) with the posthoc evaluation; rank_change is strict rank minus posthoc "
+        "rank (positive: moved up), flipped_with the systems whose order changed, significant whether a posthoc "
+        "difference with one of them is significant."
+    )
+    changed = rankings[rankings["changed"]] if len(rankings) else rankings
+    moved = paragraph(f"{len(changed)} of {len(rankings)} ranks change between strict and posthoc evaluation, "
+                      f"{int(changed['significant'].sum()) if len(changed) else 0} of them with a significant "
+                      "posthoc difference behind the change.")
+    body = (
+        note
+        + figure_html(figures.comparison_figure(comparisons),
+                      caption="Paired differences (system a - system b) in Figure 3's layout; error bars are 95% "
+                              "paired bootstrap intervals; * marks a difference significant after Holm.",
+                      alt="Paired differences of posthoc precision, recall and F1 between systems")
+        + moved
+        + table_html(rankings, caption="Rankings, strict against posthoc, with rank changes")
+        + table_html(comparisons, caption="Paired differences between systems", float_format="{:.4f}")
+    )
+    return Section("Which system is better (RQ1)", body, anchor="comparisons")
+
+
 def outcome_section(scores: Scores) -> Section:
     """Figure 4 with the outcome counts."""
     body = (
@@ -142,7 +176,8 @@ def exclusions_section(scores: Scores) -> Section:
 
 def study_sections(scores: Scores) -> list[Section]:
     """The report's own sections, in order."""
-    return [overview_section(scores), precision_recall_section(scores), outcome_section(scores),
+    return [overview_section(scores), precision_recall_section(scores), comparison_section(scores),
+            outcome_section(scores),
             agreement_section(scores), union_section(scores), controls_section(scores),
             corrected_gold_section(scores), exclusions_section(scores)]
 

@@ -1,0 +1,205 @@
+"""Paired comparisons of systems and their rankings, strict against posthoc (seed 000 RQ1, section 4, Figure 3).
+
+Paper 000 asks first "how does this impact validation of the state of the art?": is system A's posthoc
+precision higher than system B's (or the ground truth's), by how much, how sure, and does the ranking of the
+pre-annotation (strict) evaluation hold under posthoc evaluation?
+
+:func:`paired_comparisons` answers the first from the rates' own bootstrap (:mod:`posthoc.metrics.rates`): the
+resampled rates of two systems of one dataset come from the *same* draws of documents (units), so their
+difference per resample is the paired bootstrap of the difference, at the cost of one subtraction (no new
+draw). The jackknife of the difference (for BCa) is the difference of the rates' jackknives.
+:func:`ranking_changes` ranks the systems of each dataset by strict micro pre-annotation scores and by
+posthoc scores and marks each change of rank with whether a posthoc difference behind it is significant.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import numpy as np
+import pandas as pd
+
+from posthoc.metrics.intervals import holm, interval, p_values
+from posthoc.metrics.rates import Jackknife, RateStatistics, point_rates
+from posthoc.tables import GT_SYSTEM
+
+#: The compared metrics (``verification_rate`` is posthoc precision, paper 000 section 3.2; both are listed).
+COMPARED: Final = ("posthoc_precision", "posthoc_recall", "posthoc_f1", "verification_rate")
+COMPARISON_COLUMNS: Final = [
+    "dataset", "system_a", "system_b", "metric", "value_a", "value_b", "difference", "ci_low", "ci_high",
+    "p_value", "p_holm", "significant", "method",
+]  # fmt: skip
+RANKED: Final = {"precision": "posthoc_precision", "recall": "posthoc_recall", "f1": "posthoc_f1"}
+RANKING_COLUMNS: Final = [
+    "dataset", "metric", "system", "strict_value", "strict_rank", "posthoc_value", "posthoc_rank", "rank_change",
+    "changed", "flipped_with", "significant",
+]  # fmt: skip
+
+
+def system_order(systems: list[str], gt_system: str = GT_SYSTEM) -> list[str]:
+    """The ground truth first, then the other systems alphabetically (the report's order)."""
+    return sorted(set(systems), key=lambda name: (name != gt_system, name))
+
+
+def _pairs(stats: RateStatistics, gt_system: str) -> list[tuple[int, int]]:
+    """``(a, b)`` group indices: every pair of systems of one dataset, a before b in :func:`system_order`."""
+    pairs = []
+    for dataset in np.unique(stats.group_dataset):
+        groups = np.flatnonzero(stats.group_dataset == dataset)
+        ordered = system_order([str(stats.systems[g]) for g in groups], gt_system)
+        index = {str(stats.systems[g]): int(g) for g in groups}
+        pairs += [(index[a], index[b]) for i, a in enumerate(ordered) for b in ordered[i + 1 :]]
+    return pairs
+
+
+def paired_comparisons(
+    stats: RateStatistics,
+    samples: dict[str, np.ndarray],
+    *,
+    jackknife: Jackknife | None = None,
+    method: str = "bca",
+    confidence: float = 0.95,
+    gt_system: str = GT_SYSTEM,
+) -> pd.DataFrame:
+    """Every pair of systems of every dataset (GT included): paired differences with intervals and p-values.
+
+    ``stats`` / ``samples``: :func:`~posthoc.metrics.rates.rate_statistics` and
+    :func:`~posthoc.metrics.rates.rate_samples` of the rates' resampled sums (the draws are reused);
+    ``jackknife``: :func:`~posthoc.metrics.rates.rate_jackknife` (for ``bca``; computed when missing).
+    Columns (one row per dataset, pair and metric of :data:`COMPARED`):
+
+    ``dataset, system_a, system_b``  the pair, ``system_a`` first in :func:`system_order` (GT first)
+    ``metric``                       ``posthoc_precision, posthoc_recall, posthoc_f1, verification_rate``
+    ``value_a, value_b``             the two systems' point values (exact counts)
+    ``difference``                   ``value_a - value_b``
+    ``ci_low, ci_high``              the ``confidence`` interval of the difference from the paired resamples
+                                     (``method``: ``bca`` or ``percentile``, :mod:`posthoc.metrics.intervals`)
+    ``p_value``                      two-sided bootstrap p-value of "no difference" (the interval inverted)
+    ``p_holm``                       Holm-adjusted over the pairs of the dataset, per metric
+    ``significant``                  ``p_holm < 1 - confidence``
+    ``method``                       the interval method
+    """
+    from posthoc.metrics.rates import rate_jackknife
+
+    pairs = _pairs(stats, gt_system)
+    if not pairs:
+        return empty_comparisons()
+    if method == "bca" and jackknife is None:
+        jackknife = rate_jackknife(stats)
+    first, second = (np.asarray(side, dtype=np.int64) for side in zip(*pairs, strict=True))
+    values = point_rates(stats)
+    frames = []
+    for metric in COMPARED:
+        point = np.asarray(values[metric][0], dtype=float)
+        estimate = point[first] - point[second]
+        resampled = samples[metric][:, first] - samples[metric][:, second]
+        jack = None if jackknife is None else jackknife.values[metric][:, first] - jackknife.values[metric][:, second]
+        mask = None if jackknife is None else jackknife.mask[:, first]  # a pair's two groups share a stratum
+        low, high = interval(resampled, estimate, method=method, jackknife=jack, mask=mask, confidence=confidence)
+        p = p_values(resampled, estimate, method=method, jackknife=jack, mask=mask)
+        frames.append(pd.DataFrame({
+            "dataset": stats.datasets[first], "system_a": stats.systems[first], "system_b": stats.systems[second],
+            "metric": metric, "value_a": point[first], "value_b": point[second], "difference": estimate,
+            "ci_low": low, "ci_high": high, "p_value": p,
+        }))
+    table = pd.concat(frames, ignore_index=True)
+    adjusted = np.full(len(table), np.nan)
+    for _, rows in table.groupby(["dataset", "metric"], sort=False).indices.items():
+        adjusted[rows] = holm(table["p_value"].to_numpy()[rows])
+    table["p_holm"] = adjusted
+    table["significant"] = adjusted < 1 - confidence
+    table["method"] = method
+    order = {m: i for i, m in enumerate(COMPARED)}
+    table = table.sort_values(["dataset", "metric"], key=lambda c: c.map(order) if c.name == "metric" else c,
+                              kind="stable")
+    return _typed(table.reset_index(drop=True)[COMPARISON_COLUMNS])
+
+
+def _typed(table: pd.DataFrame) -> pd.DataFrame:
+    text = ["dataset", "system_a", "system_b", "metric", "method"]
+    return table.astype({**dict.fromkeys(text, "str"), "significant": "bool"})
+
+
+def empty_comparisons() -> pd.DataFrame:
+    """The comparisons table of fewer than two systems per dataset."""
+    frame = pd.DataFrame({c: pd.Series(dtype="float64") for c in COMPARISON_COLUMNS})
+    return _typed(frame)
+
+
+def _strict_values(preannotation: pd.DataFrame, systems: list[str], dataset: str, measure: str,
+                   gt_system: str) -> dict[str, float]:
+    """Strict micro pre-annotation ``measure`` per system; the ground truth, the reference, scores 1."""
+    rows = preannotation.loc[(preannotation["dataset"] == dataset) & (preannotation["matching"] == "strict")
+                             & (preannotation["averaging"] == "micro")] if len(preannotation) else preannotation
+    found = dict(zip(rows["system"].astype(str), rows[measure].astype(float), strict=True)) if len(rows) else {}
+    return {s: (1.0 if s == gt_system else found.get(s, np.nan)) for s in systems}
+
+
+def _ranks(values: dict[str, float]) -> dict[str, float]:
+    """Rank 1 = highest; ties share the best rank (``min``); NaN unranked."""
+    ranked = pd.Series(values, dtype=float).rank(ascending=False, method="min")
+    return {str(name): float(rank) for name, rank in ranked.items()}
+
+
+def ranking_changes(comparisons: pd.DataFrame, rates: pd.DataFrame, preannotation: pd.DataFrame, *,
+                    gt_system: str = GT_SYSTEM) -> pd.DataFrame:
+    """Each dataset's systems ranked by strict micro pre-annotation scores and by posthoc scores, side by side.
+
+    Columns: ``dataset, metric`` (``precision, recall, f1``), ``system``, ``strict_value, strict_rank`` (against
+    the ground truth, which scores 1 as the reference; seed 000 section 3.1), ``posthoc_value, posthoc_rank``
+    (section 3.2), ``rank_change`` (``strict_rank - posthoc_rank``: positive moved up), ``changed``,
+    ``flipped_with`` (the systems whose order with this one differs between the two rankings, comma-separated)
+    and ``significant``: a posthoc difference with one of them is significant after Holm (``comparisons``'
+    ``significant``). Ranks: 1 the highest, ties share the best rank.
+    """
+    records = []
+    for dataset in sorted(set(rates["dataset"].astype(str))) if len(rates) else []:
+        mine = rates.loc[rates["dataset"] == dataset]
+        systems = system_order(mine["system"].astype(str).tolist(), gt_system)
+        pairs = comparisons.loc[comparisons["dataset"] == dataset]
+        for measure, metric in RANKED.items():
+            posthoc = dict(zip(mine.loc[mine["metric"] == metric, "system"].astype(str),
+                               mine.loc[mine["metric"] == metric, "value"].astype(float), strict=True))
+            strict = _strict_values(preannotation, systems, dataset, measure, gt_system)
+            strict_rank, posthoc_rank = _ranks(strict), _ranks(posthoc)
+            significant_of = {frozenset((str(a), str(b))): bool(s) for a, b, s in pairs.loc[
+                pairs["metric"] == metric, ["system_a", "system_b", "significant"]].itertuples(index=False)}
+            for system in systems:
+                flipped = [other for other in systems if other != system
+                           and np.sign(strict[system] - strict[other]) * np.sign(posthoc[system] - posthoc[other]) < 0]
+                change = strict_rank[system] - posthoc_rank[system]
+                records.append((dataset, measure, system, strict[system], strict_rank[system], posthoc[system],
+                                posthoc_rank[system], change, bool(change != 0) if not np.isnan(change) else False,
+                                ",".join(flipped),
+                                any(significant_of.get(frozenset((system, o)), False) for o in flipped)))
+    table = pd.DataFrame.from_records(records, columns=RANKING_COLUMNS)
+    return table.astype({"dataset": "str", "metric": "str", "system": "str", "strict_value": "float64",
+                         "strict_rank": "float64", "posthoc_value": "float64", "posthoc_rank": "float64",
+                         "rank_change": "float64", "changed": "bool", "flipped_with": "str", "significant": "bool"})
+
+
+def _number(value: object) -> float | None:
+    number = float(value)  # type: ignore[arg-type]
+    return None if np.isnan(number) else number
+
+
+def comparison_summary(comparisons: pd.DataFrame, rankings: pd.DataFrame) -> dict[str, object]:
+    """The JSON summary's ``comparisons``: per dataset, the paired differences (``system_a - system_b`` per metric,
+    with ``ci_low, ci_high, p_value, p_holm, significant``) and the ranking per metric, strict beside posthoc."""
+    datasets: dict[str, dict[str, object]] = {}
+    for row in comparisons.itertuples(index=False):
+        entry = datasets.setdefault(str(row.dataset), {"pairs": [], "rankings": {}})
+        entry["pairs"].append({  # type: ignore[attr-defined]
+            "system_a": str(row.system_a), "system_b": str(row.system_b), "metric": str(row.metric),
+            **{key: _number(getattr(row, key)) for key in ("difference", "ci_low", "ci_high", "p_value", "p_holm")},
+            "significant": bool(row.significant),
+        })
+    for row in rankings.itertuples(index=False):
+        entry = datasets.setdefault(str(row.dataset), {"pairs": [], "rankings": {}})
+        entry["rankings"].setdefault(str(row.metric), []).append({  # type: ignore[attr-defined]
+            "system": str(row.system), "strict_rank": _number(row.strict_rank),
+            "posthoc_rank": _number(row.posthoc_rank), "rank_change": _number(row.rank_change),
+            "significant": bool(row.significant),
+        })
+    method = str(comparisons["method"].iloc[0]) if len(comparisons) else None
+    return {"method": method, "holm_family": "pairs of one dataset, per metric", "datasets": datasets}
