@@ -86,7 +86,7 @@ def test_the_job_writes_report_tables_judgements_summary_and_gold(study: dict[st
     comparisons = pd.read_csv(scored / "tables" / "comparisons.csv")
     systems = pd.read_csv(scored / "tables" / "rates.csv").groupby("dataset")["system"].nunique()
     assert len(comparisons) == sum(n * (n - 1) // 2 for n in systems) * 4  # every pair, four metrics
-    assert summary["interval"] == "percentile" and summary["comparisons"]["method"] == "percentile"
+    assert summary["interval"] == "bca" and summary["comparisons"]["method"] == "bca"
     assert set(summary["comparisons"]["datasets"]) == set(systems.index)
     assert "fingerprint" in summary and not re.search(r"\d{4}-\d\d-\d\dT", json.dumps(summary))
     html = (scored / "report.html").read_text(encoding="utf-8")

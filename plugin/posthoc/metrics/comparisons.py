@@ -95,8 +95,10 @@ def paired_comparisons(
         resampled = samples[metric][:, first] - samples[metric][:, second]
         jack = None if jackknife is None else jackknife.values[metric][:, first] - jackknife.values[metric][:, second]
         mask = None if jackknife is None else jackknife.mask[:, first]  # a pair's two groups share a stratum
-        low, high = interval(resampled, estimate, method=method, jackknife=jack, mask=mask, confidence=confidence)
-        p = p_values(resampled, estimate, method=method, jackknife=jack, mask=mask)
+        n_units = None if mask is None else mask.sum(axis=0)
+        low, high = interval(resampled, estimate, method=method, jackknife=jack, mask=mask, confidence=confidence,
+                             n_units=n_units)
+        p = p_values(resampled, estimate, method=method, jackknife=jack, mask=mask, n_units=n_units)
         frames.append(pd.DataFrame({
             "dataset": stats.datasets[first], "system_a": stats.systems[first], "system_b": stats.systems[second],
             "metric": metric, "value_a": point[first], "value_b": point[second], "difference": estimate,

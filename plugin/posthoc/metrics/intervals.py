@@ -31,7 +31,7 @@ from posthoc.errors import PosthocInputError
 
 METHODS: Final = ("bca", "percentile")
 #: The method of the rates' and the comparisons' intervals by default (``posthoc score --interval``).
-DEFAULT_INTERVAL: Final = "percentile"
+DEFAULT_INTERVAL: Final = "bca"
 _NORMAL = NormalDist()
 _cdf = np.frompyfunc(_NORMAL.cdf, 1, 1)
 _inv = np.frompyfunc(_NORMAL.inv_cdf, 1, 1)
@@ -90,7 +90,34 @@ def _corrections(samples: np.ndarray, estimate: np.ndarray, jackknife: np.ndarra
     return z0, (np.zeros_like(z0) if jackknife is None else acceleration(jackknife, mask))
 
 
-def _levels(z0: np.ndarray, accel: np.ndarray, z: float) -> np.ndarray:
+def expansion(n_units: np.ndarray | None, tail: float, shape: tuple[int, ...]) -> np.ndarray:
+    """The normal quantile of ``tail`` per statistic, expanded for ``n`` units: ``sqrt(n / (n - 1)) t_{n-1}(tail)``
+    (Hesterberg 2015 section 5.2); unexpanded ``z`` without ``n_units`` or below 2 units."""
+    z = np.full(shape, _NORMAL.inv_cdf(tail))
+    if n_units is None:
+        return z
+    from scipy import stats
+
+    n = np.broadcast_to(np.asarray(n_units, dtype=float), shape)
+    enough = n >= 2
+    z[enough] = np.sqrt(n[enough] / (n[enough] - 1)) * stats.t.ppf(tail, n[enough] - 1)
+    return z
+
+
+def _tail_of(z: np.ndarray, n_units: np.ndarray | None) -> np.ndarray:
+    """The inverse of :func:`expansion`: the tail level whose (expanded) quantile is ``z``."""
+    if n_units is None:
+        return normal_cdf(z)
+    from scipy import stats
+
+    n = np.broadcast_to(np.asarray(n_units, dtype=float), z.shape)
+    enough = n >= 2
+    level = normal_cdf(z)
+    level[enough] = stats.t.cdf(z[enough] / np.sqrt(n[enough] / (n[enough] - 1)), n[enough] - 1)
+    return level
+
+
+def _levels(z0: np.ndarray, accel: np.ndarray, z: np.ndarray) -> np.ndarray:
     shifted = z0 + z
     with np.errstate(divide="ignore", invalid="ignore"):
         denominator = 1 - accel * shifted
@@ -119,11 +146,13 @@ def interval(
     jackknife: np.ndarray | None = None,
     mask: np.ndarray | None = None,
     confidence: float = 0.95,
+    n_units: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(low, high)`` per statistic of ``(resamples, statistics)`` samples (module docstring).
 
     ``estimate``: the point values; ``jackknife`` / ``mask``: leave-one-unit-out values for BCa's
-    acceleration (without them ``a = 0``: the bias-corrected interval).
+    acceleration (without them ``a = 0``: the bias-corrected interval); ``n_units``: the units behind each
+    statistic, for BCa's small-sample expansion (:func:`expansion`; without it the plain BCa of Efron 1987).
     """
     from posthoc.metrics.bootstrap import percentile_interval
 
@@ -133,13 +162,13 @@ def interval(
     if method == "percentile" or samples.shape[0] == 0:
         return percentile_interval(samples, confidence=confidence)
     z0, accel = _corrections(samples, estimate, jackknife, mask)
-    tail = _NORMAL.inv_cdf((1 - confidence) / 2)
+    tail = expansion(n_units, (1 - confidence) / 2, z0.shape)
     return (column_quantiles(samples, _levels(z0, accel, tail)),
             column_quantiles(samples, _levels(z0, accel, -tail)))
 
 
 def p_values(samples: np.ndarray, estimate: np.ndarray, *, method: str = "bca", jackknife: np.ndarray | None = None,
-             mask: np.ndarray | None = None) -> np.ndarray:
+             mask: np.ndarray | None = None, n_units: np.ndarray | None = None) -> np.ndarray:
     """Two-sided p-values of "the statistic is 0", the interval of the same ``method`` inverted (module docstring)."""
     check_method(method)
     share, n = _share_below(samples, np.zeros(samples.shape[1]))
@@ -151,7 +180,7 @@ def p_values(samples: np.ndarray, estimate: np.ndarray, *, method: str = "bca", 
         with np.errstate(divide="ignore", invalid="ignore"):
             denominator = 1 + accel * w
             shifted = np.where(denominator > 0, w / np.where(denominator > 0, denominator, 1), np.sign(w) * 40)
-        level = np.where(np.isnan(share), np.nan, normal_cdf(shifted - z0))
+        level = np.where(np.isnan(share), np.nan, _tail_of(np.asarray(shifted - z0, dtype=float), n_units))
     p = 2 * np.minimum(level, 1 - level)
     return np.where(n > 0, np.clip(p, 1 / np.maximum(n, 1), 1.0), np.nan)
 

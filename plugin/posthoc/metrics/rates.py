@@ -298,6 +298,7 @@ def rates_table(stats: RateStatistics, samples: dict[str, np.ndarray], *, confid
     folded = None if jackknife is None else np.stack([jackknife.values[m] for m in RATE_METRICS], axis=2)
     mask = None if jackknife is None else np.repeat(jackknife.mask, len(RATE_METRICS), axis=1)
     low, high = interval(flat, estimate, method=method, confidence=confidence, mask=mask,
+                         n_units=None if mask is None else mask.sum(axis=0),
                          jackknife=None if folded is None else folded.reshape(len(folded), flat.shape[1]))
     n_metrics = len(RATE_METRICS)
     return pd.DataFrame(

@@ -2,7 +2,8 @@
 
 Order of work: validate the tables; control results and exclusion of failing workers; per-annotation
 verdicts; verification rates, union, posthoc precision / recall / F1 and outcome shares with
-percentile-bootstrap intervals (one vectorised resampling of the chosen unit for all of them);
+bootstrap intervals (BCa by default, or percentile; one vectorised resampling of the chosen unit for all of
+them) and the paired comparisons of every pair of systems from the same resamples;
 pre-annotation scores with intervals from resampling documents; agreement on the intersection;
 union outcomes A-E; reliability and aggregated labels when k > 1; the corrected gold standard.
 """
