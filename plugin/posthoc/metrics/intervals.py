@@ -58,13 +58,17 @@ def acceleration(jackknife: np.ndarray, mask: np.ndarray | None = None) -> np.nd
     jackknife values are all equal (or NaN) gets 0.
     """
     values = np.asarray(jackknife, dtype=float)
-    use = ~np.isnan(values) if mask is None else (np.asarray(mask, dtype=bool) & ~np.isnan(values))
-    count = use.sum(axis=0)
-    mean = np.where(use, values, 0.0).sum(axis=0) / np.maximum(count, 1)
-    deviation = np.where(use, mean - values, 0.0)
-    squares = (deviation**2).sum(axis=0)
+    use = ~np.isnan(values)
+    if mask is not None:
+        use &= np.asarray(mask, dtype=bool)
+    filled = np.where(use, values, 0.0)
+    mean = filled.sum(axis=0) / np.maximum(use.sum(axis=0), 1)
+    deviation = np.where(use, mean - filled, 0.0)
+    square = deviation * deviation
+    squares = square.sum(axis=0)
+    cubes = np.einsum("ij,ij->j", square, deviation)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(squares > 0, (deviation**3).sum(axis=0) / (6 * squares**1.5), 0.0)
+        return np.where(squares > 0, cubes / (6 * squares**1.5), 0.0)
 
 
 def _share_below(samples: np.ndarray, point: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -147,6 +151,7 @@ def interval(
     mask: np.ndarray | None = None,
     confidence: float = 0.95,
     n_units: np.ndarray | None = None,
+    corrections: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(low, high)`` per statistic of ``(resamples, statistics)`` samples (module docstring).
 
@@ -161,21 +166,25 @@ def interval(
         raise PosthocInputError(f"confidence must be between 0 and 1, not {confidence}")
     if method == "percentile" or samples.shape[0] == 0:
         return percentile_interval(samples, confidence=confidence)
-    z0, accel = _corrections(samples, estimate, jackknife, mask)
+    z0, accel = corrections or _corrections(samples, estimate, jackknife, mask)
     tail = expansion(n_units, (1 - confidence) / 2, z0.shape)
     return (column_quantiles(samples, _levels(z0, accel, tail)),
             column_quantiles(samples, _levels(z0, accel, -tail)))
 
 
 def p_values(samples: np.ndarray, estimate: np.ndarray, *, method: str = "bca", jackknife: np.ndarray | None = None,
-             mask: np.ndarray | None = None, n_units: np.ndarray | None = None) -> np.ndarray:
-    """Two-sided p-values of "the statistic is 0", the interval of the same ``method`` inverted (module docstring)."""
+             mask: np.ndarray | None = None, n_units: np.ndarray | None = None,
+             corrections: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+    """Two-sided p-values of "the statistic is 0", the interval of the same ``method`` inverted (module docstring).
+
+    ``corrections``: BCa's ``(z0, a)`` when already computed (:func:`interval_and_p` reuses them).
+    """
     check_method(method)
     share, n = _share_below(samples, np.zeros(samples.shape[1]))
     if method == "percentile":
         level = share
     else:
-        z0, accel = _corrections(samples, estimate, jackknife, mask)
+        z0, accel = corrections or _corrections(samples, estimate, jackknife, mask)
         w = normal_quantile(np.nan_to_num(share, nan=0.5)) - z0  # = (z0 + z) / (1 - a (z0 + z)) solved for z
         with np.errstate(divide="ignore", invalid="ignore"):
             denominator = 1 + accel * w
@@ -183,6 +192,19 @@ def p_values(samples: np.ndarray, estimate: np.ndarray, *, method: str = "bca", 
         level = np.where(np.isnan(share), np.nan, _tail_of(np.asarray(shifted - z0, dtype=float), n_units))
     p = 2 * np.minimum(level, 1 - level)
     return np.where(n > 0, np.clip(p, 1 / np.maximum(n, 1), 1.0), np.nan)
+
+
+def interval_and_p(samples: np.ndarray, estimate: np.ndarray, *, method: str = "bca",
+                   jackknife: np.ndarray | None = None, mask: np.ndarray | None = None, confidence: float = 0.95,
+                   n_units: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(low, high, p)``: :func:`interval` and :func:`p_values` with BCa's corrections computed once."""
+    corrections = None
+    if method == "bca" and samples.shape[0]:
+        corrections = _corrections(samples, estimate, jackknife, mask)
+    low, high = interval(samples, estimate, method=method, jackknife=jackknife, mask=mask, confidence=confidence,
+                         n_units=n_units, corrections=corrections)
+    return low, high, p_values(samples, estimate, method=method, jackknife=jackknife, mask=mask, n_units=n_units,
+                               corrections=corrections)
 
 
 def holm(p: np.ndarray) -> np.ndarray:
