@@ -199,3 +199,17 @@ def test_p_values_invert_the_interval():
                                  n_units=n_units)
             # at the level of its own p-value the interval ends at 0 (to the resolution of the resamples)
             assert min(abs(low[column]), abs(high[column])) < 0.01
+
+
+def test_the_stratum_mask_gives_the_boolean_masks_acceleration_and_sizes():
+    from posthoc.metrics.intervals import StratumMask, acceleration
+
+    rng = np.random.default_rng(6)
+    units, columns = rng.integers(0, 3, size=40), np.array([0, 2, 1, 2, -1, 0])
+    values = rng.exponential(size=(40, 6))
+    values[3, 1] = np.nan  # a NaN leave-one-out value is skipped either way
+    boolean = units[:, None] == columns[None, :]
+    strata = StratumMask(units=units, columns=columns)
+    np.testing.assert_allclose(acceleration(values, strata), acceleration(values, boolean), rtol=1e-12)
+    np.testing.assert_array_equal(strata.sizes(), boolean.sum(axis=0))
+    assert acceleration(values, strata)[4] == 0.0 and acceleration(values, strata)[0] != 0.0

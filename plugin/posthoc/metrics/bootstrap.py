@@ -188,7 +188,7 @@ def bootstrap_intervals(
     ``bca`` (its acceleration from the within-stratum jackknife: the totals minus one unit) or ``percentile``;
     default :data:`posthoc.metrics.intervals.DEFAULT_INTERVAL` (:mod:`posthoc.metrics.intervals`).
     """
-    from posthoc.metrics.intervals import DEFAULT_INTERVAL, interval
+    from posthoc.metrics.intervals import DEFAULT_INTERVAL, StratumMask, interval
 
     numerators = np.asarray(numerators, dtype=float)
     denominators = np.asarray(denominators, dtype=float)
@@ -208,6 +208,6 @@ def bootstrap_intervals(
                            for j in range(width)])
     low, high = interval(ratio(sums[:, :width], sums[:, width:]), estimate, method=method or DEFAULT_INTERVAL,
                          jackknife=ratio(left_out[:, :width], left_out[:, width:]),
-                         mask=strata[:, None] == stratum_of[None, :], confidence=confidence,
-                         n_units=(strata[:, None] == stratum_of[None, :]).sum(axis=0))
+                         mask=StratumMask(units=strata, columns=stratum_of), confidence=confidence,
+                         n_units=StratumMask(units=strata, columns=stratum_of).sizes())
     return pd.DataFrame({"estimate": estimate, "low": low, "high": high})

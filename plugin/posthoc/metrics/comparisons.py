@@ -95,8 +95,8 @@ def paired_comparisons(
     jack = mask = n_units = None
     if jackknife is not None:
         jack = np.hstack([jackknife.values[m][:, first] - jackknife.values[m][:, second] for m in COMPARED])
-        mask = np.tile(jackknife.mask[:, first], len(COMPARED))  # a pair's two groups share a stratum
-        n_units = mask.sum(axis=0)
+        mask = jackknife.columns(np.tile(first, len(COMPARED)))  # a pair's two groups share a stratum
+        n_units = mask.sizes()
     estimate = point[0] - point[1]
     low, high, p = interval_and_p(resampled, estimate, method=method, jackknife=jack, mask=mask,
                                   confidence=confidence, n_units=n_units)

@@ -22,8 +22,9 @@ BCa transformation. It is never below ``1 / B`` (the resolution of ``B`` resampl
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Final
+from typing import Final, TypeAlias
 
 import numpy as np
 
@@ -33,8 +34,25 @@ METHODS: Final = ("bca", "percentile")
 #: The method of the rates' and the comparisons' intervals by default (``posthoc score --interval``).
 DEFAULT_INTERVAL: Final = "bca"
 _NORMAL = NormalDist()
-_cdf = np.frompyfunc(_NORMAL.cdf, 1, 1)
-_inv = np.frompyfunc(_NORMAL.inv_cdf, 1, 1)
+
+
+@dataclass(frozen=True)
+class StratumMask:
+    """Which units belong to each statistic, as strata: ``units`` (one stratum per unit) and ``columns`` (one per
+    statistic, -1 for none). The same as the boolean mask ``units[:, None] == columns[None, :]``, but the
+    acceleration is computed on each stratum's block alone (a statistic of one dataset reads its units only)."""
+
+    units: np.ndarray
+    columns: np.ndarray
+
+    def sizes(self) -> np.ndarray:
+        """The units of each statistic's stratum."""
+        counts = np.bincount(self.units[self.units >= 0], minlength=int(self.columns.max(initial=-1)) + 1)
+        return np.where(self.columns >= 0, counts[np.maximum(self.columns, 0)] if len(counts) else 0, 0)
+
+
+#: A boolean ``(units, statistics)`` mask or its stratum form.
+Mask: TypeAlias = "np.ndarray | StratumMask"
 
 
 def check_method(method: str) -> None:
@@ -43,21 +61,32 @@ def check_method(method: str) -> None:
 
 
 def normal_cdf(values: np.ndarray) -> np.ndarray:
-    return np.asarray(_cdf(np.asarray(values, dtype=float)), dtype=float)
+    """``Phi`` elementwise (``scipy.special.ndtr``, imported when first needed)."""
+    from scipy.special import ndtr
+
+    return np.asarray(ndtr(np.asarray(values, dtype=float)), dtype=float)
 
 
 def normal_quantile(levels: np.ndarray) -> np.ndarray:
-    """``Phi^-1`` of levels clipped into (0, 1) (``+-8.2`` at the clip)."""
-    return np.asarray(_inv(np.clip(np.asarray(levels, dtype=float), 1e-16, 1 - 1e-16)), dtype=float)
+    """``Phi^-1`` of levels clipped into (0, 1) (``+-8.2`` at the clip; ``scipy.special.ndtri``)."""
+    from scipy.special import ndtri
+
+    return np.asarray(ndtri(np.clip(np.asarray(levels, dtype=float), 1e-16, 1 - 1e-16)), dtype=float)
 
 
-def acceleration(jackknife: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+def acceleration(jackknife: np.ndarray, mask: Mask | None = None) -> np.ndarray:
     """BCa acceleration per statistic from ``(units, statistics)`` leave-one-unit-out values.
 
     ``mask`` (same shape, default all): the units of each statistic's stratum; a statistic whose
     jackknife values are all equal (or NaN) gets 0.
     """
     values = np.asarray(jackknife, dtype=float)
+    if isinstance(mask, StratumMask):  # each stratum's block alone: the same sums without the other units' zeros
+        accel = np.zeros(values.shape[1])
+        for stratum in np.unique(mask.columns[mask.columns >= 0]):
+            columns = np.flatnonzero(mask.columns == stratum)
+            accel[columns] = acceleration(values[np.flatnonzero(mask.units == stratum)][:, columns])
+        return accel
     use = ~np.isnan(values)
     if mask is not None:
         use &= np.asarray(mask, dtype=bool)
@@ -88,7 +117,7 @@ def bias_correction(samples: np.ndarray, estimate: np.ndarray) -> np.ndarray:
 
 
 def _corrections(samples: np.ndarray, estimate: np.ndarray, jackknife: np.ndarray | None,
-                 mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+                 mask: Mask | None) -> tuple[np.ndarray, np.ndarray]:
     """BCa's ``(z0, a)`` per statistic (``a = 0`` without a jackknife)."""
     z0 = bias_correction(samples, np.asarray(estimate, dtype=float))
     return z0, (np.zeros_like(z0) if jackknife is None else acceleration(jackknife, mask))
@@ -129,9 +158,10 @@ def _levels(z0: np.ndarray, accel: np.ndarray, z: np.ndarray) -> np.ndarray:
     return normal_cdf(moved)
 
 
-def column_quantiles(samples: np.ndarray, levels: np.ndarray) -> np.ndarray:
-    """Each column's quantile at its own level (linear interpolation over its non-NaN resamples)."""
-    ordered = np.sort(samples, axis=0)  # NaN last
+def column_quantiles(samples: np.ndarray, levels: np.ndarray, *, ordered: np.ndarray | None = None) -> np.ndarray:
+    """Each column's quantile at its own level (linear interpolation over its non-NaN resamples); ``ordered``:
+    the samples already sorted along axis 0 (NaN last), to sort once for several levels."""
+    ordered = np.sort(samples, axis=0) if ordered is None else ordered
     n = (~np.isnan(samples)).sum(axis=0)
     position = np.clip(np.nan_to_num(levels), 0, 1) * np.maximum(n - 1, 0)
     below = np.floor(position).astype(np.int64)
@@ -148,7 +178,7 @@ def interval(
     *,
     method: str = "bca",
     jackknife: np.ndarray | None = None,
-    mask: np.ndarray | None = None,
+    mask: Mask | None = None,
     confidence: float = 0.95,
     n_units: np.ndarray | None = None,
     corrections: tuple[np.ndarray, np.ndarray] | None = None,
@@ -168,12 +198,13 @@ def interval(
         return percentile_interval(samples, confidence=confidence)
     z0, accel = corrections or _corrections(samples, estimate, jackknife, mask)
     tail = expansion(n_units, (1 - confidence) / 2, z0.shape)
-    return (column_quantiles(samples, _levels(z0, accel, tail)),
-            column_quantiles(samples, _levels(z0, accel, -tail)))
+    ordered = np.sort(samples, axis=0)
+    return (column_quantiles(samples, _levels(z0, accel, tail), ordered=ordered),
+            column_quantiles(samples, _levels(z0, accel, -tail), ordered=ordered))
 
 
 def p_values(samples: np.ndarray, estimate: np.ndarray, *, method: str = "bca", jackknife: np.ndarray | None = None,
-             mask: np.ndarray | None = None, n_units: np.ndarray | None = None,
+             mask: Mask | None = None, n_units: np.ndarray | None = None,
              corrections: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """Two-sided p-values of "the statistic is 0", the interval of the same ``method`` inverted (module docstring).
 
@@ -195,7 +226,7 @@ def p_values(samples: np.ndarray, estimate: np.ndarray, *, method: str = "bca", 
 
 
 def interval_and_p(samples: np.ndarray, estimate: np.ndarray, *, method: str = "bca",
-                   jackknife: np.ndarray | None = None, mask: np.ndarray | None = None, confidence: float = 0.95,
+                   jackknife: np.ndarray | None = None, mask: Mask | None = None, confidence: float = 0.95,
                    n_units: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(low, high, p)``: :func:`interval` and :func:`p_values` with BCa's corrections computed once."""
     corrections = None
