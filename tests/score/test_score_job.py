@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import filelock
+import numpy as np
 import pandas as pd
 import pytest
 
+from posthoc.errors import PosthocInputError
 from posthoc.export.flatten import ManifestIndex
 from posthoc.export.synthetic import write_synthetic_export
 from posthoc.export.tags import verification_tags
@@ -235,3 +237,17 @@ def test_union_option_is_reported_and_default_is_exact(study: dict[str, Any], sc
     assert "Verification union: overlap" in (tmp_path / "o" / "report.html").read_text(encoding="utf-8")
     helped = _cli("--help")
     assert "--union [exact|overlap]" in helped.stdout and "mention_rate" in helped.stdout
+
+
+def test_the_interval_option_reaches_the_tables_and_the_summary(study: dict[str, Any], scored: Path,
+                                                                 tmp_path: Path) -> None:
+    out = tmp_path / "percentile"
+    assert _run(study, out, interval="percentile").status == "updated"
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["interval"] == "percentile" and summary["comparisons"]["method"] == "percentile"
+    old, new = (pd.read_csv(folder / "tables" / "comparisons.csv") for folder in (out, scored))
+    assert set(old["method"]) == {"percentile"} and set(new["method"]) == {"bca"}
+    assert (old["difference"] == new["difference"]).all()  # same draws, same point values
+    assert not np.allclose(old["ci_low"], new["ci_low"])  # other bounds
+    with pytest.raises(PosthocInputError, match="interval method"):
+        _run(study, tmp_path / "bad", interval="studentized")
