@@ -15,6 +15,10 @@ CPU), and each checked for identical numbers before a ratio is printed:
    (:func:`posthoc.metrics.bootstrap.resampled_sums`). The resampling step alone is compared too.
 2. The whole ``score_judgements`` (every table, 1,000 resamples) against its target, < 1 s wall, and
    its peak traced memory (< 2 GiB).
+3. What issue 26 adds to the rates, on the same statistics and resampled sums: the BCa intervals (the
+   jackknife of every rate and the per-column quantiles) against the percentile ones, and the paired
+   comparisons of every pair of systems (no new draw: one subtraction per pair and resample) against the
+   rates alone; each as a ratio of median wall times (the whole rates step with them / without them).
 
     python bench/score_bench.py                  # paper size, k = 1, 1000 resamples
     python bench/score_bench.py --k 3 --scale 0.3
@@ -33,8 +37,9 @@ from benchlib import BenchRun, time_both, time_runs
 
 from posthoc.metrics import rates_with_intervals, score_judgements
 from posthoc.metrics.bootstrap import resampled_sums, stratum_draws
+from posthoc.metrics.comparisons import paired_comparisons
 from posthoc.metrics.inputs import JUDGEMENT_NEEDS, is_control, judged_rows
-from posthoc.metrics.rates import RateStatistics, rate_samples, rate_statistics, rates_table
+from posthoc.metrics.rates import RateStatistics, rate_jackknife, rate_samples, rate_statistics, rates_table
 from posthoc.synthetic import paper_sized_study
 
 TARGET_RATIO = 5.0
@@ -163,6 +168,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"{peak / 1024**2:.0f} MiB "
                   f"(target < 2 GiB: {'met' if peak < TARGET_BYTES else 'MISSED'})")  # fmt: skip
         run.print("   tables: " + ", ".join(f"{n} {len(t)}" for n, t in whole.result.tables().items()))
+        costs = added_costs(stats, n_resamples=b, seed=args.seed, runs=args.runs)
+        run.print(f"\n3. {costs}")
         run.print()
         run.headline(f"rates_with_intervals ({n_judged:,} judgements, {b} document resamples) {wall_ratio:.1f}x "
                      f"faster than the competent per-resample loop, median wall ({_met(wall_ratio >= TARGET_RATIO)}), "
@@ -171,7 +178,29 @@ def main(argv: list[str] | None = None) -> int:
         run.headline(f"score_judgements, all tables: {whole.wall_median:.2f} s wall median "
                      f"({_met(whole.wall_median < TARGET_SECONDS)}; target < 1 s), {whole.cpu_median:.2f} s CPU; "
                      f"{peak / 1024**2:.0f} MiB peak traced")
+        run.headline(f"issue 26 on the rates step: {costs}")
     return 0
+
+
+def added_costs(stats: RateStatistics, *, n_resamples: int, seed: int, runs: int) -> str:
+    """Median wall of the rates step (resampled sums, ratios, intervals) with percentile intervals, with BCa, and
+    with BCa plus the paired comparisons: what the BCa intervals and the comparisons cost (section 3)."""
+    def step(method: str, compare: bool) -> object:
+        sums = resampled_sums(stats.counts, stats.strata, n_resamples=n_resamples, rng=judgement_stream(seed))
+        samples = rate_samples(sums, stats)
+        jackknife = rate_jackknife(stats) if method == "bca" else None
+        table = rates_table(stats, samples, confidence=0.95, method=method, jackknife=jackknife)
+        if compare:
+            return table, paired_comparisons(stats, samples, jackknife=jackknife, method=method)
+        return table
+
+    percentile = time_runs(lambda: step("percentile", False), runs=runs)
+    bca = time_runs(lambda: step("bca", False), runs=runs)
+    paired = time_runs(lambda: step("bca", True), runs=runs)
+    return (f"rates step {percentile.wall_median * 1000:.0f} ms with percentile intervals, "
+            f"{bca.wall_median * 1000:.0f} ms with BCa ({bca.wall_median / percentile.wall_median:.2f}x), "
+            f"{paired.wall_median * 1000:.0f} ms with BCa and every paired comparison "
+            f"({paired.wall_median / bca.wall_median:.2f}x the BCa rates alone), median wall")
 
 
 if __name__ == "__main__":

@@ -185,7 +185,7 @@ def run_score_job(*, manifest_path: str | os.PathLike[str], out_dir: str | os.Pa
                   n_resamples: int = 1000, seed: int = 0, resample_unit: str = "doc_id",
                   fmt: Literal["csv", "parquet"] = "csv", periodic: bool = False, progress: bool = False,
                   extra_sections: Iterable[Section] = (), union: str = "exact",
-                  interval: str = "percentile") -> ScoreJobResult:
+                  interval: str = "bca") -> ScoreJobResult:
     """Export, flatten, score and report a study into ``out_dir`` (see the module docstring).
 
     ``union``: the verification union ``exact`` (default) or ``overlap``; ``interval``: the method of the rates'
@@ -275,7 +275,7 @@ def _run_locked(manifest: Any, target: Path, *, ls_url: str | None, token: str |
                 export_files: Sequence[str | os.PathLike[str]] | None, project_ids: Sequence[int] | None,
                 label_config: str | None, n_resamples: int, seed: int, resample_unit: str, fmt: str,
                 periodic: bool, progress: bool, extra_sections: Iterable[Section], union: str = "exact",
-                interval: str = "percentile") -> ScoreJobResult:
+                interval: str = "bca") -> ScoreJobResult:
     """The job once the lock on ``target`` is held."""
     options = {"n_resamples": n_resamples, "seed": seed, "resample_unit": resample_unit, "format": fmt,
                "union": union, "interval": interval}

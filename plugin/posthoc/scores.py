@@ -3,7 +3,8 @@
 Produced by :func:`posthoc.metrics.score_judgements` (seed 000 sections 3 and 4), rendered by
 :mod:`posthoc.report`, written as CSV / Parquet and a JSON summary by ``posthoc score``.
 
-Tables (all long / tidy; ``low`` and ``high`` are 95% percentile-bootstrap bounds):
+Tables (all long / tidy; ``low`` and ``high`` are 95% bootstrap bounds, BCa by default or percentile; see
+:mod:`posthoc.metrics.intervals`):
 
 rates
     ``dataset, system, metric, value, low, high, n``. ``metric`` is one of

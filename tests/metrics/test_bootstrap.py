@@ -129,3 +129,87 @@ def test_three_judges_majority_rate_recovers_its_known_value():
         assert abs(rates.loc[system, "value"] - truth) < 4 * standard_error
         width = rates.loc[system, "high"] - rates.loc[system, "low"]
         assert 2 * 1.96 * standard_error * 0.7 < width < 2 * 1.96 * standard_error * 1.4  # about the binomial width
+
+
+def test_bca_matches_scipy_on_a_ratio_of_sums():
+    from scipy.stats import bootstrap
+
+    from posthoc.metrics.intervals import interval
+
+    rng = np.random.default_rng(12)
+    judged = rng.integers(1, 12, size=60).astype(float)
+    verified = rng.binomial(judged.astype(int), 0.8).astype(float)
+    verified[:6] = 0  # a skewed statistic: BCa moves the bounds away from the percentile ones
+    sums = resampled_sums(np.stack([verified, judged], axis=1), np.zeros(60, dtype=int), n_resamples=20_000,
+                          rng=np.random.default_rng(3))
+    jackknife = ((verified.sum() - verified) / (judged.sum() - judged))[:, None]
+    estimate = np.array([verified.sum() / judged.sum()])
+    low, high = interval(sums[:, :1] / sums[:, 1:], estimate, method="bca", jackknife=jackknife)  # plain BCa
+    peer = bootstrap((verified, judged), lambda v, j: v.sum() / j.sum(), paired=True, vectorized=False,
+                     n_resamples=20_000, method="BCa", random_state=np.random.default_rng(4)).confidence_interval
+    assert (low[0], high[0]) == pytest.approx((peer.low, peer.high), abs=0.003)
+    # bootstrap_intervals' BCa (its default) adds the small-sample expansion: wider by sqrt(n / (n - 1)) t_{n-1}
+    ours = bootstrap_intervals(verified, judged, n_resamples=20_000, seed=3).iloc[0]
+    assert ours["low"] < low[0] + 1e-3 and ours["high"] > high[0] - 1e-3
+    assert ours["estimate"] == pytest.approx(estimate[0])
+
+
+def test_the_expansion_is_sqrt_n_over_n_minus_1_times_t():
+    from scipy import stats
+
+    from posthoc.metrics.intervals import expansion
+
+    z = expansion(np.array([40, 200, 1]), 0.025, (3,))
+    assert z[0] == pytest.approx(np.sqrt(40 / 39) * stats.t.ppf(0.025, 39))
+    assert z[1] == pytest.approx(np.sqrt(200 / 199) * stats.t.ppf(0.025, 199))
+    assert z[2] == pytest.approx(stats.norm.ppf(0.025))  # one unit: nothing to expand by
+
+
+def test_bca_levels_follow_efrons_formulas_on_the_same_resamples():
+    from statistics import NormalDist
+
+    from posthoc.metrics.intervals import interval
+
+    rng = np.random.default_rng(8)
+    data = rng.exponential(size=25)
+    samples = np.stack([data[rng.integers(0, 25, 25)].mean() for _ in range(4000)])[:, None]
+    jack = np.array([np.delete(data, i).mean() for i in range(25)])[:, None]
+    normal = NormalDist()
+    z0 = normal.inv_cdf(float((samples < data.mean()).mean()))
+    u = jack.mean() - jack[:, 0]
+    a = (u**3).sum() / (6 * (u**2).sum() ** 1.5)
+    levels = [normal.cdf(z0 + (z0 + z) / (1 - a * (z0 + z))) for z in (normal.inv_cdf(0.025), normal.inv_cdf(0.975))]
+    expected = np.quantile(samples[:, 0], levels)
+    low, high = interval(samples, np.array([data.mean()]), method="bca", jackknife=jack)
+    np.testing.assert_allclose([low[0], high[0]], expected, rtol=1e-12)
+    assert a > 0 and low[0] > np.quantile(samples[:, 0], 0.025)  # a right-skewed mean: both bounds move right
+
+
+def test_p_values_invert_the_interval():
+    from posthoc.metrics.intervals import interval, p_values
+
+    rng = np.random.default_rng(2)
+    samples = rng.normal(loc=[0.5, 2.5, -1.0], scale=1.0, size=(20_000, 3)) ** 1  # the middle one far from 0
+    estimate = np.array([0.5, 2.5, -1.0])
+    jack = rng.normal(size=(30, 3))
+    for method, n_units in (("bca", None), ("bca", np.array([12, 30, 300])), ("percentile", None)):
+        p = p_values(samples, estimate, method=method, jackknife=jack, n_units=n_units)
+        for column in range(3):
+            low, high = interval(samples, estimate, method=method, jackknife=jack, confidence=1 - p[column],
+                                 n_units=n_units)
+            # at the level of its own p-value the interval ends at 0 (to the resolution of the resamples)
+            assert min(abs(low[column]), abs(high[column])) < 0.01
+
+
+def test_the_stratum_mask_gives_the_boolean_masks_acceleration_and_sizes():
+    from posthoc.metrics.intervals import StratumMask, acceleration
+
+    rng = np.random.default_rng(6)
+    units, columns = rng.integers(0, 3, size=40), np.array([0, 2, 1, 2, -1, 0])
+    values = rng.exponential(size=(40, 6))
+    values[3, 1] = np.nan  # a NaN leave-one-out value is skipped either way
+    boolean = units[:, None] == columns[None, :]
+    strata = StratumMask(units=units, columns=columns)
+    np.testing.assert_allclose(acceleration(values, strata), acceleration(values, boolean), rtol=1e-12)
+    np.testing.assert_array_equal(strata.sizes(), boolean.sum(axis=0))
+    assert acceleration(values, strata)[4] == 0.0 and acceleration(values, strata)[0] != 0.0

@@ -163,3 +163,15 @@ def test_one_system_gives_an_empty_comparisons_table(tiny_judgements):
     only_s = _tiny(tiny_judgements).loc[lambda t: t["system"] == "S"]
     _, table = compare_systems(only_s, n_resamples=50)
     assert table.empty and list(table.columns) == COMPARISON_COLUMNS
+
+
+def test_the_cli_and_the_job_default_to_the_library_interval():
+    import inspect
+
+    from posthoc.cli.score import score_command
+    from posthoc.score import run_score_job
+
+    option = next(p for p in score_command.params if p.name == "interval")
+    assert option.default == DEFAULT_INTERVAL == "bca"
+    assert inspect.signature(run_score_job).parameters["interval"].default == DEFAULT_INTERVAL
+    assert inspect.signature(score_judgements).parameters["interval"].default == DEFAULT_INTERVAL

@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import filelock
+import numpy as np
 import pandas as pd
 import pytest
 
+from posthoc.errors import PosthocInputError
 from posthoc.export.flatten import ManifestIndex
 from posthoc.export.synthetic import write_synthetic_export
 from posthoc.export.tags import verification_tags
@@ -86,7 +88,7 @@ def test_the_job_writes_report_tables_judgements_summary_and_gold(study: dict[st
     comparisons = pd.read_csv(scored / "tables" / "comparisons.csv")
     systems = pd.read_csv(scored / "tables" / "rates.csv").groupby("dataset")["system"].nunique()
     assert len(comparisons) == sum(n * (n - 1) // 2 for n in systems) * 4  # every pair, four metrics
-    assert summary["interval"] == "percentile" and summary["comparisons"]["method"] == "percentile"
+    assert summary["interval"] == "bca" and summary["comparisons"]["method"] == "bca"
     assert set(summary["comparisons"]["datasets"]) == set(systems.index)
     assert "fingerprint" in summary and not re.search(r"\d{4}-\d\d-\d\dT", json.dumps(summary))
     html = (scored / "report.html").read_text(encoding="utf-8")
@@ -235,3 +237,17 @@ def test_union_option_is_reported_and_default_is_exact(study: dict[str, Any], sc
     assert "Verification union: overlap" in (tmp_path / "o" / "report.html").read_text(encoding="utf-8")
     helped = _cli("--help")
     assert "--union [exact|overlap]" in helped.stdout and "mention_rate" in helped.stdout
+
+
+def test_the_interval_option_reaches_the_tables_and_the_summary(study: dict[str, Any], scored: Path,
+                                                                 tmp_path: Path) -> None:
+    out = tmp_path / "percentile"
+    assert _run(study, out, interval="percentile").status == "updated"
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["interval"] == "percentile" and summary["comparisons"]["method"] == "percentile"
+    old, new = (pd.read_csv(folder / "tables" / "comparisons.csv") for folder in (out, scored))
+    assert set(old["method"]) == {"percentile"} and set(new["method"]) == {"bca"}
+    assert (old["difference"] == new["difference"]).all()  # same draws, same point values
+    assert not np.allclose(old["ci_low"], new["ci_low"])  # other bounds
+    with pytest.raises(PosthocInputError, match="interval method"):
+        _run(study, tmp_path / "bad", interval="studentized")

@@ -61,6 +61,13 @@ def test_score_judgements_on_its_defaults(study: Study) -> None:
     # rates_with_intervals on its defaults draws the same resamples (no worker fails here)
     alone = rates_with_intervals(judgements).set_index(["dataset", "system", "metric"])
     np.testing.assert_allclose(alone["high"].to_numpy(), rates["high"].to_numpy())
+    # the default interval is BCa (issue 26), the same as spelling it out; the percentile option differs
+    assert summary["interval"] == "bca" and set(scores.comparisons["method"]) == {"bca"}
+    spelled = rates_with_intervals(judgements, interval="bca").set_index(["dataset", "system", "metric"])
+    np.testing.assert_allclose(spelled["low"].to_numpy(), rates["low"].to_numpy())
+    old = rates_with_intervals(judgements, interval="percentile").set_index(["dataset", "system", "metric"])
+    assert not np.allclose(old["low"].to_numpy(), rates["low"].to_numpy())
+    assert len(scores.comparisons) == 2 * 3 * 4 and len(scores.rankings) == 2 * 3 * 3
 
 
 def test_the_plain_metric_functions_on_their_defaults(study: Study) -> None:

@@ -64,7 +64,22 @@ def test_posthoc_precision_and_recall_cover_the_truth() -> None:
     floor = _binomial_floor(150)
     checks = metric_checks.precision_recall_checks(n_studies=150, n_docs=200, population_docs=6000,
                                                    coverage_target=floor)
-    assert len(checks) == 12 and not _failed(checks), _failed(checks)
+    # 6 rates x (coverage, bias) and the paired difference of 3 pairs x 2 metrics, on the default BCa
+    assert len(checks) == 18 and not _failed(checks), _failed(checks)
+    assert sum(c.estimator.startswith("paired difference") for c in checks) == 6
+
+
+def test_paired_test_holds_its_size_and_the_old_method_is_reported_beside() -> None:
+    """150 whole studies with two equal systems: the 5% test rejects no more than a true 5% test would (binomial,
+    p > 0.999); the bench holds the 0.03-0.07 band at 1,000 studies."""
+    ceiling = _binomial_ceiling(150)
+    checks = metric_checks.paired_size_checks(n_studies=150, rejection_band=(0.0, ceiling))
+    assert len(checks) == 1 and checks[0].measure == "rejects at 5%" and ceiling <= 0.12
+    assert not _failed(checks), _failed(checks)
+    both = metric_checks.precision_recall_checks(n_studies=20, n_docs=40, population_docs=2000,
+                                                 methods=("bca", "percentile"), coverage_target=0.0)
+    reported = [c for c in both if "percentile (old method)" in c.estimator]
+    assert len(reported) == 12 and all(c.target == "(reported)" for c in reported)
 
 
 def test_three_judge_majority_rate_covers_the_truth() -> None:

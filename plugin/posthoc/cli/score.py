@@ -51,7 +51,7 @@ Example (cron, every 15 minutes):
                    "one member per distinct verified span and link, the formal definition V(d) = the union over "
                    "systems of V(m,d); overlap = verified annotations with the same link whose spans overlap are "
                    "one member, the paper's 'union of all non-exact, non-overlapping annotations'.")
-@click.option("--interval", default="percentile", show_default=True, type=click.Choice(["bca", "percentile"]),
+@click.option("--interval", default="bca", show_default=True, type=click.Choice(["bca", "percentile"]),
               help="How the 95% intervals of the rates and of the paired comparisons are read from the resamples: "
                    "bca = bias-corrected and accelerated (Efron 1987), percentile = the resamples' 2.5% and 97.5% "
                    "quantiles (the paper's empirical interval). See docs/metrics.md.")

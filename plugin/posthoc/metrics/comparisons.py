@@ -19,7 +19,7 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
-from posthoc.metrics.intervals import holm, interval, p_values
+from posthoc.metrics.intervals import holm, interval_and_p
 from posthoc.metrics.rates import Jackknife, RateStatistics, point_rates
 from posthoc.tables import GT_SYSTEM
 
@@ -88,31 +88,40 @@ def paired_comparisons(
         jackknife = rate_jackknife(stats)
     first, second = (np.asarray(side, dtype=np.int64) for side in zip(*pairs, strict=True))
     values = point_rates(stats)
-    frames = []
-    for metric in COMPARED:
-        point = np.asarray(values[metric][0], dtype=float)
-        estimate = point[first] - point[second]
-        resampled = samples[metric][:, first] - samples[metric][:, second]
-        jack = None if jackknife is None else jackknife.values[metric][:, first] - jackknife.values[metric][:, second]
-        mask = None if jackknife is None else jackknife.mask[:, first]  # a pair's two groups share a stratum
-        low, high = interval(resampled, estimate, method=method, jackknife=jack, mask=mask, confidence=confidence)
-        p = p_values(resampled, estimate, method=method, jackknife=jack, mask=mask)
-        frames.append(pd.DataFrame({
-            "dataset": stats.datasets[first], "system_a": stats.systems[first], "system_b": stats.systems[second],
-            "metric": metric, "value_a": point[first], "value_b": point[second], "difference": estimate,
-            "ci_low": low, "ci_high": high, "p_value": p,
-        }))
-    table = pd.concat(frames, ignore_index=True)
-    adjusted = np.full(len(table), np.nan)
-    for _, rows in table.groupby(["dataset", "metric"], sort=False).indices.items():
-        adjusted[rows] = holm(table["p_value"].to_numpy()[rows])
-    table["p_holm"] = adjusted
-    table["significant"] = adjusted < 1 - confidence
-    table["method"] = method
-    order = {m: i for i, m in enumerate(COMPARED)}
-    table = table.sort_values(["dataset", "metric"], key=lambda c: c.map(order) if c.name == "metric" else c,
-                              kind="stable")
-    return _typed(table.reset_index(drop=True)[COMPARISON_COLUMNS])
+    # every metric's pairs side by side: one interval and p-value pass over (resamples, metrics x pairs)
+    point = np.concatenate([np.asarray(values[m][0], dtype=float)[first] for m in COMPARED]), np.concatenate(
+        [np.asarray(values[m][0], dtype=float)[second] for m in COMPARED])
+    resampled = np.hstack([samples[m][:, first] - samples[m][:, second] for m in COMPARED])
+    jack = mask = n_units = None
+    if jackknife is not None:
+        jack = np.hstack([jackknife.values[m][:, first] - jackknife.values[m][:, second] for m in COMPARED])
+        mask = jackknife.columns(np.tile(first, len(COMPARED)))  # a pair's two groups share a stratum
+        n_units = mask.sizes()
+    estimate = point[0] - point[1]
+    low, high, p = interval_and_p(resampled, estimate, method=method, jackknife=jack, mask=mask,
+                                  confidence=confidence, n_units=n_units)
+    n_pairs = len(pairs)
+    metric_index = np.repeat(np.arange(len(COMPARED)), n_pairs)
+    pair_index = np.tile(np.arange(n_pairs), len(COMPARED))
+    dataset_code = np.tile(stats.group_dataset[first], len(COMPARED))
+    order = np.lexsort((pair_index, metric_index, dataset_code))  # by dataset, then metric, then pair
+    family = (dataset_code * len(COMPARED) + metric_index)[order]
+    adjusted = np.empty(len(order))
+    for code in np.unique(family):
+        rows = np.flatnonzero(family == code)
+        adjusted[rows] = holm(p[order][rows])
+    def text(column: np.ndarray) -> pd.api.extensions.ExtensionArray:
+        return pd.array(column[order], dtype="str")
+
+    return pd.DataFrame({
+        "dataset": text(np.tile(stats.datasets[first], len(COMPARED))),
+        "system_a": text(np.tile(stats.systems[first], len(COMPARED))),
+        "system_b": text(np.tile(stats.systems[second], len(COMPARED))),
+        "metric": text(np.asarray(COMPARED, dtype=object)[metric_index]),
+        "value_a": point[0][order], "value_b": point[1][order], "difference": estimate[order],
+        "ci_low": low[order], "ci_high": high[order], "p_value": p[order], "p_holm": adjusted,
+        "significant": adjusted < 1 - confidence, "method": pd.array([method] * len(order), dtype="str"),
+    })
 
 
 def _typed(table: pd.DataFrame) -> pd.DataFrame:

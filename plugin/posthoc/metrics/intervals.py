@@ -22,8 +22,9 @@ BCa transformation. It is never below ``1 / B`` (the resolution of ``B`` resampl
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Final
+from typing import Final, TypeAlias
 
 import numpy as np
 
@@ -31,10 +32,27 @@ from posthoc.errors import PosthocInputError
 
 METHODS: Final = ("bca", "percentile")
 #: The method of the rates' and the comparisons' intervals by default (``posthoc score --interval``).
-DEFAULT_INTERVAL: Final = "percentile"
+DEFAULT_INTERVAL: Final = "bca"
 _NORMAL = NormalDist()
-_cdf = np.frompyfunc(_NORMAL.cdf, 1, 1)
-_inv = np.frompyfunc(_NORMAL.inv_cdf, 1, 1)
+
+
+@dataclass(frozen=True)
+class StratumMask:
+    """Which units belong to each statistic, as strata: ``units`` (one stratum per unit) and ``columns`` (one per
+    statistic, -1 for none). The same as the boolean mask ``units[:, None] == columns[None, :]``, but the
+    acceleration is computed on each stratum's block alone (a statistic of one dataset reads its units only)."""
+
+    units: np.ndarray
+    columns: np.ndarray
+
+    def sizes(self) -> np.ndarray:
+        """The units of each statistic's stratum."""
+        counts = np.bincount(self.units[self.units >= 0], minlength=int(self.columns.max(initial=-1)) + 1)
+        return np.where(self.columns >= 0, counts[np.maximum(self.columns, 0)] if len(counts) else 0, 0)
+
+
+#: A boolean ``(units, statistics)`` mask or its stratum form.
+Mask: TypeAlias = "np.ndarray | StratumMask"
 
 
 def check_method(method: str) -> None:
@@ -43,28 +61,43 @@ def check_method(method: str) -> None:
 
 
 def normal_cdf(values: np.ndarray) -> np.ndarray:
-    return np.asarray(_cdf(np.asarray(values, dtype=float)), dtype=float)
+    """``Phi`` elementwise (``scipy.special.ndtr``, imported when first needed)."""
+    from scipy.special import ndtr
+
+    return np.asarray(ndtr(np.asarray(values, dtype=float)), dtype=float)
 
 
 def normal_quantile(levels: np.ndarray) -> np.ndarray:
-    """``Phi^-1`` of levels clipped into (0, 1) (``+-8.2`` at the clip)."""
-    return np.asarray(_inv(np.clip(np.asarray(levels, dtype=float), 1e-16, 1 - 1e-16)), dtype=float)
+    """``Phi^-1`` of levels clipped into (0, 1) (``+-8.2`` at the clip; ``scipy.special.ndtri``)."""
+    from scipy.special import ndtri
+
+    return np.asarray(ndtri(np.clip(np.asarray(levels, dtype=float), 1e-16, 1 - 1e-16)), dtype=float)
 
 
-def acceleration(jackknife: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+def acceleration(jackknife: np.ndarray, mask: Mask | None = None) -> np.ndarray:
     """BCa acceleration per statistic from ``(units, statistics)`` leave-one-unit-out values.
 
     ``mask`` (same shape, default all): the units of each statistic's stratum; a statistic whose
     jackknife values are all equal (or NaN) gets 0.
     """
     values = np.asarray(jackknife, dtype=float)
-    use = ~np.isnan(values) if mask is None else (np.asarray(mask, dtype=bool) & ~np.isnan(values))
-    count = use.sum(axis=0)
-    mean = np.where(use, values, 0.0).sum(axis=0) / np.maximum(count, 1)
-    deviation = np.where(use, mean - values, 0.0)
-    squares = (deviation**2).sum(axis=0)
+    if isinstance(mask, StratumMask):  # each stratum's block alone: the same sums without the other units' zeros
+        accel = np.zeros(values.shape[1])
+        for stratum in np.unique(mask.columns[mask.columns >= 0]):
+            columns = np.flatnonzero(mask.columns == stratum)
+            accel[columns] = acceleration(values[np.flatnonzero(mask.units == stratum)][:, columns])
+        return accel
+    use = ~np.isnan(values)
+    if mask is not None:
+        use &= np.asarray(mask, dtype=bool)
+    filled = np.where(use, values, 0.0)
+    mean = filled.sum(axis=0) / np.maximum(use.sum(axis=0), 1)
+    deviation = np.where(use, mean - filled, 0.0)
+    square = deviation * deviation
+    squares = square.sum(axis=0)
+    cubes = np.einsum("ij,ij->j", square, deviation)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(squares > 0, (deviation**3).sum(axis=0) / (6 * squares**1.5), 0.0)
+        return np.where(squares > 0, cubes / (6 * squares**1.5), 0.0)
 
 
 def _share_below(samples: np.ndarray, point: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -84,13 +117,40 @@ def bias_correction(samples: np.ndarray, estimate: np.ndarray) -> np.ndarray:
 
 
 def _corrections(samples: np.ndarray, estimate: np.ndarray, jackknife: np.ndarray | None,
-                 mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+                 mask: Mask | None) -> tuple[np.ndarray, np.ndarray]:
     """BCa's ``(z0, a)`` per statistic (``a = 0`` without a jackknife)."""
     z0 = bias_correction(samples, np.asarray(estimate, dtype=float))
     return z0, (np.zeros_like(z0) if jackknife is None else acceleration(jackknife, mask))
 
 
-def _levels(z0: np.ndarray, accel: np.ndarray, z: float) -> np.ndarray:
+def expansion(n_units: np.ndarray | None, tail: float, shape: tuple[int, ...]) -> np.ndarray:
+    """The normal quantile of ``tail`` per statistic, expanded for ``n`` units: ``sqrt(n / (n - 1)) t_{n-1}(tail)``
+    (Hesterberg 2015 section 5.2); unexpanded ``z`` without ``n_units`` or below 2 units."""
+    z = np.full(shape, _NORMAL.inv_cdf(tail))
+    if n_units is None:
+        return z
+    from scipy import stats
+
+    n = np.broadcast_to(np.asarray(n_units, dtype=float), shape)
+    enough = n >= 2
+    z[enough] = np.sqrt(n[enough] / (n[enough] - 1)) * stats.t.ppf(tail, n[enough] - 1)
+    return z
+
+
+def _tail_of(z: np.ndarray, n_units: np.ndarray | None) -> np.ndarray:
+    """The inverse of :func:`expansion`: the tail level whose (expanded) quantile is ``z``."""
+    if n_units is None:
+        return normal_cdf(z)
+    from scipy import stats
+
+    n = np.broadcast_to(np.asarray(n_units, dtype=float), z.shape)
+    enough = n >= 2
+    level = normal_cdf(z)
+    level[enough] = stats.t.cdf(z[enough] / np.sqrt(n[enough] / (n[enough] - 1)), n[enough] - 1)
+    return level
+
+
+def _levels(z0: np.ndarray, accel: np.ndarray, z: np.ndarray) -> np.ndarray:
     shifted = z0 + z
     with np.errstate(divide="ignore", invalid="ignore"):
         denominator = 1 - accel * shifted
@@ -98,9 +158,10 @@ def _levels(z0: np.ndarray, accel: np.ndarray, z: float) -> np.ndarray:
     return normal_cdf(moved)
 
 
-def column_quantiles(samples: np.ndarray, levels: np.ndarray) -> np.ndarray:
-    """Each column's quantile at its own level (linear interpolation over its non-NaN resamples)."""
-    ordered = np.sort(samples, axis=0)  # NaN last
+def column_quantiles(samples: np.ndarray, levels: np.ndarray, *, ordered: np.ndarray | None = None) -> np.ndarray:
+    """Each column's quantile at its own level (linear interpolation over its non-NaN resamples); ``ordered``:
+    the samples already sorted along axis 0 (NaN last), to sort once for several levels."""
+    ordered = np.sort(samples, axis=0) if ordered is None else ordered
     n = (~np.isnan(samples)).sum(axis=0)
     position = np.clip(np.nan_to_num(levels), 0, 1) * np.maximum(n - 1, 0)
     below = np.floor(position).astype(np.int64)
@@ -117,13 +178,16 @@ def interval(
     *,
     method: str = "bca",
     jackknife: np.ndarray | None = None,
-    mask: np.ndarray | None = None,
+    mask: Mask | None = None,
     confidence: float = 0.95,
+    n_units: np.ndarray | None = None,
+    corrections: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(low, high)`` per statistic of ``(resamples, statistics)`` samples (module docstring).
 
     ``estimate``: the point values; ``jackknife`` / ``mask``: leave-one-unit-out values for BCa's
-    acceleration (without them ``a = 0``: the bias-corrected interval).
+    acceleration (without them ``a = 0``: the bias-corrected interval); ``n_units``: the units behind each
+    statistic, for BCa's small-sample expansion (:func:`expansion`; without it the plain BCa of Efron 1987).
     """
     from posthoc.metrics.bootstrap import percentile_interval
 
@@ -132,28 +196,46 @@ def interval(
         raise PosthocInputError(f"confidence must be between 0 and 1, not {confidence}")
     if method == "percentile" or samples.shape[0] == 0:
         return percentile_interval(samples, confidence=confidence)
-    z0, accel = _corrections(samples, estimate, jackknife, mask)
-    tail = _NORMAL.inv_cdf((1 - confidence) / 2)
-    return (column_quantiles(samples, _levels(z0, accel, tail)),
-            column_quantiles(samples, _levels(z0, accel, -tail)))
+    z0, accel = corrections or _corrections(samples, estimate, jackknife, mask)
+    tail = expansion(n_units, (1 - confidence) / 2, z0.shape)
+    ordered = np.sort(samples, axis=0)
+    return (column_quantiles(samples, _levels(z0, accel, tail), ordered=ordered),
+            column_quantiles(samples, _levels(z0, accel, -tail), ordered=ordered))
 
 
 def p_values(samples: np.ndarray, estimate: np.ndarray, *, method: str = "bca", jackknife: np.ndarray | None = None,
-             mask: np.ndarray | None = None) -> np.ndarray:
-    """Two-sided p-values of "the statistic is 0", the interval of the same ``method`` inverted (module docstring)."""
+             mask: Mask | None = None, n_units: np.ndarray | None = None,
+             corrections: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+    """Two-sided p-values of "the statistic is 0", the interval of the same ``method`` inverted (module docstring).
+
+    ``corrections``: BCa's ``(z0, a)`` when already computed (:func:`interval_and_p` reuses them).
+    """
     check_method(method)
     share, n = _share_below(samples, np.zeros(samples.shape[1]))
     if method == "percentile":
         level = share
     else:
-        z0, accel = _corrections(samples, estimate, jackknife, mask)
+        z0, accel = corrections or _corrections(samples, estimate, jackknife, mask)
         w = normal_quantile(np.nan_to_num(share, nan=0.5)) - z0  # = (z0 + z) / (1 - a (z0 + z)) solved for z
         with np.errstate(divide="ignore", invalid="ignore"):
             denominator = 1 + accel * w
             shifted = np.where(denominator > 0, w / np.where(denominator > 0, denominator, 1), np.sign(w) * 40)
-        level = np.where(np.isnan(share), np.nan, normal_cdf(shifted - z0))
+        level = np.where(np.isnan(share), np.nan, _tail_of(np.asarray(shifted - z0, dtype=float), n_units))
     p = 2 * np.minimum(level, 1 - level)
     return np.where(n > 0, np.clip(p, 1 / np.maximum(n, 1), 1.0), np.nan)
+
+
+def interval_and_p(samples: np.ndarray, estimate: np.ndarray, *, method: str = "bca",
+                   jackknife: np.ndarray | None = None, mask: Mask | None = None, confidence: float = 0.95,
+                   n_units: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(low, high, p)``: :func:`interval` and :func:`p_values` with BCa's corrections computed once."""
+    corrections = None
+    if method == "bca" and samples.shape[0]:
+        corrections = _corrections(samples, estimate, jackknife, mask)
+    low, high = interval(samples, estimate, method=method, jackknife=jackknife, mask=mask, confidence=confidence,
+                         n_units=n_units, corrections=corrections)
+    return low, high, p_values(samples, estimate, method=method, jackknife=jackknife, mask=mask, n_units=n_units,
+                               corrections=corrections)
 
 
 def holm(p: np.ndarray) -> np.ndarray:

@@ -33,7 +33,7 @@ import pandas as pd
 
 from posthoc.metrics.bootstrap import ratio, unit_codes
 from posthoc.metrics.codes import category_codes, dense_codes, factorize, nested_codes, sorted_codes
-from posthoc.metrics.intervals import interval
+from posthoc.metrics.intervals import StratumMask, interval
 from posthoc.metrics.matching import overlap_components
 from posthoc.metrics.verification import check_union
 from posthoc.tables import OUTCOMES
@@ -244,12 +244,16 @@ def rate_samples(sums: np.ndarray, stats: RateStatistics) -> dict[str, np.ndarra
 class Jackknife:
     """Leave-one-unit-out values of every rate (BCa's acceleration, :mod:`posthoc.metrics.intervals`).
 
-    ``values``: metric -> ``(units, groups)``; ``mask``: ``(units, groups)``, the units of each group's
-    stratum (a unit of another dataset leaves a group's sums unchanged and is not one of its units).
+    ``values``: metric -> ``(units, groups)``; ``mask``: the units of each group's stratum (a unit of another
+    dataset leaves a group's sums unchanged and is not one of its units), as strata.
     """
 
     values: dict[str, np.ndarray]
-    mask: np.ndarray
+    mask: StratumMask
+
+    def columns(self, groups: np.ndarray) -> StratumMask:
+        """The mask of statistics of ``groups`` (group indices, one per statistic)."""
+        return StratumMask(units=self.mask.units, columns=self.mask.columns[groups])
 
 
 def rate_jackknife(stats: RateStatistics) -> Jackknife:
@@ -264,7 +268,7 @@ def rate_jackknife(stats: RateStatistics) -> Jackknife:
     for group in range(stats.n_groups):
         units = np.flatnonzero(judged[:, group])
         stratum_of_group[group] = stats.strata[units[0]] if len(units) else -1
-    return Jackknife(values=values, mask=stats.strata[:, None] == stratum_of_group[None, :])
+    return Jackknife(values=values, mask=StratumMask(units=stats.strata, columns=stratum_of_group))
 
 
 def point_rates(stats: RateStatistics) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -296,8 +300,9 @@ def rates_table(stats: RateStatistics, samples: dict[str, np.ndarray], *, confid
     if method == "bca" and jackknife is None:
         jackknife = rate_jackknife(stats)
     folded = None if jackknife is None else np.stack([jackknife.values[m] for m in RATE_METRICS], axis=2)
-    mask = None if jackknife is None else np.repeat(jackknife.mask, len(RATE_METRICS), axis=1)
+    mask = None if jackknife is None else jackknife.columns(np.repeat(np.arange(stats.n_groups), len(RATE_METRICS)))
     low, high = interval(flat, estimate, method=method, confidence=confidence, mask=mask,
+                         n_units=None if mask is None else mask.sizes(),
                          jackknife=None if folded is None else folded.reshape(len(folded), flat.shape[1]))
     n_metrics = len(RATE_METRICS)
     return pd.DataFrame(

@@ -2,7 +2,8 @@
 
 Order of work: validate the tables; control results and exclusion of failing workers; per-annotation
 verdicts; verification rates, union, posthoc precision / recall / F1 and outcome shares with
-percentile-bootstrap intervals (one vectorised resampling of the chosen unit for all of them);
+bootstrap intervals (BCa by default, or percentile; one vectorised resampling of the chosen unit for all of
+them) and the paired comparisons of every pair of systems from the same resamples;
 pre-annotation scores with intervals from resampling documents; agreement on the intersection;
 union outcomes A-E; reliability and aggregated labels when k > 1; the corrected gold standard.
 """
@@ -60,10 +61,11 @@ def _rates(
     union: str = "exact",
     keep: np.ndarray | None = None,
     interval: str = DEFAULT_INTERVAL,
-    gt_system: str = GT_SYSTEM,
+    gt_system: str | None = GT_SYSTEM,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The rates table (:mod:`posthoc.scores`) with intervals from one stratified resampling of units, and the
-    paired comparisons of its systems from the same draws (:mod:`posthoc.metrics.comparisons`)."""
+    paired comparisons of its systems from the same draws (:mod:`posthoc.metrics.comparisons`; ``gt_system``
+    None: the rates alone, the comparisons table empty)."""
     if len(rows) == 0 or (keep is not None and not keep.any()):
         return empty_rates(), empty_comparisons()
     stats = rate_statistics(rows, resample_unit=resample_unit, ties_verified=ties_verified, union=union, keep=keep)
@@ -71,6 +73,8 @@ def _rates(
     samples = rate_samples(sums, stats)
     jackknife = rate_jackknife(stats) if interval == "bca" else None
     table = rates_table(stats, samples, confidence=confidence, method=interval, jackknife=jackknife)
+    if gt_system is None:
+        return table, empty_comparisons()
     return table, paired_comparisons(stats, samples, jackknife=jackknife, method=interval, confidence=confidence,
                                      gt_system=gt_system)
 
@@ -103,8 +107,9 @@ def rates_with_intervals(
     ``exact`` (default) or ``overlap`` (:mod:`posthoc.metrics.verification`); ``interval``: ``bca`` or
     ``percentile`` (:mod:`posthoc.metrics.intervals`).
     """
-    return compare_systems(judgements, resample_unit=resample_unit, n_resamples=n_resamples, seed=seed,
-                           confidence=confidence, ties_verified=ties_verified, union=union, interval=interval)[0]
+    return _checked_rates(judgements, resample_unit=resample_unit, n_resamples=n_resamples, seed=seed,
+                          confidence=confidence, ties_verified=ties_verified, union=union, interval=interval,
+                          gt_system=None)[0]
 
 
 @shared_factorisation()
@@ -116,6 +121,15 @@ def compare_systems(
     """``(rates, comparisons)``: :func:`rates_with_intervals` and the paired comparisons of every pair of systems
     of a dataset from the same resamples (:func:`posthoc.metrics.comparisons.paired_comparisons`; seed 000 RQ1).
     Options as :func:`rates_with_intervals`; ``gt_system`` is put first in each pair."""
+    return _checked_rates(judgements, resample_unit=resample_unit, n_resamples=n_resamples, seed=seed,
+                          confidence=confidence, ties_verified=ties_verified, union=union, interval=interval,
+                          gt_system=gt_system)
+
+
+def _checked_rates(judgements: pd.DataFrame, *, resample_unit: str, n_resamples: int, seed: int, confidence: float,
+                   ties_verified: bool, union: str, interval: str, gt_system: str | None
+                   ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Options checked, the judgements validated, then :func:`_rates` (comparisons unless ``gt_system`` is None)."""
     _check_options(n_resamples, resample_unit, confidence)
     check_union(union)
     check_method(interval)

@@ -29,8 +29,10 @@ def _method_note(summary: dict[str, object]) -> str:
     unit = summary.get("resample_unit", "doc_id")
     n = summary.get("n_resamples", "?")
     seed = summary.get("seed", "?")
+    method = ("BCa (bias-corrected and accelerated, small-sample expanded; docs/metrics.md)"
+              if summary.get("interval", "bca") == "bca" else "percentile")
     return paragraph(
-        f"Intervals are 95% percentile bootstrap intervals from {n} resamples of {unit} "
+        f"Intervals are 95% {method} bootstrap intervals from {n} resamples of {unit} "
         f"(resampling unit: {unit}; seed {seed}). Posthoc precision is the verification rate "
         "|V(m,d)| / |N(m,d)|; posthoc recall is |V(m,d)| / |V(d)| with V(d) the union over systems "
         "of verified annotations (paper 000, section 3.2)."

@@ -42,6 +42,13 @@ def at_most(estimator: str, setting: str, runs: int, measure: str, value: float,
                  bool(shown <= bound))
 
 
+def within(estimator: str, setting: str, runs: int, measure: str, value: float, low: float, high: float) -> Check:
+    """A check that ``low <= value <= high`` (a band: an interval that over-covers is too wide, a test that
+    rejects too rarely wastes power); with ``high`` >= 1 it is ``value >= low``."""
+    target = f">= {low:g}" if high >= 1 else f"{low:g}-{high:g}"
+    return Check(estimator, setting, runs, measure, float(value), target, bool(low <= value <= high))
+
+
 def format_checks(checks: Iterable[Check]) -> list[str]:
     """The checks as an aligned plain-text table, one line a figure."""
     rows = [("estimator", "setting", "runs", "measure", "value", "target", "ok")]

@@ -6,6 +6,9 @@
   (:func:`posthoc.synthetic.synthetic_study`, k = 1); the truth is the population's precision and recall.
   (A study simulated whole fixes every system's number of annotations, which documents sampled from a
   population do not: there the bootstrap of recall, rightly, is wider than the spread across such studies.)
+  The same studies check the paired difference of every pair of systems (:func:`~posthoc.metrics.compare_systems`)
+  against the population's difference, and, with ``methods``, report the old percentile intervals beside BCa.
+- :func:`paired_size_checks`: the paired test's rejections at 5% when two systems are equal (whole studies).
 - :func:`majority_checks`: k = 3, an annotation verified when at least 2 of 3 judges verify it: truth
   ``p^3 + 3 p^2 (1 - p)``.
 - :func:`agreement_checks`: Fleiss' kappa and Krippendorff's alpha of :func:`~posthoc.metrics.score_judgements`
@@ -17,67 +20,119 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from posthoc.metrics import rates_with_intervals, score_judgements
+from posthoc.metrics import compare_systems, rates_with_intervals, score_judgements
+from posthoc.metrics.intervals import DEFAULT_INTERVAL
 from posthoc.metrics.reliability import dawid_skene_workers, majority_vote
 from posthoc.synthetic import synthetic_study
 from posthoc.tables import OUTCOMES
-from posthoc.validity import Check, at_least, at_most
+from posthoc.validity import Check, at_most, within
 
 TRUE_VERIFY: Mapping[str, float] = {"GT": 0.85, "E2E": 0.92, "REL": 0.88}
 
 
 def _rates(judgements: pd.DataFrame, **options: Any) -> dict[tuple[str, str], tuple[float, float, float]]:
     """``(system, metric) -> (value, low, high)`` of :func:`rates_with_intervals` on one dataset."""
-    table = rates_with_intervals(judgements, **options)
+    return _keyed(rates_with_intervals(judgements, **options))
+
+
+def _keyed(table: pd.DataFrame) -> dict[tuple[str, str], tuple[float, float, float]]:
     return {(str(s), str(m)): (float(v), float(lo), float(hi)) for s, m, v, lo, hi in
             table[["system", "metric", "value", "low", "high"]].itertuples(index=False, name=None)}
 
 
+def _differences(table: pd.DataFrame) -> dict[tuple[str, str], tuple[float, float, float, float]]:
+    """``("A - B", metric) -> (difference, ci_low, ci_high, p_value)`` of a comparisons table."""
+    return {(f"{a} - {b}", str(m)): (float(d), float(lo), float(hi), float(p)) for a, b, m, d, lo, hi, p in
+            table[["system_a", "system_b", "metric", "difference", "ci_low", "ci_high", "p_value"]].itertuples(
+                index=False, name=None)}
+
+
+def _band(name: str, setting: str, runs: int, share: float, low: float, high: float) -> Check:
+    return within(name, setting, runs, "95% coverage", share, low, high)
+
+
 def precision_recall_checks(*, n_studies: int = 200, n_docs: int = 40, population_docs: int = 4000, seed: int = 0,
-                            coverage_target: float = 0.93, bias_target: float = 0.01,
-                            progress: bool = False) -> list[Check]:
-    """Coverage and mean bias of posthoc precision and recall per system (defaults of rates_with_intervals).
+                            coverage_target: float = 0.93, coverage_ceiling: float = 1.0, bias_target: float = 0.01,
+                            methods: Sequence[str] = (DEFAULT_INTERVAL,), progress: bool = False) -> list[Check]:
+    """Coverage and mean bias of posthoc precision and recall per system, and coverage of the paired difference of
+    every pair of systems (known from the population), on the defaults of :func:`compare_systems`.
 
     The document bootstrap treats a study's documents as a sample of a larger population: each simulated study
     draws ``n_docs`` documents without replacement from one synthetic population of ``population_docs`` (every
-    annotation judged once), and the truth is the population's own precision and recall.
+    annotation judged once), and the truth is the population's own precision, recall and their differences.
+    ``methods``: the interval methods run on the same studies; the first is checked against the band
+    ``coverage_target``-``coverage_ceiling``, the others are reported beside it (the old ``percentile`` method).
     """
     study: dict[str, Any] = {"datasets": ("SIM",), "verify_prob": TRUE_VERIFY, "mentions_per_doc": 6, "n_control": 0}
     _, _, population = synthetic_study(population_docs, **study, seed=seed + 999_999)
     population = population.loc[~population["is_control"].astype(bool)].reset_index(drop=True)
-    truths = {key: value for key, (value, _, _) in _rates(population, n_resamples=0).items()
-              if key[1] in ("posthoc_precision", "posthoc_recall")}
+    whole_rates, whole_pairs = compare_systems(population, n_resamples=0)
+    measured = ("posthoc_precision", "posthoc_recall")
+    truths = {key: value for key, (value, _, _) in _keyed(whole_rates).items() if key[1] in measured}
+    pair_truths = {key: value[0] for key, value in _differences(whole_pairs).items() if key[1] in measured}
     documents = population["doc_id"].unique()
     rng = np.random.default_rng(seed)
-    covered = dict.fromkeys(truths, 0)
+    covered = {method: dict.fromkeys([*truths, *pair_truths], 0) for method in methods}
     errors: dict[tuple[str, str], list[float]] = {key: [] for key in truths}
     for repeat in tqdm(range(n_studies), desc="precision / recall", disable=not progress, unit=" study"):
         chosen = set(rng.choice(documents, size=n_docs, replace=False).tolist())
-        rates = _rates(population.loc[population["doc_id"].isin(chosen)], seed=repeat)
-        for key, truth in truths.items():
-            value, low, high = rates[key]
-            covered[key] += bool(low <= truth <= high)
-            errors[key].append(value - truth)
+        sample = population.loc[population["doc_id"].isin(chosen)]
+        for method in methods:
+            table, pairs = compare_systems(sample, seed=repeat, interval=method)
+            rates, differences = _keyed(table), _differences(pairs)
+            for key, truth in truths.items():
+                covered[method][key] += bool(rates[key][1] <= truth <= rates[key][2])
+                if method == methods[0]:
+                    errors[key].append(rates[key][0] - truth)
+            for key, truth in pair_truths.items():
+                covered[method][key] += bool(differences[key][1] <= truth <= differences[key][2])
     checks = []
+    where = f"{n_docs} of {population_docs} docs, k = 1"
     for (system, metric), truth in sorted(truths.items()):
         name = f"posthoc {metric.split('_')[1]}, document bootstrap"
-        setting = f"{system}, truth {truth:.3f}, {n_docs} of {population_docs} docs, k = 1"
-        checks.append(at_least(name, setting, n_studies, "95% coverage", covered[(system, metric)] / n_studies,
-                               coverage_target))
+        setting = f"{system}, truth {truth:.3f}, {where}"
+        checks.append(_band(name, setting, n_studies, covered[methods[0]][(system, metric)] / n_studies,
+                            coverage_target, coverage_ceiling))
         checks.append(at_most(name, setting, n_studies, "mean bias", float(np.mean(errors[(system, metric)])),
                               bias_target, absolute=True))
+    for (pair, metric), truth in sorted(pair_truths.items()):
+        checks.append(_band(f"paired difference, posthoc {metric.split('_')[1]}", f"{pair}, truth {truth:+.3f}, "
+                            f"{where}", n_studies, covered[methods[0]][(pair, metric)] / n_studies, coverage_target,
+                            coverage_ceiling))
+    for method in methods[1:]:  # the same studies, another interval method: reported beside the default
+        for key in sorted([*truths, *pair_truths]):
+            kind = "paired difference, " if key in pair_truths else ""
+            checks.append(Check(f"{kind}posthoc {key[1].split('_')[1]}, {method} (old method)",
+                                f"{key[0]}, {where}", n_studies, "95% coverage", covered[method][key] / n_studies,
+                                "(reported)", True))
     return checks
 
 
+def paired_size_checks(*, n_studies: int = 200, n_docs: int = 40, seed: int = 0, rejection_band: tuple[float, float]
+                       = (0.0, 0.06), progress: bool = False) -> list[Check]:
+    """Size of the paired test when two systems are equal: E2E and REL with the same verify probability (0.88)
+    in whole simulated studies, so their true difference is 0; the share of studies where the 5% test of the
+    posthoc precision difference rejects (:func:`compare_systems` defaults, one pair of three)."""
+    probability = {"GT": 0.85, "E2E": 0.88, "REL": 0.88}
+    rejected = 0
+    for repeat in tqdm(range(n_studies), desc="paired size", disable=not progress, unit=" study"):
+        _, _, judgements = synthetic_study(n_docs, datasets=("EQ",), verify_prob=probability, mentions_per_doc=6,
+                                           n_control=0, seed=seed * 10_000 + 3_000 + repeat)
+        _, pairs = compare_systems(judgements, seed=repeat)
+        rejected += bool(_differences(pairs)[("E2E - REL", "posthoc_precision")][3] < 0.05)
+    return [within("paired difference test, posthoc precision", f"E2E = REL (verify 0.88), {n_docs} docs, k = 1",
+                   n_studies, "rejects at 5%", rejected / n_studies, *rejection_band)]
+
+
 def majority_checks(*, n_studies: int = 100, n_docs: int = 40, seed: int = 0, coverage_target: float = 0.93,
-                    bias_target: float = 0.01, progress: bool = False) -> list[Check]:
+                    coverage_ceiling: float = 1.0, bias_target: float = 0.01, progress: bool = False) -> list[Check]:
     """Coverage and mean bias of the k = 3 majority verification rate per system."""
     p = {"GT": 0.7, "E2E": 0.8, "REL": 0.6}
     truths = {s: q**3 + 3 * q**2 * (1 - q) for s, q in p.items()}
@@ -94,8 +149,8 @@ def majority_checks(*, n_studies: int = 100, n_docs: int = 40, seed: int = 0, co
     checks = []
     for system, truth in truths.items():
         setting = f"{system}, judge p {p[system]:g}, truth {truth:.3f}, {n_docs} docs"
-        checks.append(at_least("k = 3 majority verification rate", setting, n_studies, "95% coverage",
-                               covered[system] / n_studies, coverage_target))
+        checks.append(_band("k = 3 majority verification rate", setting, n_studies, covered[system] / n_studies,
+                            coverage_target, coverage_ceiling))
         checks.append(at_most("k = 3 majority verification rate", setting, n_studies, "mean bias",
                               float(np.mean(errors[system])), bias_target, absolute=True))
     return checks
@@ -165,6 +220,6 @@ def dawid_skene_checks(*, n_studies: int = 10, seed: int = 0, accuracy_target: f
         at_most("Dawid-Skene worker accuracy", setting, n_studies, "mean |error|", float(np.mean(errors)),
                 accuracy_target),
         Check("Dawid-Skene labels", setting, n_studies, "share right", float(np.mean(ds_right)), "(reported)", True),
-        at_least("Dawid-Skene labels", setting, n_studies, "minus majority vote",
-                 float(np.mean(ds_right)) - float(np.mean(majority_right)), 0.0),
+        within("Dawid-Skene labels", setting, n_studies, "minus majority vote",
+                 float(np.mean(ds_right)) - float(np.mean(majority_right)), 0.0, 1.0),
     ]
