@@ -26,7 +26,9 @@ def test_score_job_exports_the_study_from_label_studio(tiny_study: TinyStudy, tm
             "offsets_changed"} <= set(exclusions["kind"])
     html = (out / "report.html").read_text(encoding="utf-8")
     assert "the worker skipped (cancelled) the task" in html
-    assert html.count("data:image/png;base64,") == 4
+    # Figures 3-6, and the paired comparisons' figure when a dataset has two systems or more (RQ1, issue 26)
+    compared = "Which system is better (RQ1)" in html and "Comparisons need two systems" not in html
+    assert html.count("data:image/png;base64,") == 4 + compared
 
     # a fresh export of the same projects is the same data: a periodic run finds nothing new
     again = run_score_job(manifest_path=tiny_study.manifest_path, ls_url=tiny_study.url, token=tiny_study.token,

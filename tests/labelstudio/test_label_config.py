@@ -46,9 +46,11 @@ def test_entity_verification_tags() -> None:
     assert controls["mention"].tag == "Labels" and controls["mention"].to_name == ["text"]
     root = ElementTree.fromstring(label_config("entity_verification"))  # noqa: S314 - our own file
     labels = next(e for e in root.iter("Labels") if e.get("name") == "mention")
-    # the decision is the region's label: pre-filled undecided (first value, no hotkey), then 1 / 2 / 3
+    # the decision is the region's label: pre-filled undecided (first value; key 4, named and explained rather
+    # than left to Label Studio's automatic numbering: issue 29), then 1 / 2 / 3
     assert [(c.get("value"), c.get("hotkey")) for c in labels.iter("Label")] == [
-        ("undecided", None), ("verify", "1"), ("edit", "2"), ("remove", "3")]
+        ("undecided", "4"), ("verify", "1"), ("edit", "2"), ("remove", "3")]
+    assert "4 puts" in (next(labels.iter("Label")).get("hint") or "")
     assert len({c.get("background") for c in labels.iter("Label")}) == 4  # one colour per decision
     guard = controls["undecided"]  # blocks Submit while a region is still undecided
     assert guard.attr["perRegion"] == "true" and guard.attr["required"] == "true"
@@ -56,6 +58,7 @@ def test_entity_verification_tags() -> None:
     assert not {"verify", "edit", "remove"} & set(guard.labels)
     text = next(e for e in root.iter("Text") if e.get("name") == "text")
     assert text.get("selectionEnabled") == "false"  # no new mentions (paper 000, section 2.1)
+    assert text.get("showLabels") == "true"  # each decision written beside its mention, not only coloured
     assert controls["link"].attr["editable"] == "false" and controls["new_link"].attr["perRegion"] == "true"
     objects = {o.name: o for o in interface.objects}
     assert objects["text"].value == "$text" and objects["kb_pages"].tag == "HyperText"
