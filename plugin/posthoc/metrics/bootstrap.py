@@ -18,7 +18,7 @@ Units (:data:`UNITS`) and strata:
 
 Stratifying by dataset keeps each dataset's size fixed, as every statistic is per dataset.
 :func:`bootstrap_intervals` reads BCa (default) or percentile bounds off the resamples
-(:mod:`posthoc.metrics.intervals`); :func:`percentile_interval`'s bounds are the
+(:mod:`posthoc.metrics.intervals`); :func:`~posthoc.metrics.intervals.percentile_interval`'s bounds are the
 ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles of the resampled statistic
 (``numpy.nanquantile``, linear interpolation); a resample where a denominator is 0 gives NaN and is skipped.
 """
@@ -26,7 +26,6 @@ Stratifying by dataset keeps each dataset's size fixed, as every statistic is pe
 from __future__ import annotations
 
 import functools
-import warnings
 from collections.abc import Iterator
 from typing import Final
 
@@ -37,6 +36,7 @@ from threadpoolctl import ThreadpoolController
 from posthoc.errors import PosthocInputError
 from posthoc.metrics.codes import factorize, sorted_codes
 from posthoc.metrics.inputs import ANNOTATION
+from posthoc.metrics.intervals import DEFAULT_INTERVAL, StratumMask, interval
 
 UNITS: Final = ("doc_id", "task", "annotation", "worker")
 #: Cells (resamples x units) of one weight block: 64 Ki cells keep a block's draws (int32) and weights
@@ -138,31 +138,6 @@ def resampled_sums(counts: np.ndarray, strata: np.ndarray, *, n_resamples: int, 
     return sums
 
 
-def percentile_interval(samples: np.ndarray, *, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile bounds over axis 0 of ``samples`` (resamples x statistics), NaN resamples skipped.
-
-    ``numpy.quantile`` (linear interpolation) on the columns without NaN, in one call;
-    ``numpy.nanquantile`` (the same rule on the non-NaN resamples) only on columns that have one.
-    """
-    if not 0 < confidence < 1:
-        raise PosthocInputError(f"confidence must be between 0 and 1, not {confidence}")
-    tail = (1 - confidence) / 2
-    if samples.shape[0] == 0:
-        nan = np.full(samples.shape[1:], np.nan)
-        return nan, nan.copy()
-    flat = samples.reshape(samples.shape[0], -1)
-    bounds = np.empty((2, flat.shape[1]))
-    has_nan = np.isnan(flat).any(axis=0)
-    if (~has_nan).any():
-        bounds[:, ~has_nan] = np.quantile(flat[:, ~has_nan], [tail, 1 - tail], axis=0)
-    if has_nan.any():
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            bounds[:, has_nan] = np.nanquantile(flat[:, has_nan], [tail, 1 - tail], axis=0)
-    low, high = bounds.reshape((2, *samples.shape[1:]))
-    return low, high
-
-
 def ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     """``numerator / denominator`` with NaN where the denominator is 0."""
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -188,7 +163,6 @@ def bootstrap_intervals(
     ``bca`` (its acceleration from the within-stratum jackknife: the totals minus one unit) or ``percentile``;
     default :data:`posthoc.metrics.intervals.DEFAULT_INTERVAL` (:mod:`posthoc.metrics.intervals`).
     """
-    from posthoc.metrics.intervals import DEFAULT_INTERVAL, StratumMask, interval
 
     numerators = np.asarray(numerators, dtype=float)
     denominators = np.asarray(denominators, dtype=float)

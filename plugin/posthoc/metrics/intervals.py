@@ -22,6 +22,7 @@ BCa transformation. It is never below ``1 / B`` (the resolution of ``B`` resampl
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Final, TypeAlias
@@ -172,6 +173,31 @@ def column_quantiles(samples: np.ndarray, levels: np.ndarray, *, ordered: np.nda
     return np.where((n > 0) & ~np.isnan(levels), value, np.nan)
 
 
+def percentile_interval(samples: np.ndarray, *, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile bounds over axis 0 of ``samples`` (resamples x statistics), NaN resamples skipped.
+
+    ``numpy.quantile`` (linear interpolation) on the columns without NaN, in one call;
+    ``numpy.nanquantile`` (the same rule on the non-NaN resamples) only on columns that have one.
+    """
+    if not 0 < confidence < 1:
+        raise PosthocInputError(f"confidence must be between 0 and 1, not {confidence}")
+    tail = (1 - confidence) / 2
+    if samples.shape[0] == 0:
+        nan = np.full(samples.shape[1:], np.nan)
+        return nan, nan.copy()
+    flat = samples.reshape(samples.shape[0], -1)
+    bounds = np.empty((2, flat.shape[1]))
+    has_nan = np.isnan(flat).any(axis=0)
+    if (~has_nan).any():
+        bounds[:, ~has_nan] = np.quantile(flat[:, ~has_nan], [tail, 1 - tail], axis=0)
+    if has_nan.any():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            bounds[:, has_nan] = np.nanquantile(flat[:, has_nan], [tail, 1 - tail], axis=0)
+    low, high = bounds.reshape((2, *samples.shape[1:]))
+    return low, high
+
+
 def interval(
     samples: np.ndarray,
     estimate: np.ndarray,
@@ -189,8 +215,6 @@ def interval(
     acceleration (without them ``a = 0``: the bias-corrected interval); ``n_units``: the units behind each
     statistic, for BCa's small-sample expansion (:func:`expansion`; without it the plain BCa of Efron 1987).
     """
-    from posthoc.metrics.bootstrap import percentile_interval
-
     check_method(method)
     if not 0 < confidence < 1:
         raise PosthocInputError(f"confidence must be between 0 and 1, not {confidence}")

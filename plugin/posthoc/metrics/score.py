@@ -18,13 +18,13 @@ import pandas as pd
 
 from posthoc.errors import PosthocInputError
 from posthoc.metrics.agreement import agreement_from_verdicts
-from posthoc.metrics.bootstrap import UNITS, percentile_interval, ratio, resampled_sums, unit_matrix
+from posthoc.metrics.bootstrap import UNITS, ratio, resampled_sums, unit_matrix
 from posthoc.metrics.codes import derive_codes, factorize, shared_factorisation, sorted_codes
 from posthoc.metrics.comparisons import comparison_summary, empty_comparisons, paired_comparisons, ranking_changes
 from posthoc.metrics.controls import control_results
 from posthoc.metrics.gold import gold_from
 from posthoc.metrics.inputs import ANNOTATION, JUDGEMENT_NEEDS, is_control, judged_rows, mention_rows
-from posthoc.metrics.intervals import DEFAULT_INTERVAL, check_method
+from posthoc.metrics.intervals import DEFAULT_INTERVAL, check_method, percentile_interval
 from posthoc.metrics.preannotation import counts_of_rows, scores_from_counts
 from posthoc.metrics.rates import (
     RATE_METRICS,
