@@ -44,7 +44,7 @@ rankings
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 import pandas as pd
 
@@ -64,10 +64,38 @@ TABLE_NAMES = (
 )
 
 
-def _empty(name: str) -> pd.DataFrame:
-    from posthoc.metrics.comparisons import RANKING_COLUMNS, empty_comparisons
+COMPARISON_COLUMNS: Final = [
+    "dataset", "system_a", "system_b", "metric", "value_a", "value_b", "difference", "ci_low", "ci_high",
+    "p_value", "p_holm", "significant", "method",
+]  # fmt: skip
+RANKING_COLUMNS: Final = [
+    "dataset", "metric", "system", "strict_value", "strict_rank", "posthoc_value", "posthoc_rank", "rank_change",
+    "changed", "flipped_with", "significant",
+]  # fmt: skip
 
-    return empty_comparisons() if name == "comparisons" else pd.DataFrame(columns=RANKING_COLUMNS)
+
+def typed_comparisons(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` (:data:`COMPARISON_COLUMNS`) with its text and flag columns typed."""
+    text = ["dataset", "system_a", "system_b", "metric", "method"]
+    return table.astype({**dict.fromkeys(text, "str"), "significant": "bool"})
+
+
+def typed_rankings(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` (:data:`RANKING_COLUMNS`) with every column typed."""
+    return table.astype({"dataset": "str", "metric": "str", "system": "str", "strict_value": "float64",
+                         "strict_rank": "float64", "posthoc_value": "float64", "posthoc_rank": "float64",
+                         "rank_change": "float64", "changed": "bool", "flipped_with": "str", "significant": "bool"})
+
+
+def empty_comparisons() -> pd.DataFrame:
+    """The comparisons table of fewer than two systems per dataset."""
+    return typed_comparisons(pd.DataFrame({c: pd.Series(dtype="float64") for c in COMPARISON_COLUMNS}))
+
+
+def _empty(name: str) -> pd.DataFrame:
+    if name == "comparisons":
+        return empty_comparisons()
+    return typed_rankings(pd.DataFrame.from_records([], columns=RANKING_COLUMNS))
 
 
 @dataclass

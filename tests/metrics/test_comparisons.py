@@ -9,8 +9,9 @@ import pytest
 from statsmodels.stats.multitest import multipletests
 
 from posthoc.metrics import compare_systems, score_judgements
-from posthoc.metrics.comparisons import COMPARED, COMPARISON_COLUMNS, RANKING_COLUMNS
+from posthoc.metrics.comparisons import COMPARED
 from posthoc.metrics.intervals import DEFAULT_INTERVAL, holm
+from posthoc.scores import COMPARISON_COLUMNS, RANKING_COLUMNS
 from posthoc.synthetic import synthetic_study
 
 # per document (tiny study, worker c excluded): judged / verified annotations and verified union members

@@ -40,19 +40,9 @@ from label_studio_sdk.core.api_error import ApiError
 from label_studio_sdk.types import SerializationOptionsRequest
 
 from posthoc.errors import PosthocServiceError, answer_summary, connection_failure
-from posthoc.labelstudio.server_log import (
-    LogMark,
-    known_log,
-    locked_advice,
-    locked_since,
-    log_mark,
-    on_sqlite,
-    slow_write_advice,
-)
+from posthoc.labelstudio.server_log import LogMark, failure_reason, known_log, log_mark
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from label_studio_sdk import LabelStudio
     from label_studio_sdk.label_interface import LabelInterface
 
@@ -193,7 +183,7 @@ class LabelStudioClient:
         self._lock = threading.RLock()
         self.http = _http_client(self.timeout)
         self._sdk: LabelStudio | None = None
-        self._server_log: list[Path | None] = []  # [the server's log] once looked up (server_log.known_log)
+        self._server_log = known_log(self.url)  # a local server's, to explain its failures (server_log)
 
     @property
     def sdk(self) -> LabelStudio:
@@ -219,16 +209,11 @@ class LabelStudioClient:
 
     def log_mark(self) -> LogMark | None:
         """Where the server's log ends before a call (``None`` when its log is unknown: a server elsewhere)."""
-        if not self._server_log:
-            self._server_log.append(known_log(self.url))
-        return log_mark(self._server_log[0])
+        return log_mark(self._server_log)
 
     def _answered(self, method: str, path: str, status: int, body: str, *,
                   since: LogMark | None = None) -> PosthocServiceError:
-        locked = locked_since(since) if status >= 500 else None
-        if locked is not None:
-            return PosthocServiceError(f"Label Studio {method} {path} answered {status}: {locked_advice(locked)}")
-        detail = answer_summary(self.redact(body))
+        detail = (failure_reason(since) if status >= 500 else None) or answer_summary(self.redact(body))
         if status == 401:
             detail = "the API token was refused (check the token; a legacy token needs the legacy token scheme)"
         return PosthocServiceError(f"Label Studio {method} {path} answered {status}: {detail}")
@@ -236,14 +221,11 @@ class LabelStudioClient:
     def _unreachable(self, method: str, path: str, exc: BaseException, *,
                      since: LogMark | None = None) -> PosthocServiceError:
         tries = 1 + (RETRIES if method.upper() in IDEMPOTENT and not isinstance(exc, httpx.ReadTimeout) else 0)
-        locked = locked_since(since)
-        if locked is not None:
-            return PosthocServiceError(f"Label Studio {method} {path} got no answer: {locked_advice(locked)}")
-        sqlite_dir = on_sqlite(since) if isinstance(exc, httpx.ReadTimeout) and method.upper() not in _READS \
-            else None
-        if sqlite_dir is not None:
+        reason = failure_reason(since, write_timed_out=isinstance(exc, httpx.ReadTimeout)
+                                and method.upper() not in _READS)
+        if reason is not None:
             return PosthocServiceError(f"Label Studio {method} {path} got no answer in {self.timeout:g} s (env "
-                                       f"{TIMEOUT_ENV}): {slow_write_advice(sqlite_dir)}")
+                                       f"{TIMEOUT_ENV}): {reason}")
         longer = (f"; to wait longer, set env {TIMEOUT_ENV}=SECONDS (now {self.timeout:g})"
                   if isinstance(exc, httpx.ReadTimeout) else "")
         return PosthocServiceError(self.redact(f"Label Studio at {self.url} is unreachable ({method} {path}, "

@@ -51,17 +51,15 @@ from posthoc.labelstudio.database import (
     read_database,
     write_database,
 )
-from posthoc.labelstudio.server_log import remember_log
+from posthoc.labelstudio.server_log import DEFAULT_DATA_DIR as DEFAULT_DATA_DIR  # where posthoc ls keeps it
+from posthoc.labelstudio.server_log import LOG_FILE, STATE_FILE, read_state, remember_log
 from posthoc.processes import die_with_parent, pid_alive
 
-DEFAULT_DATA_DIR = Path(".posthoc") / "labelstudio"
 DEFAULT_USERNAME = "admin@posthoc.local"
 CREDENTIALS_FILE = "credentials.json"
-STATE_FILE = "server.json"
 #: Seconds a start waits for Label Studio to answer. The first start migrates the database: ~30 s on a quiet
 #: 2-core machine, 2 min 34 s to 3 min 23 s measured at load 4-10 (issue 29); later starts 5-8 s.
 START_TIMEOUT = 600.0
-LOG_FILE = "labelstudio.log"
 LOOPBACK = "127.0.0.1"
 
 #: Settings that keep Label Studio off the network and enable the legacy ``Token`` API scheme.
@@ -446,23 +444,6 @@ def stop_process_group(pid: int, *, timeout: float = 20) -> None:
             if not pid_alive(pid):
                 return
             time.sleep(0.2)
-
-
-def read_state(data_dir: Path) -> dict[str, Any] | None:
-    """The ``server.json`` of a detached server (pid, port, url), or ``None``; remembers the server's log for
-    the messages of its failed calls (:func:`~posthoc.labelstudio.server_log.remember_log`)."""
-    path = Path(data_dir) / STATE_FILE
-    if not path.is_file():
-        return None
-    try:
-        state = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError:
-        return None
-    if not isinstance(state, dict) or type(state.get("pid")) is not int or state["pid"] <= 0 \
-            or not isinstance(state.get("url"), str):
-        return None  # not a state file this program wrote: no server is known to run there
-    remember_log(state["url"], Path(data_dir).resolve() / LOG_FILE)
-    return state
 
 
 @dataclass(frozen=True)

@@ -12,22 +12,28 @@ one task a second, the pace of about 250 annotators at the paper's ~75 s a task)
 
 Only the server's log names the cause. For a server this project started (:class:`LabelStudioServer`, ``posthoc
 ls start``) the log is ``<data dir>/labelstudio.log``: :func:`remember_log` records it for its URL (the
-server's ``start`` and :func:`~posthoc.labelstudio.server.read_state` call it). The client takes a
+server's ``start`` and :func:`read_state` call it). The client takes a
 :func:`log_mark` before each call; when the call fails with a 5xx, :func:`locked_since` answers whether the log
 said ``database is locked`` meanwhile, and the failure becomes one line that names the lock and the way out
-(:func:`locked_advice`) instead of "answered 500: an HTML page". A write that got no answer in time from a server
-on SQLite (:func:`on_sqlite`) says how SQLite makes writes wait (:func:`slow_write_advice`). For a server
-elsewhere nothing is known and a failure is reported as it came.
+(:func:`failure_reason`) instead of "answered 500: an HTML page"; a write that got no answer in time from a
+server on SQLite says how SQLite makes writes wait. For a server elsewhere nothing is known and a failure is
+reported as it came. The server's state file (:func:`read_state`) and log names live here too, so that this
+module, which the client imports, imports nothing of the server's lifecycle.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
+from typing import Any
 
-__all__ = ["LOCKED", "LogMark", "known_log", "local_engine", "locked_advice", "locked_since", "log_mark",
-           "on_sqlite", "remember_log", "slow_write_advice"]
+__all__ = ["DEFAULT_DATA_DIR", "LOCKED", "LOG_FILE", "STATE_FILE", "LogMark", "failure_reason", "known_log",
+           "local_engine", "locked_since", "log_mark", "read_state", "remember_log"]
 
+DEFAULT_DATA_DIR = Path(".posthoc") / "labelstudio"
+STATE_FILE = "server.json"  # a detached server's pid, port and URL, in its data dir
+LOG_FILE = "labelstudio.log"  # in the data dir: Label Studio's stdout and stderr
 LOCKED = "database is locked"
 _TAIL_BYTES = 256 * 1024
 _logs: dict[str, Path] = {}
@@ -44,6 +50,23 @@ def remember_log(url: str, log_path: Path) -> None:
         _logs[_key(url)] = Path(log_path)
 
 
+def read_state(data_dir: Path) -> dict[str, Any] | None:
+    """The ``server.json`` of a detached server (pid, port, url), or ``None``; remembers the server's log for
+    the messages of its failed calls (:func:`remember_log`)."""
+    path = Path(data_dir) / STATE_FILE
+    if not path.is_file():
+        return None
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError:
+        return None
+    if not isinstance(state, dict) or type(state.get("pid")) is not int or state["pid"] <= 0 \
+            or not isinstance(state.get("url"), str):
+        return None  # not a state file this program wrote: no server is known to run there
+    remember_log(state["url"], Path(data_dir).resolve() / LOG_FILE)
+    return state
+
+
 def known_log(url: str) -> Path | None:
     """The log file of the Label Studio at ``url``, when this process knows it (:func:`remember_log`, or the
     default data dir's ``server.json`` in the current folder naming that URL)."""
@@ -52,8 +75,6 @@ def known_log(url: str) -> Path | None:
     if known is not None:
         return known
     # `posthoc ls start` with the default data dir, run from this folder: its server.json names the URL
-    from posthoc.labelstudio.server import DEFAULT_DATA_DIR, LOG_FILE, read_state
-
     state = read_state(DEFAULT_DATA_DIR)
     if state is not None and _key(str(state["url"])) == _key(url):
         return DEFAULT_DATA_DIR.resolve() / LOG_FILE
@@ -93,17 +114,14 @@ def locked_since(mark: LogMark | None) -> Path | None:
     return log if LOCKED.encode() in written else None
 
 
-def on_sqlite(mark: LogMark | None) -> Path | None:
-    """The data dir of ``mark``'s server when it runs on SQLite (its ``database.json`` says so, or it has none),
-    ``None`` when unknown or on PostgreSQL."""
-    if mark is None:
-        return None
+def _sqlite_data_dir(log: Path) -> Path | None:
+    """The data dir of the server that writes ``log`` when it runs on SQLite (its ``database.json`` says so, or
+    it has none), ``None`` on PostgreSQL or when unreadable."""
     from posthoc.errors import PosthocInputError
     from posthoc.labelstudio.database import read_database
 
-    data_dir = mark[0].parent
     try:
-        return data_dir if read_database(data_dir).engine == "sqlite" else None
+        return log.parent if read_database(log.parent).engine == "sqlite" else None
     except (OSError, PosthocInputError):
         return None
 
@@ -114,7 +132,18 @@ def local_engine(url: str) -> str | None:
     log = known_log(url)
     if log is None:
         return None
-    return "sqlite" if on_sqlite((log, 0)) is not None else "postgresql"
+    return "sqlite" if _sqlite_data_dir(log) is not None else "postgresql"
+
+
+def failure_reason(mark: LogMark | None, *, write_timed_out: bool = False) -> str | None:
+    """Why a call that started at ``mark`` failed, in words for after "Label Studio METHOD PATH answered 5xx:" or
+    "... got no answer in N s:", when the server's log tells (:func:`locked_since`) or, for a write that timed
+    out, when the server runs on SQLite; ``None`` when nothing is known (then report the failure as it came)."""
+    locked = locked_since(mark)
+    if locked is not None:
+        return _locked_advice(locked)
+    data_dir = _sqlite_data_dir(mark[0]) if mark is not None and write_timed_out else None
+    return None if data_dir is None else _slow_write_advice(data_dir)
 
 
 _WAY_OUT = ("more writes at once than SQLite under one Label Studio process takes. Retry when fewer annotators "
@@ -122,12 +151,12 @@ _WAY_OUT = ("more writes at once than SQLite under one Label Studio process take
             "'How many at once')")
 
 
-def locked_advice(log: Path) -> str:
+def _locked_advice(log: Path) -> str:
     """The words after "Label Studio METHOD PATH answered 500:" for a failure that the log ``log`` explains."""
     return f"Label Studio's SQLite database is locked (its log {log} says '{LOCKED}'): {_WAY_OUT}"
 
 
-def slow_write_advice(data_dir: Path) -> str:
+def _slow_write_advice(data_dir: Path) -> str:
     """The words after "Label Studio METHOD PATH got no answer in N s:" for a server on SQLite. A write that
     meets the lock there may wait longer than any client: Label Studio's ``DatabaseIsLockedRetryMiddleware``
     retries it up to 15 times, 1 s growing by 1.5x (``label_studio/core/middleware.py``), and logs nothing

@@ -21,19 +21,12 @@ import pandas as pd
 
 from posthoc.metrics.intervals import holm, interval_and_p
 from posthoc.metrics.rates import Jackknife, RateStatistics, point_rates
+from posthoc.scores import RANKING_COLUMNS, empty_comparisons, typed_rankings
 from posthoc.tables import GT_SYSTEM
 
 #: The compared metrics (``verification_rate`` is posthoc precision, paper 000 section 3.2; both are listed).
 COMPARED: Final = ("posthoc_precision", "posthoc_recall", "posthoc_f1", "verification_rate")
-COMPARISON_COLUMNS: Final = [
-    "dataset", "system_a", "system_b", "metric", "value_a", "value_b", "difference", "ci_low", "ci_high",
-    "p_value", "p_holm", "significant", "method",
-]  # fmt: skip
 RANKED: Final = {"precision": "posthoc_precision", "recall": "posthoc_recall", "f1": "posthoc_f1"}
-RANKING_COLUMNS: Final = [
-    "dataset", "metric", "system", "strict_value", "strict_rank", "posthoc_value", "posthoc_rank", "rank_change",
-    "changed", "flipped_with", "significant",
-]  # fmt: skip
 
 
 def system_order(systems: list[str], gt_system: str = GT_SYSTEM) -> list[str]:
@@ -124,17 +117,6 @@ def paired_comparisons(
     })
 
 
-def _typed(table: pd.DataFrame) -> pd.DataFrame:
-    text = ["dataset", "system_a", "system_b", "metric", "method"]
-    return table.astype({**dict.fromkeys(text, "str"), "significant": "bool"})
-
-
-def empty_comparisons() -> pd.DataFrame:
-    """The comparisons table of fewer than two systems per dataset."""
-    frame = pd.DataFrame({c: pd.Series(dtype="float64") for c in COMPARISON_COLUMNS})
-    return _typed(frame)
-
-
 def _strict_values(preannotation: pd.DataFrame, systems: list[str], dataset: str, measure: str,
                    gt_system: str) -> dict[str, float]:
     """Strict micro pre-annotation ``measure`` per system; the ground truth, the reference, scores 1."""
@@ -181,10 +163,7 @@ def ranking_changes(comparisons: pd.DataFrame, rates: pd.DataFrame, preannotatio
                                 posthoc_rank[system], change, bool(change != 0) if not np.isnan(change) else False,
                                 ",".join(flipped),
                                 any(significant_of.get(frozenset((system, o)), False) for o in flipped)))
-    table = pd.DataFrame.from_records(records, columns=RANKING_COLUMNS)
-    return table.astype({"dataset": "str", "metric": "str", "system": "str", "strict_value": "float64",
-                         "strict_rank": "float64", "posthoc_value": "float64", "posthoc_rank": "float64",
-                         "rank_change": "float64", "changed": "bool", "flipped_with": "str", "significant": "bool"})
+    return typed_rankings(pd.DataFrame.from_records(records, columns=RANKING_COLUMNS))
 
 
 def _number(value: object) -> float | None:
