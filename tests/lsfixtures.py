@@ -76,6 +76,20 @@ def ls_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_template(tmp_path_factory.getbasetemp().parent / "posthoc-ls")
 
 
+@contextlib.contextmanager
+def private_label_studio(template: Path, target: Path) -> Iterator[Any]:
+    """A started Label Studio of one module only (tests may kill, restart or reconfigure it), on a copy of
+    ``template`` at ``target``; stopped on exit. It is started with the environment of the moment."""
+    from posthoc.labelstudio.server import LabelStudioServer
+
+    server = LabelStudioServer(copy_template(template, target))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 #: ``POSTHOC_TEST_DATABASE=postgresql`` runs the ``ls_server`` tests on PostgreSQL (``scripts/test.sh`` does both)
 TEST_DATABASE = os.environ.get("POSTHOC_TEST_DATABASE", "sqlite")
 

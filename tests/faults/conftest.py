@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import requests
 
-from lsfixtures import copy_template
+from lsfixtures import private_label_studio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "export"))
 from ls_tiny_study import TinyStudy, build_tiny_study
@@ -25,14 +25,8 @@ from ls_tiny_study import TinyStudy, build_tiny_study
 @pytest.fixture(scope="module")
 def private_ls(ls_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """A Label Studio of this module only, on a copy of the template; tests may kill and restart it."""
-    from posthoc.labelstudio.server import LabelStudioServer
-
-    server = LabelStudioServer(copy_template(ls_template, tmp_path_factory.mktemp("private-ls")))
-    server.start()
-    try:
+    with private_label_studio(ls_template, tmp_path_factory.mktemp("private-ls")) as server:
         yield server
-    finally:
-        server.stop()
 
 
 def restart(server: Any) -> None:

@@ -23,11 +23,11 @@ from typing import Any
 import httpx
 import pytest
 
-from lsfixtures import copy_template, small_sample_manifest
+from lsfixtures import private_label_studio, small_sample_manifest
 from posthoc.errors import PosthocServiceError
 from posthoc.labelstudio.backend import BackendLink, backend_refusal
 from posthoc.labelstudio.client import LabelStudioClient
-from posthoc.labelstudio.server import ML_TIMEOUT_ENV, LabelStudioServer, server_environment
+from posthoc.labelstudio.server import ML_TIMEOUT_ENV, server_environment
 
 pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]
 
@@ -37,12 +37,9 @@ def ls_with_default_timeouts(ls_template: Path, tmp_path_factory: pytest.TempPat
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("ML_TIMEOUT_HEALTH", "1")  # Label Studio's own defaults, not the 10 / 20 of `posthoc ls`
         patch.setenv("ML_TIMEOUT_SETUP", "3")
-        server = LabelStudioServer(copy_template(ls_template, tmp_path_factory.mktemp("timeouts-ls")))
-        server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
+        with private_label_studio(ls_template, tmp_path_factory.mktemp("timeouts-ls")) as server:
+            patch.undo()  # the server keeps the environment it started with
+            yield server
 
 
 @pytest.fixture(scope="module")
