@@ -21,6 +21,9 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import Any, ClassVar
 
+from label_studio_sdk.label_interface.objects import PredictionValue
+from pydantic import BaseModel
+
 from predictors.conftest import ALIASES
 from predictors.standins import find_aliases
 
@@ -125,47 +128,39 @@ if LabelStudioMLBase is not None:
                      "model_version": "real-1.0"} for task in tasks]
 
 
-try:
-    from label_studio_sdk.label_interface.objects import PredictionValue
-    from pydantic import BaseModel
-except ImportError:  # the SDK comes with Label Studio; the tests using it skip without it
-    PredictionValue = None
+class ModelResponse(BaseModel):  # label_studio_ml/response.py (GitHub main), which PyPI's 1.0.9 lacks
+    model_config = {"protected_namespaces": ()}
+    model_version: str | None = None
+    predictions: list[list[PredictionValue] | PredictionValue]  # type: ignore[valid-type]
 
-if PredictionValue is not None:
+    def set_version(self, version: str) -> None:
+        self.model_version = version
+        for prediction in self.predictions:
+            for item in prediction if isinstance(prediction, list) else [prediction]:
+                if not item.model_version:
+                    item.model_version = version
 
-    class ModelResponse(BaseModel):  # label_studio_ml/response.py (GitHub main), which PyPI's 1.0.9 lacks
-        model_config = {"protected_namespaces": ()}
-        model_version: str | None = None
-        predictions: list[list[PredictionValue] | PredictionValue]  # type: ignore[valid-type]
+class SDKUnscoredModel(HandWrittenBase):
+    """A current label-studio-ml model that gives no score: ``PredictionValue(result=...)``."""
 
-        def set_version(self, version: str) -> None:
-            self.model_version = version
-            for prediction in self.predictions:
-                for item in prediction if isinstance(prediction, list) else [prediction]:
-                    if not item.model_version:
-                        item.model_version = version
+    score: ClassVar[float | None] = None
 
-    class SDKUnscoredModel(HandWrittenBase):
-        """A current label-studio-ml model that gives no score: ``PredictionValue(result=...)``."""
+    def predict(self, tasks: list[dict[str, Any]], context: dict[str, Any] | None = None,
+                **kwargs: Any) -> Any:
+        assert self.label_config is not None
+        from_name, to_name, key, link, label = config_names(self.label_config)
+        predictions = []
+        for task in tasks:
+            result = regions(task["data"][key], from_name, to_name, link, label)
+            for item in result:
+                item.pop("score", None)
+            given = {} if self.score is None else {"score": self.score}
+            predictions.append(PredictionValue(result=result, **given))
+        response = ModelResponse(predictions=predictions)
+        response.set_version("sdk-model-2")
+        return response
 
-        score: ClassVar[float | None] = None
+class SDKScoredModel(SDKUnscoredModel):
+    """The same model giving ``score=0.0``: a score it gave, kept."""
 
-        def predict(self, tasks: list[dict[str, Any]], context: dict[str, Any] | None = None,
-                    **kwargs: Any) -> Any:
-            assert self.label_config is not None
-            from_name, to_name, key, link, label = config_names(self.label_config)
-            predictions = []
-            for task in tasks:
-                result = regions(task["data"][key], from_name, to_name, link, label)
-                for item in result:
-                    item.pop("score", None)
-                given = {} if self.score is None else {"score": self.score}
-                predictions.append(PredictionValue(result=result, **given))
-            response = ModelResponse(predictions=predictions)
-            response.set_version("sdk-model-2")
-            return response
-
-    class SDKScoredModel(SDKUnscoredModel):
-        """The same model giving ``score=0.0``: a score it gave, kept."""
-
-        score: ClassVar[float | None] = 0.0
+    score: ClassVar[float | None] = 0.0
