@@ -2,7 +2,7 @@
 
 Builds the corpus of ``plan_bench.py`` (2,185 documents, GT / E2E / REL, about 31,000 tasks), then times
 what ``posthoc study estimate`` does with its defaults: ``plan_study`` and
-:func:`posthoc.study.estimate.estimate_study` with 200 simulated studies (for agreement, the expected
+:func:`posthoc.study.planner.estimate.estimate_study` with 200 simulated studies (for agreement, the expected
 values and the achieved half-width's own noise; precision and recall half-widths are exact, also at the
 low end of the paper's per-cell spread). Target on this 2-core machine: under 60 s.
 
@@ -14,9 +14,9 @@ precision and recall, and prints the time a replicate takes on each side.
 
 Then (``--validity-corpora``, 0 skips it: bench/validity_bench.py runs the same check) the trust figures of
 docs/study.md: predicted against achieved half-widths over corpora of several sizes
-(:func:`posthoc.study.validity.check_halfwidths`, the estimate at its defaults, the real scoring code at
+(:func:`posthoc.study.planner.validity.check_halfwidths`, the estimate at its defaults, the real scoring code at
 its defaults for the achieved), and hours predicted after a pilot of one batch per worker against the
-simulated truth (:func:`posthoc.study.validity.check_hours`).
+simulated truth (:func:`posthoc.study.planner.validity.check_hours`).
 
     python bench/estimate_bench.py [--runs 200] [--baseline-replicates 3] [--seed 1] [--validity-corpora 11]
 """
@@ -33,11 +33,11 @@ from plan_bench import synthesise
 
 from posthoc.metrics import rates_with_intervals
 from posthoc.study import StudyConfig, plan_study
-from posthoc.study.estimate import estimate_study
-from posthoc.study.rates import OutcomeRates
-from posthoc.study.replicates import StudyShape
-from posthoc.study.simulate import plan_judgements
-from posthoc.study.validity import check_halfwidths, check_hours, halfwidth_figures
+from posthoc.study.planner.estimate import estimate_study
+from posthoc.study.planner.rates import OutcomeRates
+from posthoc.study.planner.shape import StudyShape
+from posthoc.study.planner.simulate import plan_judgements
+from posthoc.study.planner.validity import check_halfwidths, check_hours, halfwidth_figures
 
 
 def _replicate(shape: StudyShape, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

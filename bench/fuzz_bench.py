@@ -145,7 +145,7 @@ def reader_targets(work: Path) -> dict[str, tuple[st.SearchStrategy[Any], Callab
 
     targets["crowdtruth-csv"] = (mutated(ct_seed) | st.binary(max_size=200), ct_body)
 
-    from posthoc.study.config import load_study_config
+    from posthoc.study.plan.config import load_study_config
 
     toml_dir = work / "study"
     toml_dir.mkdir()
@@ -199,7 +199,7 @@ def endpoint_targets(work: Path) -> dict[str, tuple[st.SearchStrategy[Any], Call
     import dataclasses
 
     from posthoc.study import plan_study, read_study_inputs, sample_study_config
-    from posthoc.study.manifest import Manifest
+    from posthoc.study.plan.manifest import Manifest
     from posthoc_backend.app import create_app
 
     config = dataclasses.replace(sample_study_config(name="fuzz", n_workers=4), tasks_per_batch=5)

@@ -2,7 +2,7 @@
 
 Synthesises a corpus shaped like Table 1 -- per dataset its documents, each system's annotations
 (GT, E2E, REL) and the number of tasks (chunks with at least one annotation of that system) -- then
-times :func:`posthoc.study.plan_study` and :meth:`posthoc.study.manifest.Manifest.create` (median of
+times :func:`posthoc.study.plan_study` and :meth:`posthoc.study.plan.manifest.Manifest.create` (median of
 ``--runs``, wall and CPU). Targets on the 2-core CI machine: plan + write under 10 s, under 1 GB.
 
 Baseline for the write: what a competent engineer writes without our storage module, pandas'
@@ -31,7 +31,7 @@ import pandas as pd
 from benchlib import BenchRun, time_both, time_runs
 
 from posthoc.study import StudyConfig, StudyPlan, plan_study, storage
-from posthoc.study.manifest import Manifest, _meta, _tables
+from posthoc.study.plan.manifest import Manifest, _meta, _tables
 
 #: dataset -> (documents, annotations GT/E2E/REL, tasks GT/E2E/REL), from Table 1 of paper 000
 TABLE_1: dict[str, tuple[int, tuple[int, int, int], tuple[int, int, int]]] = {

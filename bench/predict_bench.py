@@ -43,9 +43,9 @@ from benchlib import BenchRun, time_both
 def build_manifest(folder: Path, copies: int) -> Path:
     """The sample corpus copied ``copies`` times (doc ids suffixed), planned and written as a manifest."""
     from posthoc.sample import sample_corpus
-    from posthoc.study.config import sample_study_config
-    from posthoc.study.design import plan_study
-    from posthoc.study.manifest import Manifest
+    from posthoc.study.plan.config import sample_study_config
+    from posthoc.study.plan.design import plan_study
+    from posthoc.study.plan.manifest import Manifest
 
     corpus = sample_corpus()
     documents = pd.concat([corpus.documents.assign(doc_id=corpus.documents["doc_id"] + f"-{i}")
@@ -170,7 +170,7 @@ def main() -> int:
     args = parser.parse_args()
 
     from posthoc.paths import label_config
-    from posthoc.study.manifest import Manifest
+    from posthoc.study.plan.manifest import Manifest
     from posthoc_backend.app import create_app
 
     config = label_config("entity_verification")

@@ -40,8 +40,8 @@ def workload(count: int) -> tuple[list[str], dict[str, str]]:
     """``count`` chunk texts of the sample study (repeated) and the ground truth's alias -> title table."""
     from posthoc.links import title_of
     from posthoc.sample import sample_corpus
-    from posthoc.study.config import sample_study_config
-    from posthoc.study.design import plan_study
+    from posthoc.study.plan.config import sample_study_config
+    from posthoc.study.plan.design import plan_study
 
     corpus = sample_corpus()
     plan = plan_study(corpus.documents, corpus.mentions, sample_study_config(name="bench"))

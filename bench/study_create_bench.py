@@ -4,7 +4,7 @@ Issue 11's first target on its own: scenario (a) of ``bench/study_scale_bench.py
 about the paper's 31,000) set up by both sides, each round on two fresh Label Studio 1.23 servers (SQLite,
 copies of one migrated template) so that neither side works on a database the other filled:
 
-ours  :func:`posthoc.labelstudio.setup.create_study` with its defaults, against the study's backend as a study
+ours  :func:`posthoc.jobs.setup.create_study` with its defaults, against the study's backend as a study
       owner runs it (``posthoc backend serve``), then a rerun with nothing to do;
 raw   ``bench/study_scale_raw.py``: the fewest plain calls that reach the same end state (per worker one project
       create and one import per 500 tasks with each prediction inline, one sign-up form POST per annotator;
@@ -64,8 +64,8 @@ def main(argv: list[str] | None = None) -> None:
     from study_scale_raw import raw_create, raw_payloads
 
     from lsfixtures import build_template, copy_template
+    from posthoc.jobs.setup import create_study
     from posthoc.labelstudio.server import LabelStudioServer
-    from posthoc.labelstudio.setup import create_study
     from posthoc.paths import label_config
 
     config = label_config("entity_verification")

@@ -4,7 +4,7 @@ Scenarios (issue 11): (a) 20 workers x 1,500 tasks (about the paper's 31,000 tas
 tasks, each on a fresh Label Studio 1.23 (SQLite, a copy of a migrated data dir) with the study's ML backend
 (``posthoc backend serve``: gunicorn, its own process, with its event store). For each, in one run:
 
-1. ``posthoc study create`` (:func:`posthoc.labelstudio.setup.create_study`) against the baseline of
+1. ``posthoc study create`` (:func:`posthoc.jobs.setup.create_study`) against the baseline of
    ``bench/study_scale_raw.py``: the fewest plain Label Studio calls that reach the same end state (per worker
    a project and imports of 500 tasks with each prediction inline, per annotator a sign-up form POST; payloads
    built before its clock starts). Both end states are checked alike (tasks and predictions per project). Then
@@ -211,7 +211,7 @@ class Study:
     """The study's projects on the server: ids, workers' user ids, tasks left unannotated."""
 
     def __init__(self, http: httpx.Client, manifest: Any) -> None:
-        from posthoc.labelstudio.projects import study_projects
+        from posthoc.jobs.projects import study_projects
 
         found = study_projects(_list_projects(http), str(manifest.study), manifest.workers())
         self.projects = {worker: int(project["id"]) for worker, project in found.items()}
@@ -365,7 +365,7 @@ def scenario(run: BenchRun, name: str, n_workers: int, n_tasks: int, *, per_mode
               f"{len(manifest.mentions())} pre-filled annotations")
     from study_scale_raw import raw_create, raw_payloads
 
-    from posthoc.labelstudio.setup import create_study
+    from posthoc.jobs.setup import create_study
 
     server = _start_label_studio(folder)
     try:

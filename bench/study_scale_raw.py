@@ -27,7 +27,7 @@ from typing import Any
 import httpx
 
 from posthoc.study import StudyConfig, plan_study
-from posthoc.study.manifest import Manifest
+from posthoc.study.plan.manifest import Manifest
 
 MODEL_VERSION = "posthoc-v1"
 
@@ -64,8 +64,8 @@ def plan_scale_study(path: Path, *, n_workers: int, tasks_per_worker: int, name:
 
 def raw_payloads(manifest: Manifest, label_config: str) -> dict[str, list[dict[str, Any]]]:
     """Per worker, the tasks to import (data + prediction inline), built with the same task data and result."""
-    from posthoc.labelstudio.setup import import_items
-    from posthoc.study.prefill import PrefillIndex
+    from posthoc.jobs.setup import import_items
+    from posthoc.study.plan.prefill import PrefillIndex
 
     index = PrefillIndex(manifest)
     payloads = {}
@@ -115,8 +115,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--raw-concurrency", type=int, default=1)
     args = parser.parse_args(argv)
+    from posthoc.jobs.setup import create_study
     from posthoc.labelstudio.server import LabelStudioServer
-    from posthoc.labelstudio.setup import create_study
     from posthoc.paths import label_config
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))

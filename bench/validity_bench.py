@@ -6,7 +6,7 @@ Krippendorff's alpha against statsmodels / krippendorff, Dawid-Skene's recovery 
 lag-1 binary and continuous on their defaults (b1 in {-0.3, 0, +0.4}), and the study-level (task) sequence
 test: its false-positive rate on null studies whose chunks differ in difficulty and its coverage under a known
 lag; and the study planner's predicted half-widths and hours after a pilot (issue 16,
-:func:`posthoc.study.validity.planner_checks`). The checks live in :mod:`posthoc.validity` (the tests run them
+:func:`posthoc.study.planner.validity.planner_checks`). The checks live in :mod:`posthoc.validity` (the tests run them
 on smaller runs and assert the targets).
 The output, with date, commit and load, is saved to bench/results/validity_bench.txt; a missed target is
 printed as NO and makes the bench exit 1 (after saving).
@@ -29,7 +29,7 @@ import time
 
 from benchlib import RESULTS_DIR, BenchRun
 
-from posthoc.study.validity import planner_checks
+from posthoc.study.planner.validity import planner_checks
 from posthoc.validity import Check, format_checks
 from posthoc.validity import metrics as metric_checks
 from posthoc.validity import sequence as sequence_checks

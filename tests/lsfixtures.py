@@ -220,7 +220,7 @@ def small_sample_manifest(path: Path, *, name: str, n_documents: int = 5, n_work
     import dataclasses
 
     from posthoc.study import plan_study, read_study_inputs, sample_study_config
-    from posthoc.study.manifest import Manifest
+    from posthoc.study.plan.manifest import Manifest
 
     config = dataclasses.replace(sample_study_config(name=name, seed=seed, n_workers=n_workers),
                                  tasks_per_batch=tasks_per_batch, control_tasks=control_tasks)

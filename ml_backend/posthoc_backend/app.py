@@ -12,7 +12,7 @@ Endpoints (Label Studio 1.23 calls all of them; docs/label-studio-1.23.md):
 ``POST /predict``
     ``{"results": [...], "model_version"}`` one element per task (see :mod:`posthoc_backend.predictor`).
 ``POST /webhook``
-    appends annotation events to the event store's inbox and answers at once (:mod:`posthoc.study.events`:
+    appends annotation events to the event store's inbox and answers at once (:mod:`posthoc.study.live.events`:
     Label Studio sends the webhook inside the annotator's Submit, so no database work is done here).
 
 Bad requests get a 4xx JSON ``{"error", "field"}``; every HTTP error is JSON, never an HTML page.
@@ -34,7 +34,7 @@ from posthoc.errors import PosthocInputError
 from posthoc.labelstudio.payloads import region_tags
 from posthoc.predictors.linker import AliasTable, DictionaryLinker
 from posthoc.predictors.registry import ModelFactory, PredictorSpec
-from posthoc.study.events import EventStore
+from posthoc.study.live.events import EventStore
 from posthoc_backend.auth import OPEN_ENDPOINTS, authorised, webhook_token
 from posthoc_backend.live import DEFAULT_BATCH_SIZE, DEFAULT_BUDGET
 from posthoc_backend.predictor import ManifestIndex, ManifestLike, Predictor
@@ -71,7 +71,7 @@ def create_app(manifest: ManifestLike | str | Path | None = None, *, alias_table
                predict_budget: float = DEFAULT_BUDGET, live_batch_size: int = DEFAULT_BATCH_SIZE) -> Flask:
     """The backend app.
 
-    ``manifest``: a :class:`posthoc.study.manifest.Manifest` or its path (``None``: live mode only).
+    ``manifest``: a :class:`posthoc.study.plan.manifest.Manifest` or its path (``None``: live mode only).
     ``alias_table``: turns live mode on (text in no manifest is pre-filled by the dictionary linker).
     ``predictor``: the live predictor instead (a :class:`PredictorSpec`, e.g. ``PredictorSpec("rel",
     url=...)``, or a ready :class:`ModelFactory`); ``predict_budget`` (seconds of a request spent on live
@@ -83,7 +83,7 @@ def create_app(manifest: ManifestLike | str | Path | None = None, *, alias_table
     """
     index: ManifestIndex | None = None
     if isinstance(manifest, str | Path):
-        from posthoc.study.manifest import Manifest
+        from posthoc.study.plan.manifest import Manifest
 
         opened = Manifest.open(manifest)
         try:
@@ -183,10 +183,10 @@ def create_app(manifest: ManifestLike | str | Path | None = None, *, alias_table
     @app.post("/webhook")
     def webhook() -> Response:
         # Label Studio waits for this answer inside the annotator's Submit: check, append, return (no database
-        # work here; readers ingest the inbox, see posthoc.study.events)
+        # work here; readers ingest the inbox, see posthoc.study.live.events)
         payload = require_object(_json_body())
         if store is None:
-            from posthoc.study.events import event_rows
+            from posthoc.study.live.events import event_rows
 
             event_rows(payload, received="")  # still checked: a bad payload is a 400 either way
         queued = store.append(payload) if store is not None else 0

@@ -31,7 +31,7 @@ from posthoc.labelstudio.payloads import PredictionMismatch, manifest_prediction
 from posthoc.predictors.linker import DictionaryLinker
 from posthoc.predictors.registry import ModelFactory
 from posthoc.predictors.stored import DictionaryTextLinker
-from posthoc.study.prefill import ManifestLike, PrefillIndex
+from posthoc.study.plan.prefill import ManifestLike, PrefillIndex
 from posthoc_backend.live import DEFAULT_BATCH_SIZE, DEFAULT_BUDGET, LivePredictor, LiveTask
 from posthoc_backend.protocol import MODEL_VERSION, TASK_KEY_FIELD, RequestError, TaskInput, parse_task
 

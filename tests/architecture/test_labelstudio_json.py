@@ -70,7 +70,8 @@ def test_the_scan_sees_reads_and_ignores_writes_and_columns() -> None:
 
 def test_the_scan_covers_the_readers_of_exports() -> None:
     names = {str(p.relative_to(ROOT)) for p in _checked_sources()}
-    assert {"plugin/posthoc/export/flatten.py", "plugin/posthoc/crowdtruth/io.py", "plugin/posthoc/study/events.py",
+    assert {"plugin/posthoc/export/flatten.py", "plugin/posthoc/crowdtruth/io.py",
+            "plugin/posthoc/study/live/events.py",
             "plugin/posthoc/eaglet/review.py"} <= names
     assert not any(n.startswith("plugin/posthoc/labelstudio/") for n in names)
 

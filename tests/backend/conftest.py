@@ -13,7 +13,7 @@ from flask.testing import FlaskClient
 
 from posthoc.paths import label_config
 from posthoc.predictors.linker import AliasTable
-from posthoc.study.manifest import Manifest
+from posthoc.study.plan.manifest import Manifest
 from posthoc_backend.app import create_app
 
 
@@ -21,8 +21,8 @@ from posthoc_backend.app import create_app
 def manifest_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The sample corpus planned as a study (GT, E2E, REL; control tasks on) and written as a manifest."""
     from posthoc.sample import sample_corpus
-    from posthoc.study.config import sample_study_config
-    from posthoc.study.design import plan_study
+    from posthoc.study.plan.config import sample_study_config
+    from posthoc.study.plan.design import plan_study
 
     corpus = sample_corpus()
     plan = plan_study(corpus.documents, corpus.mentions, sample_study_config())

@@ -11,7 +11,7 @@ from flask.testing import FlaskClient
 from label_studio_sdk.label_interface import LabelInterface
 
 from backend.payloads import ls_task, predict_payload
-from posthoc.study.manifest import Manifest
+from posthoc.study.plan.manifest import Manifest
 from posthoc_backend.auth import webhook_token
 from posthoc_backend.protocol import MODEL_VERSION
 

@@ -12,9 +12,9 @@ from click.testing import CliRunner
 from flask.testing import FlaskClient
 
 from backend.payloads import annotation_event, ls_task, predict_payload, region_decisions
-from posthoc.study.events import EventStore, current_annotations, regions_of
-from posthoc.study.manifest import Manifest
-from posthoc.study.progress import control_results, worker_progress
+from posthoc.study.live.events import EventStore, current_annotations, regions_of
+from posthoc.study.live.progress import control_results, worker_progress
+from posthoc.study.plan.manifest import Manifest
 
 
 def _predict(client: FlaskClient, record: dict[str, Any], config: str) -> list[dict[str, Any]]:
@@ -173,7 +173,7 @@ def test_study_projects_are_found_by_their_marker_only() -> None:
 
 
 def test_annotations_from_label_studio_tasks() -> None:
-    from posthoc.study.progress import annotations_from_tasks
+    from posthoc.study.live.progress import annotations_from_tasks
 
     result = [{"id": "m1", "type": "choices", "from_name": "decision",
                "value": {"start": 0, "end": 2, "choices": ["remove"]}}]

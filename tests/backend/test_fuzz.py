@@ -10,7 +10,7 @@ from flask.testing import FlaskClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from posthoc.study.manifest import Manifest
+from posthoc.study.plan.manifest import Manifest
 from posthoc_backend.app import create_app
 
 _scalars = st.none() | st.booleans() | st.integers(-2**40, 2**40) | st.floats(allow_nan=False) | st.text(max_size=20)

@@ -16,8 +16,8 @@ import requests
 from werkzeug.serving import make_server
 
 from backend.payloads import annotation_event, ls_task, predict_payload
-from posthoc.study.events import EventStore
-from posthoc.study.manifest import Manifest
+from posthoc.study.live.events import EventStore
+from posthoc.study.plan.manifest import Manifest
 from posthoc_backend.app import create_app
 from posthoc_backend.protocol import MODEL_VERSION
 

@@ -13,8 +13,8 @@ from click.testing import CliRunner
 from werkzeug.serving import make_server
 
 from backend.payloads import region_decisions
-from posthoc.study.events import EventStore, current_annotations
-from posthoc.study.manifest import Manifest
+from posthoc.study.live.events import EventStore, current_annotations
+from posthoc.study.plan.manifest import Manifest
 from posthoc_backend.app import create_app
 from posthoc_backend.connect import connect_backend
 from posthoc_backend.protocol import MODEL_VERSION

@@ -250,7 +250,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
         done = subprocess.run([sys.executable, "-m", "posthoc.cli.main", *argv], cwd=root, env=env,
                               capture_output=True, text=True, timeout=120, check=False)
         assert done.returncode == 0, done.stderr
-    from posthoc.study.manifest import Manifest
+    from posthoc.study.plan.manifest import Manifest
 
     manifest = Manifest.open(root / "manifest.sqlite")
     key = str(manifest.tasks()["task_key"].iloc[0])

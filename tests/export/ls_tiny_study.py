@@ -55,9 +55,9 @@ def tiny_corpus() -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def plan_tiny_manifest(path: Path, *, name: str = "tiny") -> Any:
     """The tiny study planned with posthoc.study (2 workers, k = 1, no control tasks) and saved at ``path``."""
-    from posthoc.study.config import StudyConfig
-    from posthoc.study.design import plan_study
-    from posthoc.study.manifest import Manifest
+    from posthoc.study.plan.config import StudyConfig
+    from posthoc.study.plan.design import plan_study
+    from posthoc.study.plan.manifest import Manifest
 
     documents, mentions = tiny_corpus()
     config = StudyConfig(name=name, seed=7, k=1, tasks_per_batch=20, control_tasks=False, n_workers=2)
@@ -124,7 +124,7 @@ def build_tiny_study(ls_server: Any, folder: Path, *, name: str = "tiny") -> Ite
                       projects={}, tasks={})
     with contextlib.ExitStack() as stack:
         for worker in manifest.workers():
-            from posthoc.labelstudio.projects import marker_html, project_marker
+            from posthoc.jobs.projects import marker_html, project_marker
 
             # the marker where setup keeps it (an invisible meta tag), so no page shows it to annotators
             project = stack.enter_context(make_project(ls_server, config, title=f"{name} {worker}",

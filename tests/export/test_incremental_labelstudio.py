@@ -13,7 +13,7 @@ import requests
 from ls_tiny_study import TinyStudy, build_tiny_study
 
 from posthoc.export.incremental import CACHE_NAME
-from posthoc.score import run_score_job
+from posthoc.jobs.score import run_score_job
 
 pytestmark = pytest.mark.labelstudio
 

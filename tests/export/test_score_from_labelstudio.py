@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from ls_tiny_study import TinyStudy
 
-from posthoc.score import run_score_job
+from posthoc.jobs.score import run_score_job
 
 pytestmark = pytest.mark.labelstudio
 

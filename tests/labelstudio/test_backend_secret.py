@@ -6,9 +6,9 @@ import pytest
 
 from lsfixtures import run_backend, small_sample_manifest
 from posthoc.errors import PosthocServiceError
+from posthoc.jobs.setup import create_study
 from posthoc.labelstudio.client import LabelStudioClient
-from posthoc.labelstudio.setup import create_study
-from posthoc.study.events import EventStore
+from posthoc.study.live.events import EventStore
 from posthoc_backend.auth import webhook_token
 
 pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]

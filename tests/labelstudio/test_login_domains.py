@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from posthoc.errors import PosthocInputError
-from posthoc.labelstudio.accounts import planned_logins
+from posthoc.jobs.accounts import planned_logins
 from posthoc.labelstudio.users import study_email_domain, worker_email
 
 WORKERS = ["w001", "w002"]

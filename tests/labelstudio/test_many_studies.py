@@ -19,10 +19,10 @@ import pytest
 
 from lsfixtures import run_backend, small_sample_manifest
 from posthoc.errors import PosthocInputError, PosthocServiceError
-from posthoc.labelstudio.accounts import default_accounts_file, read_accounts
+from posthoc.jobs.accounts import default_accounts_file, read_accounts
+from posthoc.jobs.setup import create_study
+from posthoc.jobs.simulate import SimulationConfig, annotate_stream, plan_decisions
 from posthoc.labelstudio.client import LabelStudioClient
-from posthoc.labelstudio.setup import create_study
-from posthoc.labelstudio.simulate import SimulationConfig, annotate_stream, plan_decisions
 from posthoc.labelstudio.users import login, organisation_users, study_email_domain
 from posthoc.paths import label_config
 
@@ -77,8 +77,8 @@ def test_each_studys_workers_annotate_and_score_separately(twins: Any, ls_server
     """w001 of each study works their own stream with their own login; each study's score counts exactly its
     own annotations, under its own worker ids, and the other study's never."""
     from posthoc.export.tags import verification_tags
+    from posthoc.jobs.score import run_score_job
     from posthoc.labelstudio.users import ensure_user
-    from posthoc.score import run_score_job
 
     tags = verification_tags(label_config("entity_verification"))
     posted: dict[str, int] = {}

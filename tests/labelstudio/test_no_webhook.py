@@ -13,7 +13,7 @@ import pytest
 import requests
 
 from lsfixtures import run_backend, small_sample_manifest
-from posthoc.labelstudio.setup import create_study
+from posthoc.jobs.setup import create_study
 
 pytestmark = pytest.mark.labelstudio
 STUDY = "nohook"
@@ -64,6 +64,6 @@ def test_a_study_without_webhook_has_none_and_status_counts_from_the_api(ls_serv
     workers = pd.read_csv(tmp_path / "status" / "workers.csv").set_index("worker")
     assert workers.loc[worker, "cancelled"] == 3 and workers.loc[worker, "tasks_done"] == 0
     assert workers["cancelled"].sum() == 3  # and nothing for the other worker
-    from posthoc.study.events import EventStore
+    from posthoc.study.live.events import EventStore
 
     assert EventStore(events).events().empty  # nothing ever reached the receiver

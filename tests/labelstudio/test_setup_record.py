@@ -1,4 +1,4 @@
-"""The setup record (posthoc.labelstudio.setup_record): what a rerun of study create trusts, and bad files."""
+"""The setup record (posthoc.jobs.setup_record): what a rerun of study create trusts, and bad files."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from posthoc.errors import PosthocInputError
-from posthoc.labelstudio.setup_record import SetupRecord, default_setup_file
+from posthoc.jobs.setup_record import SetupRecord, default_setup_file
 
 
 def _listed(project_id: int = 7, tasks: int = 20, predictions: int = 20, version: str = "posthoc-v1") -> dict:

@@ -16,8 +16,8 @@ import pytest
 
 from faults.proxy import fault_proxy
 from lsfixtures import run_backend, small_sample_manifest
+from posthoc.jobs.setup import create_study
 from posthoc.labelstudio.client import LabelStudioClient
-from posthoc.labelstudio.setup import create_study
 
 pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]
 

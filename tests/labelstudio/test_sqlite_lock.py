@@ -144,9 +144,9 @@ def test_study_create_under_the_lock_ends_in_one_line_and_a_rerun_completes(sqli
 def test_study_create_warns_when_the_plan_is_beyond_sqlite(sqlite_ls: dict[str, Any], tmp_path: Path) -> None:
     """120 workers at once on SQLite: the warning comes first (here the backend is down, so nothing is made)."""
     from posthoc.sample import sample_corpus
-    from posthoc.study.config import sample_study_config
-    from posthoc.study.design import plan_study
-    from posthoc.study.manifest import Manifest
+    from posthoc.study.plan.config import sample_study_config
+    from posthoc.study.plan.design import plan_study
+    from posthoc.study.plan.manifest import Manifest
 
     corpus = sample_corpus()
     copies = [corpus.documents.assign(doc_id=corpus.documents["doc_id"] + f"-{i}") for i in range(2)]

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from posthoc.export.tags import verification_tags
-from posthoc.labelstudio.simulate import SimulationConfig, annotation_result, biased, plan_decisions
+from posthoc.jobs.simulate import SimulationConfig, annotation_result, biased, plan_decisions
 from posthoc.labelstudio.tasks import is_web_link, kb_pages_html, task_data
 from posthoc.paths import label_config
 

@@ -170,7 +170,7 @@ def test_the_cli_and_the_job_default_to_the_library_interval():
     import inspect
 
     from posthoc.cli.score import score_command
-    from posthoc.score import run_score_job
+    from posthoc.jobs.score import run_score_job
 
     option = next(p for p in score_command.params if p.name == "interval")
     assert option.default == DEFAULT_INTERVAL == "bca"

@@ -17,7 +17,7 @@ from posthoc.links import title_of
 from posthoc.paths import label_config
 from posthoc.predictors.registry import PredictorSpec
 from posthoc.sample import sample_corpus, sample_paths
-from posthoc.study.manifest import Manifest
+from posthoc.study.plan.manifest import Manifest
 from posthoc_backend.app import create_app
 from posthoc_backend.connect import connect_backend
 from posthoc_backend.protocol import MODEL_VERSION

@@ -10,7 +10,7 @@ import pytest
 
 from posthoc.paths import label_config
 from posthoc.predictors.registry import PredictorSpec
-from posthoc.study.manifest import Manifest
+from posthoc.study.plan.manifest import Manifest
 from posthoc_backend.app import create_app
 from posthoc_backend.protocol import MODEL_VERSION
 from predictors.conftest import ALIASES, PLAIN, TEXT, TEXT2, TEXT2_MENTIONS, TEXT_MENTIONS

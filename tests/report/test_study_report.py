@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from report_scores_data import small_scores
 
+from posthoc.html import Section, paragraph
 from posthoc.report import figures
-from posthoc.report.html import Section, paragraph
 from posthoc.report.study_report import build_report
 
 HERE = Path(__file__).resolve().parent
@@ -150,7 +150,7 @@ def test_every_exclusion_kind_has_a_reason() -> None:
 def test_long_tables_are_collapsed_with_their_row_count() -> None:
     import pandas as pd
 
-    from posthoc.report.html import table_html
+    from posthoc.html import table_html
 
     short = table_html(pd.DataFrame({"a": range(3)}), caption="Short")
     assert "<details" not in short and "<caption>Short</caption>" in short
@@ -166,9 +166,9 @@ def test_figures_draw_cjk_and_emoji_with_installed_fonts() -> None:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
+    from posthoc.html import figure_html
     from posthoc.report import figures as _figures  # noqa: F401 - importing it sets the figure fonts
     from posthoc.report.fonts import figure_fonts
-    from posthoc.report.html import figure_html
 
     families = figure_fonts()
     assert families[0] == "DejaVu Sans"

@@ -7,7 +7,7 @@ import pandas as pd
 
 from posthoc.crowdtruth.io import judgements_from_posthoc
 from posthoc.crowdtruth.pipeline import run_crowdtruth
-from posthoc.report.study_sections import crowdtruth_run, crowdtruth_section, sequence_effects_section, study_sections
+from posthoc.jobs.study_sections import crowdtruth_run, crowdtruth_section, sequence_effects_section, study_sections
 from posthoc.sequence import lag1_by_subset, lag1_by_tertile, sequence_table_from_judgements
 from posthoc.sequence.report import sequence_section
 from posthoc.synthetic import synthetic_study

@@ -26,9 +26,9 @@ WRAPPER = SCRIPTS / "score-periodic.sh"
 
 @pytest.fixture(scope="module")
 def study(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    from posthoc.study.config import read_study_inputs, sample_study_config
-    from posthoc.study.design import plan_study
-    from posthoc.study.manifest import Manifest
+    from posthoc.study.plan.config import read_study_inputs, sample_study_config
+    from posthoc.study.plan.design import plan_study
+    from posthoc.study.plan.manifest import Manifest
 
     folder = tmp_path_factory.mktemp("periodic")
     config = sample_study_config(name="sample", seed=5)

@@ -21,8 +21,8 @@ from posthoc.errors import PosthocInputError
 from posthoc.export.flatten import ManifestIndex
 from posthoc.export.synthetic import write_synthetic_export
 from posthoc.export.tags import verification_tags
+from posthoc.jobs.score import LOCK_NAME, ScoreJobLocked, run_score_job
 from posthoc.paths import label_config
-from posthoc.score import LOCK_NAME, ScoreJobLocked, run_score_job
 from posthoc.scores import TABLE_NAMES
 
 RESAMPLES = 30
@@ -31,9 +31,9 @@ RESAMPLES = 30
 @pytest.fixture(scope="module")
 def study(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The bundled sample corpus planned as a study (k = 3) and two synthetic exports of it (seeds 1 and 2)."""
-    from posthoc.study.config import read_study_inputs, sample_study_config
-    from posthoc.study.design import plan_study
-    from posthoc.study.manifest import Manifest
+    from posthoc.study.plan.config import read_study_inputs, sample_study_config
+    from posthoc.study.plan.design import plan_study
+    from posthoc.study.plan.manifest import Manifest
 
     folder = tmp_path_factory.mktemp("study")
     config = sample_study_config(name="sample", seed=5, k=3)
@@ -192,7 +192,7 @@ def test_workers_with_other_logins_are_matched_through_the_accounts_file(study: 
                                                                         tmp_path: Path) -> None:
     import shutil
 
-    from posthoc.study.manifest import Manifest
+    from posthoc.study.plan.manifest import Manifest
 
     manifest_path = tmp_path / "copy.manifest"
     shutil.copy(study["manifest"], manifest_path)

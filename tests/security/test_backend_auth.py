@@ -22,7 +22,7 @@ from flask.testing import FlaskClient
 from requests.auth import HTTPBasicAuth
 
 from posthoc.paths import label_config
-from posthoc.study.manifest import Manifest
+from posthoc.study.plan.manifest import Manifest
 from posthoc_backend.app import create_app
 
 SECRET = "Sëcret-0123456789-abcdef"

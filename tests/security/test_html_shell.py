@@ -1,4 +1,4 @@
-"""The shared HTML shell (posthoc.report.html): every helper escapes, only http(s) links are clickable."""
+"""The shared HTML shell (posthoc.html): every helper escapes, only http(s) links are clickable."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 
-from posthoc.report.html import Section, esc, figure_html, page, paragraph, safe_link, table_html, web_link
+from posthoc.html import Section, esc, figure_html, page, paragraph, safe_link, table_html, web_link
 from security.htmlcheck import HOSTILE, HOSTILE_URLS, assert_safe_html, hrefs, shown
 
 

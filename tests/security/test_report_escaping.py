@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from posthoc.report.html import page
+from posthoc.html import page
 from security.htmlcheck import HOSTILE, assert_safe_html, shown
 
 DATASETS = {"SYN-A": HOSTILE[0], "SYN-B": HOSTILE[1]}
@@ -52,9 +52,9 @@ def hostile_study() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
 
 
 def test_study_report_escapes_every_field(hostile_study: tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]) -> None:
+    from posthoc.jobs.study_sections import study_sections
     from posthoc.metrics import score_judgements
     from posthoc.report.study_report import build_report
-    from posthoc.report.study_sections import study_sections
 
     _, mentions, judgements = hostile_study
     assert (judgements["outcome"] == "edit").any()

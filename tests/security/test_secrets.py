@@ -132,7 +132,7 @@ def test_score_outputs_hold_no_token(manifest_path: Path, tmp_path: Path) -> Non
     from posthoc.export.synthetic import write_synthetic_export
     from posthoc.export.tags import verification_tags
     from posthoc.paths import label_config
-    from posthoc.study.manifest import Manifest
+    from posthoc.study.plan.manifest import Manifest
 
     manifest = Manifest.open(manifest_path)
     try:

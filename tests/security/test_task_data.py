@@ -23,11 +23,11 @@ def test_kb_pages_never_links_a_hostile_url(url: str) -> None:
 
 def test_setup_task_data_from_a_hostile_manifest_is_safe_and_blind(tmp_path: Path) -> None:
     """Plan the sample corpus with hostile dataset names, document ids and links; build every worker's tasks."""
-    from posthoc.labelstudio.setup import import_items
+    from posthoc.jobs.setup import import_items
     from posthoc.paths import label_config
     from posthoc.study import plan_study, read_study_inputs, sample_study_config
-    from posthoc.study.manifest import Manifest
-    from posthoc.study.prefill import PrefillIndex
+    from posthoc.study.plan.manifest import Manifest
+    from posthoc.study.plan.prefill import PrefillIndex
 
     config = dataclasses.replace(sample_study_config(name=HOSTILE[0], n_workers=3), tasks_per_batch=5,
                                  control_tasks=False)

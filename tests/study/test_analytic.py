@@ -1,4 +1,4 @@
-"""The planner's exact half-widths and its noise figures (posthoc.study.analytic) against simulation and by hand."""
+"""The planner's exact half-widths and its noise figures (study.planner.analytic) against simulation and by hand."""
 
 from __future__ import annotations
 
@@ -7,17 +7,18 @@ import pytest
 
 from posthoc.metrics import rates_with_intervals
 from posthoc.study import StudyConfig, plan_study
-from posthoc.study.analytic import (
+from posthoc.study.planner.analytic import (
     agreement_log_sds,
     bootstrap_noise,
     plugin_log_halfwidths,
     ratio_moments,
     verified_probability,
 )
-from posthoc.study.rates import OutcomeRates
-from posthoc.study.replicates import Z95, StudyShape, replicate_study
-from posthoc.study.simulate import plan_judgements, simulate_judgements
-from posthoc.study.validity import _per_dataset, agreement_bootstrap, true_rates
+from posthoc.study.planner.rates import OutcomeRates
+from posthoc.study.planner.replicates import Z95, replicate_study
+from posthoc.study.planner.shape import StudyShape
+from posthoc.study.planner.simulate import plan_judgements, simulate_judgements
+from posthoc.study.planner.validity import _per_dataset, agreement_bootstrap, true_rates
 from posthoc.synthetic import synthetic_study
 
 

@@ -22,10 +22,10 @@ from posthoc.metrics.inputs import judged_rows
 from posthoc.metrics.reliability import reliability_from_verdicts
 from posthoc.metrics.verification import verdicts_of
 from posthoc.study import StudyConfig, plan_study
-from posthoc.study.analytic import bootstrap_noise
-from posthoc.study.counts import item_table, plan_counts, subset_counts
-from posthoc.study.estimate import CELL_COLUMNS, describe, estimate_study
-from posthoc.study.rates import (
+from posthoc.study.planner.analytic import bootstrap_noise
+from posthoc.study.planner.counts import item_table, plan_counts, subset_counts
+from posthoc.study.planner.estimate import CELL_COLUMNS, describe, estimate_study
+from posthoc.study.planner.rates import (
     DEFAULT_HOURLY_RATE,
     DEFAULT_SECONDS_PER_REGION,
     PRIOR_CONSISTENCY,
@@ -35,9 +35,10 @@ from posthoc.study.rates import (
     pilot_time,
     rates_from_pilot,
 )
-from posthoc.study.replicates import Z95, StudyShape, document_order, replicate_study
-from posthoc.study.simulate import plan_judgements, simulate_judgements
-from posthoc.study.validity import check_halfwidths, check_hours, halfwidth_figures
+from posthoc.study.planner.replicates import Z95, document_order, replicate_study
+from posthoc.study.planner.shape import StudyShape
+from posthoc.study.planner.simulate import plan_judgements, simulate_judgements
+from posthoc.study.planner.validity import check_halfwidths, check_hours, halfwidth_figures
 from posthoc.synthetic import synthetic_study
 
 

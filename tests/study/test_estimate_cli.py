@@ -14,8 +14,8 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from posthoc.report.html import page
-from posthoc.study.outcome_section import plan_against_outcome_section
+from posthoc.html import page
+from posthoc.study.planner.outcome_section import plan_against_outcome_section
 
 SAMPLE = Path(__file__).resolve().parents[2] / "plugin" / "posthoc" / "sample"
 STUDY = """
@@ -138,12 +138,12 @@ def scored_study(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     from posthoc.export.flatten import ManifestIndex
     from posthoc.export.synthetic import write_synthetic_export
     from posthoc.export.tags import verification_tags
+    from posthoc.jobs.score import run_score_job
     from posthoc.paths import label_config
-    from posthoc.score import run_score_job
-    from posthoc.study.config import load_study_config, read_study_inputs
-    from posthoc.study.design import plan_study
-    from posthoc.study.estimate import estimate_study
-    from posthoc.study.manifest import Manifest
+    from posthoc.study.plan.config import load_study_config, read_study_inputs
+    from posthoc.study.plan.design import plan_study
+    from posthoc.study.plan.manifest import Manifest
+    from posthoc.study.planner.estimate import estimate_study
 
     folder = _study_dir(tmp_path_factory.mktemp("scored") / "study")
     config = load_study_config(folder / "study.toml")

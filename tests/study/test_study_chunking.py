@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from posthoc.errors import PosthocInputError
-from posthoc.study.chunking import _grapheme_safe, _merge_blocks, chunk_documents, split_text
+from posthoc.study.plan.chunking import _grapheme_safe, _merge_blocks, chunk_documents, split_text
 from posthoc.tables import MENTION_COLUMNS
 
 # letters, CJK, emoji (astral, ZWJ sequence parts, skin tone), combining marks, spaces and sentence ends

@@ -17,7 +17,7 @@ from study_factory import make_corpus
 
 from posthoc.errors import PosthocInputError
 from posthoc.study import StudyConfig, plan_study
-from posthoc.study.design import CONTROL_SYSTEM, StudyPlan, worker_order
+from posthoc.study.plan.design import CONTROL_SYSTEM, StudyPlan, worker_order
 
 
 @pytest.fixture(scope="module")

@@ -14,9 +14,9 @@ from study_factory import make_corpus
 
 from posthoc.errors import PosthocInputError
 from posthoc.study import StudyConfig, plan_study
-from posthoc.study.design import TASK_COLUMNS, StudyPlan
-from posthoc.study.keys import task_key
-from posthoc.study.manifest import Manifest, TaskRecord
+from posthoc.study.plan.design import TASK_COLUMNS, StudyPlan
+from posthoc.study.plan.keys import task_key
+from posthoc.study.plan.manifest import Manifest, TaskRecord
 
 
 @pytest.fixture(scope="module")

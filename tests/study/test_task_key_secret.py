@@ -14,8 +14,8 @@ from click.testing import CliRunner
 from posthoc.cli.main import cli
 from posthoc.errors import PosthocInputError
 from posthoc.study import plan_study, read_study_inputs, sample_study_config
-from posthoc.study.keys import mention_key, task_key
-from posthoc.study.secret import key_secret_for, read_key_secret, secret_path
+from posthoc.study.plan.keys import mention_key, task_key
+from posthoc.study.plan.secret import key_secret_for, read_key_secret, secret_path
 
 
 @pytest.fixture(scope="module")

@@ -146,7 +146,7 @@ def serve_command(manifest: Path | None, host: str, port: int, workers: int, ali
             what = "a folder, not a mentions file" if path.is_dir() else "no such file"
             raise PosthocInputError(f"--alias-file {path}: {what}")
     if manifest is not None:
-        from posthoc.study.manifest import Manifest
+        from posthoc.study.plan.manifest import Manifest
 
         Manifest.open(manifest).close()  # fail here, once, rather than in every worker
     predictor_env: dict[str, str] | None = None
@@ -169,7 +169,7 @@ def serve_command(manifest: Path | None, host: str, port: int, workers: int, ali
     if events_db is None and manifest is not None:
         events_db = default_events_db(manifest)
     if events_db is not None:
-        from posthoc.study.events import EventStore
+        from posthoc.study.live.events import EventStore
 
         EventStore(events_db)  # created (or checked) here, as every worker does on start
     env = backend_environment(manifest=manifest, alias_files=alias_files, events_db=events_db,

@@ -18,7 +18,7 @@ from posthoc.crowdtruth.io import (
 )
 from posthoc.crowdtruth.pipeline import run_crowdtruth
 from posthoc.errors import PosthocInputError
-from posthoc.report.html import page
+from posthoc.html import page
 from posthoc.tables import require_columns
 
 

@@ -40,7 +40,7 @@ def demo_command(out_dir: Path, simulate: bool, serve: bool, ls_port: int | None
     last lines name the link to open and its login. Rerunning on the same OUT reuses everything and
     duplicates nothing.
     """
-    from posthoc.labelstudio.demo import run_demo
+    from posthoc.jobs.demo import run_demo
     from posthoc.processes import restore_interrupt_signals
 
     restore_interrupt_signals()  # Ctrl-C / SIGTERM stop the demo also when SIGINT was inherited as ignored

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from posthoc.study.rates import DEFAULT_HOURLY_RATE, DEFAULT_SECONDS_PER_REGION
+from posthoc.study.planner.rates import DEFAULT_HOURLY_RATE, DEFAULT_SECONDS_PER_REGION
 
 
 @click.command("estimate", context_settings={"help_option_names": ["-h", "--help"]})
@@ -51,10 +51,10 @@ def estimate_command(config_path: Path, pilot_path: Path | None, seconds_per_reg
     alpha per dataset when k > 1). Without --pilot the outcome shares are paper 000's (verify / edit /
     remove 0.893 / 0.088 / 0.019); docs/study.md says what the estimate assumes and how far to trust it.
     """
-    from posthoc.study.config import load_study_config, read_study_inputs
-    from posthoc.study.design import plan_study
-    from posthoc.study.estimate import describe, estimate_study
-    from posthoc.study.rates import read_pilot
+    from posthoc.study.plan.config import load_study_config, read_study_inputs
+    from posthoc.study.plan.design import plan_study
+    from posthoc.study.planner.estimate import describe, estimate_study
+    from posthoc.study.planner.rates import read_pilot
 
     config = load_study_config(config_path)
     pilot = read_pilot(pilot_path) if pilot_path is not None else None

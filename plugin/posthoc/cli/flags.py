@@ -10,8 +10,8 @@ import click
 
 from posthoc.atomic import write_text_atomic
 from posthoc.errors import PosthocInputError
+from posthoc.html import page
 from posthoc.labelstudio.url import check_url
-from posthoc.report.html import page
 
 TOKEN_ENV = "LABEL_STUDIO_TOKEN"  # noqa: S105 (the name of the variable, not a token)
 

@@ -61,10 +61,10 @@ def plan_command(config_path: Path, out_path: Path | None, overwrite: bool, seed
     \b
     posthoc study plan --config examples/study.toml --out study/manifest.sqlite
     """
-    from posthoc.study.config import load_study_config, read_study_inputs
-    from posthoc.study.design import plan_study
-    from posthoc.study.manifest import Manifest
-    from posthoc.study.secret import key_secret_for, write_key_secret
+    from posthoc.study.plan.config import load_study_config, read_study_inputs
+    from posthoc.study.plan.design import plan_study
+    from posthoc.study.plan.manifest import Manifest
+    from posthoc.study.plan.secret import key_secret_for, write_key_secret
 
     config = load_study_config(config_path)
     if seed is not None:

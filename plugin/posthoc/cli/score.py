@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from posthoc.errors import PosthocInputError
-from posthoc.score import EXIT_LOCKED, EXIT_NOTHING_NEW, ScoreJobLocked, run_score_job
+from posthoc.jobs.score import EXIT_LOCKED, EXIT_NOTHING_NEW, ScoreJobLocked, run_score_job
 
 _EPILOG = """\b
 Exit codes:

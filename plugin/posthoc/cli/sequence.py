@@ -10,7 +10,7 @@ import pandas as pd
 
 from posthoc.atomic import write_text_atomic
 from posthoc.errors import PosthocInputError
-from posthoc.report.html import page
+from posthoc.html import page
 from posthoc.sequence import (
     audit_orders,
     lag1_by_subset,

@@ -52,8 +52,8 @@ def create_command(manifest_path: Path, ls_url: str | None, data_dir: Path | Non
     else from --data-dir's credentials file; the backend's shared secret (if any) from env
     POSTHOC_BACKEND_SECRET.
     """
+    from posthoc.jobs.setup import create_study
     from posthoc.labelstudio.server import read_credentials, read_state, run_label_studio_command
-    from posthoc.labelstudio.setup import create_study
 
     token = os.environ.get("POSTHOC_LS_TOKEN") or os.environ.get("LABEL_STUDIO_TOKEN")
     reset = None
@@ -99,7 +99,7 @@ def _warn_of_load(manifest_path: Path, ls_url: str, data_dir: Path | None) -> No
     from posthoc.labelstudio.capacity import sqlite_load_warning
     from posthoc.labelstudio.database import read_database
     from posthoc.labelstudio.server_log import local_engine
-    from posthoc.study.manifest import Manifest
+    from posthoc.study.plan.manifest import Manifest
 
     engine = read_database(data_dir).engine if data_dir is not None else local_engine(ls_url)
     if engine != "sqlite":

@@ -3,7 +3,7 @@
 Reads the annotations from the backend's webhook event store (``--events-db``) and, when ``--url``
 is given, from Label Studio's API (the projects of this study); Label Studio's view wins where
 both know an annotation (it also knows annotations made before the backend was connected).
-Computation: :mod:`posthoc.study.progress`.
+Computation: :mod:`posthoc.study.live.progress`.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from posthoc.errors import PosthocInputError
 
 def study_project_ids(projects: list[dict[str, Any]], study: str) -> list[int]:
     """Ids of the Label Studio projects of ``study``: those carrying its worker markers
-    (:func:`posthoc.labelstudio.projects.study_projects`); none when the study has not been created."""
-    from posthoc.labelstudio.projects import study_projects
+    (:func:`posthoc.jobs.projects.study_projects`); none when the study has not been created."""
+    from posthoc.jobs.projects import study_projects
 
     return sorted(int(p["id"]) for p in study_projects(projects, study).values())
 
@@ -30,7 +30,7 @@ def annotations_from_label_studio(url: str, token: str, manifest: Any) -> pd.Dat
     """The study's annotations as Label Studio holds them (one row an annotation, see progress)."""
     from posthoc.labelstudio import records as ls
     from posthoc.labelstudio.client import LabelStudioClient
-    from posthoc.study.progress import annotations_from_tasks
+    from posthoc.study.live.progress import annotations_from_tasks
 
     keys = set(manifest.tasks()["task_key"])
     client = LabelStudioClient(url, token)
@@ -68,9 +68,9 @@ def status_command(manifest: Path, events_db: Path | None, url: str | None, toke
     """Show per-worker progress (tasks done / total, last activity) and control-task results."""
     from posthoc.atomic import write_text_atomic
     from posthoc.cli.backend import default_events_db
-    from posthoc.study.events import EventStore, current_annotations
-    from posthoc.study.manifest import Manifest
-    from posthoc.study.progress import control_results, worker_progress
+    from posthoc.study.live.events import EventStore, current_annotations
+    from posthoc.study.live.progress import control_results, worker_progress
+    from posthoc.study.plan.manifest import Manifest
 
     opened = Manifest.open(manifest)
     events_path = events_db or default_events_db(manifest)

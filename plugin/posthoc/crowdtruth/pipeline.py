@@ -29,7 +29,7 @@ from posthoc.crowdtruth.metrics import CrowdTruthResult, crowdtruth_metrics
 from posthoc.crowdtruth.report import crowdtruth_section
 from posthoc.crowdtruth.vectors import build_vectors
 from posthoc.errors import PosthocInputError
-from posthoc.report.html import Section
+from posthoc.html import Section
 
 DEFAULT_THRESHOLD = 0.5
 

@@ -11,8 +11,8 @@ from matplotlib.figure import Figure
 
 from posthoc.crowdtruth.evaluation import FilterResult
 from posthoc.crowdtruth.metrics import CrowdTruthResult
+from posthoc.html import Section, figure_html, paragraph, table_html
 from posthoc.report.fonts import use_figure_fonts
-from posthoc.report.html import Section, figure_html, paragraph, table_html
 
 use_figure_fonts()  # CJK and emoji names drawn as glyphs when such fonts are installed
 

@@ -12,7 +12,7 @@ from typing import Final
 
 import pandas as pd
 
-from posthoc.report.html import Section, paragraph, table_html
+from posthoc.html import Section, paragraph, table_html
 
 SHARE_RULES: Final = ("long_description", "positioning", "overlapping", "combined_marking", "outdated_uri",
                       "disambiguation_uri", "invalid_uri")

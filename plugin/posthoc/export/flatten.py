@@ -134,7 +134,7 @@ class ManifestIndex:
 
     @classmethod
     def from_manifest(cls, manifest: Any) -> ManifestIndex:
-        """From a :class:`posthoc.study.manifest.Manifest` (its ``tasks()`` and ``mentions()``)."""
+        """From a :class:`posthoc.study.plan.manifest.Manifest` (its ``tasks()`` and ``mentions()``)."""
         return cls.from_frames(str(manifest.study), manifest.tasks(), manifest.mentions())
 
     @property

@@ -1,8 +1,9 @@
-"""Label Studio integration: a local server's lifecycle, users, study setup and simulated annotators.
+"""The adapter to Label Studio 1.23: it talks to Label Studio and knows nothing of studies.
 
 Paper 000 (seeds/000), section 2.1 and Figure 2: annotators verify, edit or remove pre-filled entity
-links in an unmodified open-source Label Studio. This package runs that Label Studio locally
-(:mod:`~posthoc.labelstudio.server`), creates annotator accounts (:mod:`~posthoc.labelstudio.users`),
-turns a study manifest into one project per worker (:mod:`~posthoc.labelstudio.setup`) and, for
-the demo, simulates annotators with known behaviour (:mod:`~posthoc.labelstudio.simulate`).
+links in an unmodified open-source Label Studio. This package holds the one HTTP client
+(:mod:`~posthoc.labelstudio.client`), the reading of Label Studio's JSON (:mod:`~posthoc.labelstudio.records`),
+a local server's lifecycle (:mod:`~posthoc.labelstudio.server`, :mod:`~posthoc.labelstudio.database`),
+accounts over HTTP (:mod:`~posthoc.labelstudio.users`) and the ML backend connection
+(:mod:`~posthoc.labelstudio.backend`). Study setup and simulated annotators are jobs (:mod:`posthoc.jobs`).
 """

@@ -61,6 +61,12 @@ def task_predictions(task: Record) -> Any:
     return task.get("predictions") or []
 
 
+def listed_predictions(task: Record) -> list[Any] | None:
+    """A task's ``predictions`` as a listing gave them, ``None`` when the listing left them out (no ``include=``)."""
+    listed = task.get("predictions")
+    return listed if isinstance(listed, list) else None
+
+
 def task_drafts(task: Record) -> Any:
     """A task's ``drafts`` list (unsubmitted work; the snapshot export with ``drafts: {only_id: false}``)."""
     return task.get("drafts") or []

@@ -25,8 +25,8 @@ import html
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from posthoc.html import web_link
 from posthoc.links import NIL_PREFIX, title_of
-from posthoc.report.html import web_link
 
 TASK_DATA_KEYS = ("text", "task_key", "batch_position", "kb_pages")
 
@@ -38,7 +38,7 @@ def esc(value: Any) -> str:
 
 def is_web_link(link: str) -> bool:
     """Whether ``link`` is an absolute http(s) URL with a host and no whitespace or control characters
-    (:func:`posthoc.report.html.web_link`, the check every HTML output of the project shares)."""
+    (:func:`posthoc.html.web_link`, the check every HTML output of the project shares)."""
     return isinstance(link, str) and link == link.strip() and web_link(link) is not None
 
 

@@ -8,7 +8,7 @@
 
 Figures are :class:`matplotlib.figure.Figure` objects made without pyplot (no global state, Agg canvas),
 with fixed sizes, colours, fonts and order, so the same tables give the same PNG bytes
-(:func:`posthoc.report.html.figure_html` strips the PNG's software metadata).
+(:func:`posthoc.html.figure_html` strips the PNG's software metadata).
 """
 
 from __future__ import annotations

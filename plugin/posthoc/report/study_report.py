@@ -1,9 +1,9 @@
 """The study report: paper 000's Figures 3-6, the metric tables, controls and exclusions in one HTML file.
 
 :func:`build_report` renders a :class:`posthoc.scores.Scores` with the shared shell
-(:mod:`posthoc.report.html`): every value escaped, figures embedded as PNG data URIs, no external
+(:mod:`posthoc.html`): every value escaped, figures embedded as PNG data URIs, no external
 resource, no timestamp, so the same scores give byte-identical HTML. Other areas (CrowdTruth, Eaglet
-flags, sequence effects) append their own :class:`~posthoc.report.html.Section` objects through
+flags, sequence effects) append their own :class:`~posthoc.html.Section` objects through
 ``extra_sections``.
 """
 
@@ -14,8 +14,8 @@ from collections.abc import Iterable
 import pandas as pd
 
 from posthoc.export.checks import summarise_exclusions
+from posthoc.html import Section, figure_html, page, paragraph, table_html
 from posthoc.report import figures
-from posthoc.report.html import Section, figure_html, page, paragraph, table_html
 from posthoc.scores import Scores
 
 

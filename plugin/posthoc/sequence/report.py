@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from posthoc.report.html import Section, figure_html, paragraph, table_html
+from posthoc.html import Section, figure_html, paragraph, table_html
 from posthoc.sequence.audit import OrderAudit
 from posthoc.sequence.continuous import AfterPrevious
 

@@ -3,7 +3,7 @@
 ``posthoc study plan`` and the demo reuse the secret when the file exists, so planning the same study again
 gives the same keys and a byte-identical manifest; they write a new one (32 random bytes, hex) only together
 with a new manifest. Keep the file with the manifest and out of anything annotators can read: with it, and the
-study's public facts, task keys can be traced back to workers and items (:mod:`posthoc.study.keys`).
+study's public facts, task keys can be traced back to workers and items (:mod:`posthoc.study.plan.keys`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from posthoc.atomic import write_text_atomic
 from posthoc.errors import PosthocInputError
-from posthoc.study.keys import KEY_SECRET_BYTES, new_key_secret
+from posthoc.study.plan.keys import KEY_SECRET_BYTES, new_key_secret
 
 
 def secret_path(manifest_path: str | Path) -> Path:

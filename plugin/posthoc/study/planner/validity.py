@@ -2,8 +2,8 @@
 
 :func:`check_halfwidths` makes corpora of different sizes (:func:`posthoc.synthetic.synthetic_study`),
 plans each with :func:`posthoc.study.plan_study`, predicts every cell's 95% half-width with
-:func:`posthoc.study.estimate.estimate_study` from the true outcome rates, then simulates the study's
-judgements once (:func:`posthoc.study.simulate.simulate_judgements`, a fresh seed) and scores them with
+:func:`posthoc.study.planner.estimate.estimate_study` from the true outcome rates, then simulates the study's
+judgements once (:func:`posthoc.study.planner.simulate.simulate_judgements`, a fresh seed) and scores them with
 the real code at its defaults (:func:`posthoc.metrics.rates_with_intervals`: 1000 bootstrap resamples of
 documents, the intervals of :func:`posthoc.metrics.score_judgements`; for k > 1 also Fleiss' kappa and
 Krippendorff's alpha, against a bootstrap of documents of the study's judgements, :func:`agreement_bootstrap`,
@@ -22,13 +22,13 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
-from posthoc.study.config import StudyConfig
-from posthoc.study.design import StudyPlan, plan_study
-from posthoc.study.estimate import estimate_study
-from posthoc.study.keys import stream_rng
-from posthoc.study.rates import PRIOR_SHARES, PRIOR_SPREAD, OutcomeRates
-from posthoc.study.replicates import AGREEMENT_METRICS, StudyShape, _agreement
-from posthoc.study.simulate import TaskTime, plan_judgements, simulate_judgements
+from posthoc.study.plan.config import StudyConfig
+from posthoc.study.plan.design import StudyPlan, plan_study
+from posthoc.study.plan.keys import stream_rng
+from posthoc.study.planner.estimate import estimate_study
+from posthoc.study.planner.rates import PRIOR_SHARES, PRIOR_SPREAD, OutcomeRates
+from posthoc.study.planner.shape import AGREEMENT_METRICS, StudyShape, _agreement
+from posthoc.study.planner.simulate import TaskTime, plan_judgements, simulate_judgements
 
 COLUMNS = ["study", "documents", "k", "dataset", "system", "metric", "n_annotations", "predicted", "achieved",
            "ratio", "noise", "assured"]

@@ -6,12 +6,12 @@
    :mod:`posthoc.labelstudio.server`; admin credentials from ``POSTHOC_LS_*`` or generated, 0600);
 2. plans the bundled sample study (``posthoc.study``, ``posthoc.sample``) into ``out_dir/manifest.sqlite``;
 3. starts the ML backend (``posthoc backend serve``, gunicorn) on a loopback port (free, or the last run's);
-4. creates the study (:func:`posthoc.labelstudio.setup.create_study`; annotators' passwords in
+4. creates the study (:func:`posthoc.jobs.setup.create_study`; annotators' passwords in
    ``out_dir/manifest.accounts.json``, 0600);
-5. with ``simulate``: simulated annotators with known behaviour (:mod:`posthoc.labelstudio.simulate`;
+5. with ``simulate``: simulated annotators with known behaviour (:mod:`posthoc.jobs.simulate`;
    the last worker careless, a lag-1 bias) annotate through the API as themselves, every worker but
    the first: that batch is left for the person running the demo ("you"), and the console says which
-   link to open and with which login. Then the export-and-score job (``posthoc.score.run_score_job``)
+   link to open and with which login. Then the export-and-score job (``posthoc.jobs.score.run_score_job``)
    writes ``out_dir/report`` from what the simulated annotators did;
 6. serves until Ctrl-C (or SIGTERM) unless ``serve=False``, then stops both servers and says so.
 
@@ -91,8 +91,8 @@ def backend_process(manifest_path: Path, *, port: int | None = None, log_path: P
 def plan_sample_study(manifest_path: Path, *, seed: int, n_workers: int | None) -> Any:
     """Plan the bundled sample study into ``manifest_path`` (the same plan again is a no-op)."""
     from posthoc.study import plan_study, read_study_inputs, sample_study_config
-    from posthoc.study.manifest import Manifest
-    from posthoc.study.secret import key_secret_for, write_key_secret
+    from posthoc.study.plan.manifest import Manifest
+    from posthoc.study.plan.secret import key_secret_for, write_key_secret
 
     config = sample_study_config(name="demo", seed=seed, n_workers=n_workers)
     documents, mentions = read_study_inputs(config)
@@ -106,7 +106,7 @@ def plan_sample_study(manifest_path: Path, *, seed: int, n_workers: int | None) 
 def _score(manifest_path: Path, *, url: str, token: str, out_dir: Path, n_resamples: int,
            progress: bool) -> Path | None:
     try:
-        from posthoc.score import run_score_job
+        from posthoc.jobs.score import run_score_job
     except ImportError:
         return None
     result = run_score_job(manifest_path=manifest_path, ls_url=url, token=token, out_dir=out_dir,
@@ -134,7 +134,7 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo-out", *, simulate: bool = F
              n_workers: int | None = None, simulation_seed: int = 7, n_resamples: int = 1000,
              progress: bool = True, echo: Callable[[str], None] = print) -> DemoResult:
     """Run the demo in ``out_dir`` (see the module docstring); ``echo`` prints the console summary."""
-    from posthoc.labelstudio.setup import create_study, default_accounts_file, read_accounts
+    from posthoc.jobs.setup import create_study, default_accounts_file, read_accounts
 
     root = Path(out_dir).resolve()
     root.mkdir(parents=True, exist_ok=True)
@@ -175,7 +175,7 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo-out", *, simulate: bool = F
                 echo(f"Simulated annotators posted {simulated} annotations.")
                 report = _score(manifest_path, url=server.url, token=server.token, out_dir=root / "report",
                                 n_resamples=n_resamples, progress=progress)
-                echo(f"Report: {report}" if report else "Scoring is not available in this build (posthoc.score).")
+                echo(f"Report: {report}" if report else "Scoring is not available in this build (posthoc.jobs.score).")
             left = _unlabelled(server, yours.project_id)
             echo("")
             echo(f"Open this to label as worker {yours.worker} ({left} of {yours.n_tasks} tasks left to label):")
@@ -229,7 +229,7 @@ def _unlabelled(server: LabelStudioServer, project_id: int) -> int:
 
 def _simulate(manifest: Any, setup: Any, accounts: dict[str, dict[str, str]], *, server: LabelStudioServer,
               seed: int, workers: list[str], progress: bool) -> int:
-    from posthoc.labelstudio.simulate import SimulationConfig, annotate_study
+    from posthoc.jobs.simulate import SimulationConfig, annotate_study
     from posthoc.labelstudio.users import ensure_user
     from posthoc.paths import label_config
 

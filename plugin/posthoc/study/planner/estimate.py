@@ -1,25 +1,25 @@
 """Study planning before anyone annotates: hours, cost and the interval widths a plan will give.
 
-:func:`estimate_study` takes a :class:`~posthoc.study.design.StudyPlan` and returns a
+:func:`estimate_study` takes a :class:`~posthoc.study.plan.design.StudyPlan` and returns a
 :class:`StudyEstimate`:
 
-* **counts** from the plan alone (:func:`posthoc.study.counts.plan_counts`): tasks, regions to judge
+* **counts** from the plan alone (:func:`posthoc.study.planner.counts.plan_counts`): tasks, regions to judge
   (pre-filled annotations a worker decides), tasks and regions per worker, control tasks;
 * **time**: seconds per region from a pilot's ``lead_time`` or a stated default (15 s, paper 000
-  section 2.1, see :mod:`posthoc.study.rates`); annotator-hours in total and per worker; cost at
+  section 2.1, see :mod:`posthoc.study.planner.rates`); annotator-hours in total and per worker; cost at
   ``hourly_rate``. With a pilot, the pilot's own hours are measured and only the rest is predicted,
   each worker at their own pilot pace (the pooled pace for a worker without a timed pilot task);
 * **precision**: for every dataset x system cell the expected 95% half-width of posthoc precision and
   recall (paper 000 section 3.2) and, when k > 1, of Fleiss' kappa and Krippendorff's alpha per dataset,
-  over ``runs`` replicated studies (:mod:`posthoc.study.replicates`) with outcome rates from the pilot or
-  the paper's priors: exact for precision and recall (:mod:`posthoc.study.analytic`, no Monte Carlo
+  over ``runs`` replicated studies (:mod:`posthoc.study.planner.replicates`) with outcome rates from the pilot or
+  the paper's priors: exact for precision and recall (:mod:`posthoc.study.planner.analytic`, no Monte Carlo
   error), the mean of the replicates' own bootstrap half-widths for agreement; with priors, also the
   half-width if every cell verified only at the low end of the paper's per-cell spread
   (``halfwidth_low``). ``achieved_noise``: how much the half-width the study reports will itself vary
   (its bootstrap's resamples, its judgements); ``assured_within_15``: whether the prediction is within
   15% of it with near certainty (4 sds), a warning is printed for the other cells;
 * **target** (``target_halfwidth``): the smallest seeded sample of documents and, for k > 1, the number
-  of judges that bring every cell under the target (:mod:`posthoc.study.target`), with hours and cost.
+  of judges that bring every cell under the target (:mod:`posthoc.study.planner.target`), with hours and cost.
 
 :meth:`StudyEstimate.write` writes ``estimate.json`` and ``estimate.csv`` atomically.
 """
@@ -37,11 +37,11 @@ import pandas as pd
 
 from posthoc.atomic import write_text_atomic
 from posthoc.errors import PosthocInputError
-from posthoc.study.analytic import bootstrap_noise, ratio_moments
-from posthoc.study.counts import hours, plan_counts, regions_by_worker
-from posthoc.study.design import StudyPlan
-from posthoc.study.estimate_file import ESTIMATE_CSV, ESTIMATE_JSON, FORMAT
-from posthoc.study.rates import (
+from posthoc.study.plan.design import StudyPlan
+from posthoc.study.planner.analytic import bootstrap_noise, ratio_moments
+from posthoc.study.planner.counts import hours, plan_counts, regions_by_worker
+from posthoc.study.planner.estimate_file import ESTIMATE_CSV, ESTIMATE_JSON, FORMAT
+from posthoc.study.planner.rates import (
     DEFAULT_HOURLY_RATE,
     DEFAULT_SECONDS_PER_REGION,
     PRIOR_SPREAD,
@@ -49,8 +49,9 @@ from posthoc.study.rates import (
     pilot_time,
     rates_from_pilot,
 )
-from posthoc.study.replicates import DEFAULT_RESAMPLES, Z95, StudyShape, replicate_study
-from posthoc.study.simulate import plan_judgements
+from posthoc.study.planner.replicates import DEFAULT_RESAMPLES, Z95, replicate_study
+from posthoc.study.planner.shape import StudyShape
+from posthoc.study.planner.simulate import plan_judgements
 
 CELL_COLUMNS: Final = ["dataset", "system", "metric", "expected", "halfwidth", "halfwidth_mc_error", "halfwidth_low",
                        "halfwidth_simulated", "achieved_noise", "assured_within_15", "p025", "p975", "sd",
@@ -162,7 +163,7 @@ def estimate_study(plan: StudyPlan, *, pilot: pd.DataFrame | None = None, rates:
                    n_resamples: int = DEFAULT_RESAMPLES, progress: bool = False) -> StudyEstimate:
     """Estimate hours, cost and interval half-widths of ``plan`` (see the module docstring).
 
-    ``pilot``: the judgements table of a first batch (:func:`posthoc.study.rates.read_pilot`); it gives
+    ``pilot``: the judgements table of a first batch (:func:`posthoc.study.planner.rates.read_pilot`); it gives
     the outcome rates (unless ``rates`` is given) and the pace (unless ``seconds_per_region`` is).
     ``runs`` replicated studies seeded by ``seed``; ``target_halfwidth`` also searches the smallest plan
     (judges from 2 to ``max_judges`` when the plan has k > 1). ``n_resamples``: the bootstrap resamples the
@@ -201,7 +202,7 @@ def estimate_study(plan: StudyPlan, *, pilot: pd.DataFrame | None = None, rates:
                              assumptions=_assumptions(rates, time, plan.config.k, n_resamples),
                              per_worker=per_worker)
     if target_halfwidth is not None:
-        from posthoc.study.target import smallest_plan
+        from posthoc.study.planner.target import smallest_plan
 
         estimate.target = smallest_plan(plan, shape, rates, target=target_halfwidth, runs=runs, seed=seed,
                                         max_judges=max_judges, seconds_per_region=time["seconds_per_region"],

@@ -3,8 +3,8 @@
 Label Studio setup imports :meth:`Manifest.tasks` per worker; the ML backend answers ``/predict``
 with :meth:`Manifest.prefill` of the task's opaque key; the export joins judgements back by
 ``task_key`` and ``mention_id`` through :meth:`Manifest.mentions`. Task keys and mention ids are
-opaque (:mod:`posthoc.study.keys`): nothing shown to an annotator reveals a system or a dataset.
-Storage lives in :mod:`posthoc.study.storage` (one SQLite file).
+opaque (:mod:`posthoc.study.plan.keys`): nothing shown to an annotator reveals a system or a dataset.
+Storage lives in :mod:`posthoc.study.plan.storage` (one SQLite file).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from typing import Any
 import pandas as pd
 
 from posthoc.errors import PosthocInputError, PosthocServiceError
-from posthoc.study import storage
-from posthoc.study.design import StudyPlan
+from posthoc.study.plan import storage
+from posthoc.study.plan.design import StudyPlan
 
 _TASK_SELECT = (
     "SELECT t.task_key, t.worker, t.position, t.batch, t.item_id, t.chunk_id, c.dataset, c.doc_id, t.system, "

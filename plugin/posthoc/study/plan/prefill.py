@@ -14,7 +14,7 @@ import pandas as pd
 
 
 class ManifestLike(Protocol):
-    """What is read of ``posthoc.study.manifest.Manifest`` (once)."""
+    """What is read of ``posthoc.study.plan.manifest.Manifest`` (once)."""
 
     def tasks(self, worker: str | None = None) -> pd.DataFrame:
         """One row a task: ``task_key, text, ...``."""

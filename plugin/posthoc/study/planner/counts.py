@@ -1,8 +1,8 @@
 """What a plan asks of its annotators: tasks, regions to judge, workers, control tasks, and their hours.
 
-:func:`plan_counts` reads a :class:`~posthoc.study.design.StudyPlan`; :func:`subset_counts` gives the
+:func:`plan_counts` reads a :class:`~posthoc.study.plan.design.StudyPlan`; :func:`subset_counts` gives the
 same figures for the plan cut to some of its documents and another number of judges ``k`` without
-planning again, by the rules of :mod:`posthoc.study.design` (workers: ``n_workers`` or one batch a
+planning again, by the rules of :mod:`posthoc.study.plan.design` (workers: ``n_workers`` or one batch a
 worker, never fewer than a chunk's slots; loads within one task; batches of ``tasks_per_batch - 1``
 real tasks plus one control task of three annotations). A test checks both against ``plan_study``.
 """
@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from posthoc.study.config import StudyConfig
-from posthoc.study.design import StudyPlan
+from posthoc.study.plan.config import StudyConfig
+from posthoc.study.plan.design import StudyPlan
 
 CONTROL_ANNOTATIONS = 3
 

@@ -1,6 +1,6 @@
 """Study progress: per-worker progress and control-task results, from annotations and the manifest.
 
-The annotations come from the webhook event store (:func:`posthoc.study.events.current_annotations`)
+The annotations come from the webhook event store (:func:`posthoc.study.live.events.current_annotations`)
 or from Label Studio's API (:func:`annotations_from_tasks`); both give one row per existing
 annotation with ``annotation_id, task_key, completed_by, updated_at, was_cancelled, regions``.
 
@@ -17,7 +17,7 @@ from typing import Any, Protocol
 import pandas as pd
 
 from posthoc.labelstudio import records as ls
-from posthoc.study.events import regions_of
+from posthoc.study.live.events import regions_of
 
 WORKER_COLUMNS = ("worker", "tasks_total", "tasks_done", "share_done", "cancelled", "controls_total",
                   "controls_done", "controls_passed", "annotators", "last_activity")
@@ -25,7 +25,7 @@ CONTROL_COLUMNS = ("worker", "task_key", "position", "annotation_id", "regions",
 
 
 class StudyManifest(Protocol):
-    """What progress reads of ``posthoc.study.manifest.Manifest``."""
+    """What progress reads of ``posthoc.study.plan.manifest.Manifest``."""
 
     def tasks(self, worker: str | None = None) -> pd.DataFrame:
         """One row a task: ``task_key, worker, position, is_control, ...``."""

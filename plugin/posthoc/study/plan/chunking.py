@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from posthoc.errors import PosthocInputError
-from posthoc.study._columns import object_values
+from posthoc.study.plan._columns import object_values
 from posthoc.tables import DOCUMENT_COLUMNS, MENTION_COLUMNS, require_columns
 
 #: columns of :attr:`Chunking.chunks`

@@ -7,7 +7,7 @@ dataset, and the same plan always gets the same keys. :func:`stable_int` replace
 
 Keyed: a study's keys are computed with BLAKE2b's keyed mode (a MAC, RFC 7693 section 2.9, used
 where HMAC would be) under a per-study secret of 32 random bytes (:func:`new_key_secret`), kept
-beside the manifest with permissions 0600 (:mod:`posthoc.study.secret`). The study's name, seed,
+beside the manifest with permissions 0600 (:mod:`posthoc.study.plan.secret`). The study's name, seed,
 worker ids and the item counter are guessable, so without the secret anyone could recompute which
 key belongs to which worker and item; with it nobody can. ``key=None`` gives the unkeyed digest
 (reproducible from public facts: for simulations and tests only).

@@ -19,7 +19,7 @@ Rules, all seeded by ``config.seed`` and pure (tables in, tables out):
 * **workers**: ``n_workers`` if set, else as many as there are batches (one batch a worker, as with
   the paper's HITs), and never fewer than the largest number of slots of one chunk.
 * **order**: each worker's real tasks, in canonical (item, replicate) order, are permuted by a
-  generator seeded with ``(seed, sha256(worker id))`` (:func:`posthoc.study.keys.worker_rng`), cut into
+  generator seeded with ``(seed, sha256(worker id))`` (:func:`posthoc.study.plan.keys.worker_rng`), cut into
   batches of ``tasks_per_batch - 1`` (sizes as equal as possible), and the batch's control task is put
   at a random place in it by the same generator.
 * **control tasks** (system ``CONTROL``): a chunk the worker does not otherwise see, with exactly three
@@ -42,15 +42,15 @@ import numpy as np
 import pandas as pd
 
 from posthoc.errors import PosthocInputError
-from posthoc.study._columns import object_values
-from posthoc.study.chunking import Chunking, chunk_documents
-from posthoc.study.config import StudyConfig
-from posthoc.study.keys import mention_keys, stream_rng, task_key, worker_rng
+from posthoc.study.plan._columns import object_values
+from posthoc.study.plan.chunking import Chunking, chunk_documents
+from posthoc.study.plan.config import StudyConfig
+from posthoc.study.plan.keys import mention_keys, stream_rng, task_key, worker_rng
 from posthoc.tables import DOCUMENT_COLUMNS, GT_SYSTEM, MENTION_COLUMNS, require_columns
 
 CONTROL_SYSTEM = "CONTROL"
 
-#: columns of :attr:`StudyPlan.tasks` (the order of :meth:`posthoc.study.manifest.Manifest.tasks`)
+#: columns of :attr:`StudyPlan.tasks` (the order of :meth:`posthoc.study.plan.manifest.Manifest.tasks`)
 TASK_COLUMNS = ("task_key", "worker", "position", "batch", "item_id", "chunk_id", "dataset", "doc_id", "system",
                 "is_control", "text", "chunk_start")
 #: columns of :attr:`StudyPlan.prefill`
@@ -64,12 +64,12 @@ _WORD = re.compile(r"\w+")
 
 @dataclass(frozen=True)
 class StudyPlan:
-    """A planned study: every table the manifest stores (see :mod:`posthoc.study.manifest`).
+    """A planned study: every table the manifest stores (see :mod:`posthoc.study.plan.manifest`).
 
     ``items``: ``item_id, chunk_id, system, replicates, n_mentions, is_control``;
     ``tasks``: :data:`TASK_COLUMNS` plus ``replicate``, sorted by worker then position;
     ``prefill``: :data:`PREFILL_COLUMNS`, sorted by task (as in ``tasks``) then text order;
-    ``chunks``: see :class:`posthoc.study.chunking.Chunking`.
+    ``chunks``: see :class:`posthoc.study.plan.chunking.Chunking`.
     """
 
     config: StudyConfig
@@ -309,7 +309,7 @@ def plan_study(documents: pd.DataFrame, mentions: pd.DataFrame, config: StudyCon
     :class:`PosthocInputError` when there is nothing to verify, when ``n_workers`` is too small for
     a chunk's slots or larger than the number of tasks, or when control tasks cannot be built.
 
-    ``key_secret``: the study's secret for the task keys and mention ids (:mod:`posthoc.study.keys`);
+    ``key_secret``: the study's secret for the task keys and mention ids (:mod:`posthoc.study.plan.keys`);
     ``posthoc study plan`` and the demo always pass the one kept beside the manifest. ``None`` gives
     unkeyed keys that anyone can recompute from the study's name, seed and worker ids: simulations only.
     """

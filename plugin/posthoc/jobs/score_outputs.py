@@ -1,5 +1,5 @@
 """Writing the outputs of ``posthoc score``: tables, judgements, summary, corrected gold, report (staged, then
-moved in file by file with ``os.replace``; see :mod:`posthoc.score`)."""
+moved in file by file with ``os.replace``; see :mod:`posthoc.jobs.score`)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pandas as pd
 
 from posthoc.export.checks import exclusions_frame
 from posthoc.export.flatten import Flattened
-from posthoc.report.html import Section
+from posthoc.html import Section
 
 
 def _json_ready(value: Any) -> Any:

@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from posthoc.errors import PosthocInputError
-from posthoc.report.html import Section
+from posthoc.html import Section
 
 
 def sequence_effects_section(judgements: pd.DataFrame, *, exclude_workers: Iterable[str] = ()) -> Section | None:

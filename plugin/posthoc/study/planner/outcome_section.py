@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from posthoc.report.html import Section, paragraph, table_html
-from posthoc.study.estimate_file import FORMAT
+from posthoc.html import Section, paragraph, table_html
+from posthoc.study.planner.estimate_file import FORMAT
 
 ANCHOR = "plan-against-outcome"
 TITLE = "Plan against outcome"

@@ -2,7 +2,7 @@
 
 :func:`plan_judgements` is the judgements table (:data:`posthoc.tables.JUDGEMENT_COLUMNS`) a plan
 would give, every outcome still open; :func:`simulate_judgements` fills it in with seeded judges who
-follow :class:`~posthoc.study.rates.OutcomeRates` (the consistency model: a judge gives the
+follow :class:`~posthoc.study.planner.rates.OutcomeRates` (the consistency model: a judge gives the
 annotation's latent outcome with probability ``a``, else a draw from the cell's shares) and take
 :class:`TaskTime` seconds a task. Control annotations get their expected outcome with probability
 ``control_accuracy``. Used by the planner's validity checks, the tests and the benches.
@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from posthoc.study.design import StudyPlan
-from posthoc.study.keys import stream_rng
-from posthoc.study.rates import OutcomeRates
+from posthoc.study.plan.design import StudyPlan
+from posthoc.study.plan.keys import stream_rng
+from posthoc.study.planner.rates import OutcomeRates
 from posthoc.tables import JUDGEMENT_COLUMNS, OUTCOMES
 
 _OUTCOMES = np.array(OUTCOMES, dtype=object)

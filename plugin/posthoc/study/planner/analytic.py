@@ -1,6 +1,6 @@
 """Expected half-widths of posthoc precision and recall worked out exactly from the plan: no Monte Carlo error.
 
-The replicates of :mod:`posthoc.study.replicates` draw, per dataset, as many documents as the plan
+The replicates of :mod:`posthoc.study.planner.replicates` draw, per dataset, as many documents as the plan
 holds with replacement and judge every copy afresh; the expected 95% half-width is ``1.96 x`` the sd of
 the point estimate over such replicates. For precision and recall that sd has a closed form (the delta
 method for a ratio of sums over resampled units, the same linearisation behind the bootstrap's own
@@ -8,7 +8,7 @@ variance, paper 000 section 4), so the planner need not estimate it from a few h
 Monte Carlo error (``1.96 sd / sqrt(2 (runs - 1))``, 5% at 200 runs) was a third of the 15% the
 estimate promises.
 
-Under the simulator's model (:mod:`posthoc.study.simulate`) annotation ``i`` is verified (more than half
+Under the simulator's model (:mod:`posthoc.study.planner.simulate`) annotation ``i`` is verified (more than half
 of its ``m_i`` judges verify) with probability
 
     q_i = v P(Bin(m_i, a + (1 - a) v) > m_i / 2) + (1 - v) P(Bin(m_i, (1 - a) v) > m_i / 2)
@@ -36,7 +36,7 @@ import numpy as np
 from scipy.stats import binom
 
 if TYPE_CHECKING:
-    from posthoc.study.replicates import StudyShape
+    from posthoc.study.planner.shape import StudyShape
 
 
 def verified_probability(verify: np.ndarray, judges: np.ndarray, consistency: float) -> np.ndarray:
@@ -161,7 +161,7 @@ def agreement_log_sds(counts: np.ndarray, dataset: np.ndarray, copy: np.ndarray,
     the items with the modal number of judges, their number, per-category judgements and judges; alpha:
     the disagreement of items with two judges or more and the per-category judgements), of degree 0, so the
     bootstrap's variance over documents is to first order ``sum_d (grad f . t_d)^2`` (``t_d``: document
-    ``d``'s sums). NaN where the statistic is undefined (as :func:`posthoc.study.replicates._agreement`).
+    ``d``'s sums). NaN where the statistic is undefined (as :func:`posthoc.study.planner.replicates._agreement`).
     """
     judges = counts.sum(axis=1)
     squares = (counts.astype(float) ** 2).sum(axis=1)

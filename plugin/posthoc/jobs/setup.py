@@ -6,8 +6,8 @@ link of a task); paper 004, section 4 (each worker gets their own randomised ord
 
 1. makes every worker's account (e-mail ``<worker>@<domain>``, password generated once and kept in the
    accounts file, 0600) through the sign-up form, after one paged listing of the organisation's members
-   (:mod:`posthoc.labelstudio.accounts`);
-2. lists the projects once and finds the study's by marker (:func:`posthoc.labelstudio.projects.study_projects`);
+   (:mod:`posthoc.jobs.accounts`);
+2. lists the projects once and finds the study's by marker (:func:`posthoc.jobs.projects.study_projects`);
    then, for several workers at once (``concurrency`` projects, a thread pool), for each:
 3. finds or creates the worker's project: title ``<study> · worker <worker>``, the marker in its
    ``expert_instruction``, settings: the label config, Sequential sampling, ``maximum_annotations=1``, no
@@ -27,7 +27,7 @@ link of a task); paper 004, section 4 (each worker gets their own randomised ord
    prediction whose regions are exactly the manifest's pre-filled mentions (result ids = ``mention_id``,
    offsets and link): a task without one (an interrupted import) is named and given it in one request, surplus
    duplicates are deleted, a wrong prediction is an error. The project is then recorded as checked
-   (:mod:`posthoc.labelstudio.setup_record`).
+   (:mod:`posthoc.jobs.setup_record`).
 
 Only then are the workers' links returned. A rerun after success trusts the record where Label Studio's project
 listing agrees with it (same project, task and prediction counts, model version): it makes a handful of listings
@@ -48,20 +48,21 @@ from pathlib import Path
 from typing import Any
 
 from posthoc.errors import PosthocInputError, PosthocServiceError
-from posthoc.labelstudio.accounts import (
+from posthoc.jobs.accounts import (
     default_accounts_file,
     ensure_accounts,
     read_accounts,
 )
+from posthoc.jobs.projects import MARKER, marker_html, project_marker, project_markers, study_projects
+from posthoc.jobs.setup_record import SetupRecord, default_setup_file
 from posthoc.labelstudio.backend import BACKEND_WAIT, BackendLink, check_backend_health
+from posthoc.labelstudio import records as ls
 from posthoc.labelstudio.client import LabelStudioClient
 from posthoc.labelstudio.payloads import has_links, manifest_prediction, prediction_regions, regions_differ
-from posthoc.labelstudio.projects import MARKER, marker_html, project_marker, project_markers, study_projects
-from posthoc.labelstudio.setup_record import SetupRecord, default_setup_file
 from posthoc.labelstudio.tasks import task_data
 from posthoc.labelstudio.views import ensure_tabs
 from posthoc.lazy import Lazy
-from posthoc.study.prefill import PrefillIndex
+from posthoc.study.plan.prefill import PrefillIndex
 
 IMPORT_BATCH = 500  # tasks a POST: Label Studio imports ~3 ms a task with predictions inline
 CONCURRENCY = 4  # workers' projects set up at once
@@ -241,9 +242,9 @@ def _check_predictions(ctx: _Study, project_id: int, tasks: list[dict[str, Any]]
     deleted = 0
     for task in tasks:
         key = str(task["data"]["task_key"])
-        listed = task.get("predictions")
-        full = isinstance(listed, list) and all(isinstance(p, dict) and "result" in p for p in listed)
-        predictions = sorted(listed if full else ctx.client.predictions(int(task["id"])),  # type: ignore[arg-type]
+        listed = ls.listed_predictions(task)
+        full = listed is not None and all(isinstance(p, dict) and "result" in p for p in listed)
+        predictions = sorted(listed if listed is not None and full else ctx.client.predictions(int(task["id"])),
                              key=lambda p: int(p["id"]))
         if not predictions:
             lacking.append(task)
@@ -315,12 +316,12 @@ def create_study(manifest: Any, *, url: str, token: str, backend_url: str, label
                  backend_wait: float = BACKEND_WAIT) -> StudySetup:
     """Set up (or complete) the study of ``manifest`` in the Label Studio at ``url`` (see the module docstring).
 
-    ``manifest``: a :class:`posthoc.study.manifest.Manifest` or its path. ``token``: an admin's API
+    ``manifest``: a :class:`posthoc.study.plan.manifest.Manifest` or its path. ``token``: an admin's API
     token (legacy or personal access token). ``backend_url``: the ML backend as Label Studio reaches it.
     ``label_config``: default ``label_configs/entity_verification.xml``. ``accounts_file``: where generated
     annotator passwords are kept (0600; default beside the manifest). ``email_domain``: the workers'
     logins are ``<worker>@<domain>``; default the study's own (``<study>.posthoc.local``, see
-    :mod:`posthoc.labelstudio.accounts`). ``backend_secret``: the backend's shared
+    :mod:`posthoc.jobs.accounts`). ``backend_secret``: the backend's shared
     secret, sent as basic auth. ``reset_password(email, password)``: repairs an account with an unknown password
     (local data dir only). ``concurrency``: projects (and sign-ups) at once. ``webhook=False``: the project
     webhook Label Studio makes for the backend is removed (``--no-webhook``; progress from the API). ``setup_file``:
@@ -331,7 +332,7 @@ def create_study(manifest: Any, *, url: str, token: str, backend_url: str, label
     manifest's.
     """
     from posthoc.paths import label_config as read_label_config
-    from posthoc.study.manifest import Manifest
+    from posthoc.study.plan.manifest import Manifest
 
     opened = Manifest.open(Path(manifest)) if isinstance(manifest, (str, os.PathLike)) else manifest
     config = label_config if label_config is not None else read_label_config("entity_verification")

@@ -21,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from posthoc.study._columns import object_values
+from posthoc.study.plan._columns import object_values
 
 FORMAT = "posthoc-study-manifest"
 VERSION = "1"

@@ -32,7 +32,7 @@ import pandas as pd
 from posthoc.errors import PosthocInputError, PosthocServiceError
 from posthoc.export.tags import VerificationTags
 from posthoc.labelstudio.client import LabelStudioClient
-from posthoc.labelstudio.records import region_from_name, region_id, task_predictions
+from posthoc.labelstudio.records import region_from_name, region_id, region_to_name, region_value, task_predictions
 
 OUTCOMES = ("verify", "edit", "remove")
 DEFAULT_OUTCOME_PROBABILITIES: dict[str, tuple[float, float, float]] = {
@@ -89,7 +89,7 @@ def corrected_link(link: str, surface: str) -> str:
 def plan_decisions(mentions: pd.DataFrame, config: SimulationConfig) -> pd.DataFrame:
     """Every simulated decision, one row a pre-filled mention (columns :data:`DECISION_COLUMNS`).
 
-    ``mentions``: :meth:`posthoc.study.manifest.Manifest.mentions` (``worker, position, task_key,
+    ``mentions``: :meth:`posthoc.study.plan.manifest.Manifest.mentions` (``worker, position, task_key,
     system, is_control, mention_id, surface, link, expected_outcome, expected_link``), sorted by
     worker, position and text order. ``lead_time`` is seconds per task (careless: 2-4, others 8-40).
     """
@@ -136,15 +136,15 @@ def annotation_result(prediction_result: list[dict[str, Any]], decisions: Mappin
     for item in prediction_result:
         if region_from_name(item) != tags.labels:
             continue
-        region = str(item["id"])
+        region = str(region_id(item))
         if region in drop:
             continue
         if region not in decisions:
             raise PosthocInputError(f"no decision for pre-filled region {region}")
         outcome, new_link = decisions[region]
-        value = item["value"]
+        value = region_value(item)
         span = {"start": value["start"], "end": value["end"], "text": value.get("text", "")}
-        base = {"id": region, "to_name": item["to_name"], "origin": "prediction"}
+        base = {"id": region, "to_name": region_to_name(item), "origin": "prediction"}
         labelled = {**value, "labels": [outcome]} if tags.decision_in_labels else dict(value)
         out.append({**base, "from_name": tags.labels, "type": "labels", "value": labelled})
         links = [i for i in prediction_result if region_id(i) == region and region_from_name(i) == tags.link]

@@ -39,8 +39,8 @@ from posthoc.export.checks import summarise_exclusions
 from posthoc.export.flatten import ExportFlattener, Flattened, ManifestIndex, default_user_workers
 from posthoc.export.incremental import CACHE_NAME, JudgementCache, StudyExport
 from posthoc.export.tags import VerificationTags, verification_tags
-from posthoc.report.html import Section
-from posthoc.score_outputs import commit_outputs, merge_exclusions, stage_outputs
+from posthoc.html import Section
+from posthoc.jobs.score_outputs import commit_outputs, merge_exclusions, stage_outputs
 
 LOCK_NAME = ".posthoc-score.lock"
 FINGERPRINT_NAME = ".posthoc-score.fingerprint"
@@ -77,7 +77,7 @@ class ScoreJobResult:
 
 
 def _open_manifest(path: str | os.PathLike[str]) -> Any:
-    from posthoc.study.manifest import Manifest
+    from posthoc.study.plan.manifest import Manifest
 
     return Manifest.open(Path(path))
 
@@ -86,11 +86,11 @@ def _study_projects(client: Any, manifest: Any, project_ids: Sequence[int] | Non
     """``(project id, worker or None)`` of every project of the study.
 
     Without ``project_ids``: the projects that carry the study's worker markers
-    (:func:`posthoc.labelstudio.projects.study_projects`, written by ``posthoc study create``).
+    (:func:`posthoc.jobs.projects.study_projects`, written by ``posthoc study create``).
     """
     if project_ids:
         return [(int(p), None) for p in project_ids]
-    from posthoc.labelstudio.projects import study_projects
+    from posthoc.jobs.projects import study_projects
 
     found = study_projects(client.projects(), str(manifest.study), manifest.workers())
     if not found:
@@ -141,7 +141,7 @@ def _user_workers(manifest: Any, workers: Sequence[str]) -> dict[str, str]:
     """Login e-mail -> worker: ``<worker>@<study>.posthoc.local`` (``study create``'s default) and
     ``<worker>@posthoc.local`` (studies made before it), plus the accounts file `posthoc study create` wrote
     beside the manifest (which holds the e-mails of a study set up with another domain)."""
-    from posthoc.labelstudio.setup import default_accounts_file, read_accounts
+    from posthoc.jobs.setup import default_accounts_file, read_accounts
 
     mapping = default_user_workers(workers, study=str(manifest.study))
     known = set(workers)
@@ -279,7 +279,7 @@ def _run_locked(manifest: Any, target: Path, *, ls_url: str | None, token: str |
     """The job once the lock on ``target`` is held."""
     options = {"n_resamples": n_resamples, "seed": seed, "resample_unit": resample_unit, "format": fmt,
                "union": union, "interval": interval}
-    from posthoc.study.estimate_file import estimate_digest, estimate_path
+    from posthoc.study.planner.estimate_file import estimate_digest, estimate_path
 
     manifest_path = getattr(manifest, "path", None)
     estimate_hash = estimate_digest(manifest_path) if manifest_path is not None else ""
@@ -334,12 +334,12 @@ def _run_locked(manifest: Any, target: Path, *, ls_url: str | None, token: str |
                    "fingerprint": digest}
         scores.summary = summary
         stage = work_dir / "stage"
-        from posthoc.report.study_sections import study_sections
+        from posthoc.jobs.study_sections import study_sections
 
         excluded_workers = scores.controls.loc[scores.controls["excluded"], "worker"] if len(scores.controls) else ()
         sections = [*study_sections(flattened.judgements, exclude_workers=excluded_workers), *extra_sections]
         if manifest_path is not None:  # the estimate of `posthoc study estimate`, when saved beside the manifest
-            from posthoc.study.outcome_section import plan_against_outcome_section
+            from posthoc.study.planner.outcome_section import plan_against_outcome_section
 
             planned = plan_against_outcome_section(estimate_path(manifest_path), scores, flattened.judgements,
                                                    study=str(manifest.study))

@@ -1,6 +1,6 @@
 """Where ``posthoc study estimate`` keeps a study's estimate, and the tag that marks the file as one.
 
-Kept apart from :mod:`posthoc.study.estimate` (which imports scipy, ~0.7 s): ``posthoc score`` digests the
+Kept apart from :mod:`posthoc.study.planner.estimate` (which imports scipy, ~0.7 s): ``posthoc score`` digests the
 estimate into its fingerprint before it knows whether anything changed.
 """
 

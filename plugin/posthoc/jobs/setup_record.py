@@ -1,7 +1,7 @@
 """The setup record: the workers' projects a run of ``posthoc study create`` has checked, kept beside the manifest.
 
 A project is recorded once its tasks are the plan and each holds exactly one prediction equal to the manifest's
-pre-fill (steps 5 and 6 of :mod:`posthoc.labelstudio.setup`). A later run trusts the record for a project when
+pre-fill (steps 5 and 6 of :mod:`posthoc.jobs.setup`). A later run trusts the record for a project when
 Label Studio's one project listing still agrees with it: the same project id, the planned number of tasks and as
 many predictions, and the recorded model version. Then it reads none of the project's tasks, so a rerun with
 nothing to do makes a handful of listings whatever the size of the study. ``posthoc study create --verify``

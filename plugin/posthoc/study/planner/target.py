@@ -3,15 +3,15 @@
 Every figure of a cell depends only on its own dataset's documents (precision and recall are per
 dataset and system, the verification union and the agreement per dataset), so each dataset is
 searched on its own: the sample of ``n`` documents of a dataset is the first ``n`` in a seeded random
-order (:func:`posthoc.study.replicates.document_order`), and ``n`` is bisected until every cell of the
-dataset has its expected half-width (:mod:`posthoc.study.replicates`, the same runs and seed at every
+order (:func:`posthoc.study.planner.replicates.document_order`), and ``n`` is bisected until every cell of the
+dataset has its expected half-width (:mod:`posthoc.study.planner.replicates`, the same runs and seed at every
 step) at or under the target, to within 1% of the dataset's documents, never under 10 documents
 (fewer make a bootstrap over documents meaningless). A dataset whose cells miss the
 target with all its documents keeps all of them and is reported as not reached.
 
 For a plan with k > 1 each number of judges from 2 to ``max_judges`` is searched (the agreement
 figures need two judges or more); the plan with the fewest annotator-hours wins. Counts, hours and
-cost of a sample come from :func:`posthoc.study.counts.subset_counts` (no new plan is made).
+cost of a sample come from :func:`posthoc.study.planner.counts.subset_counts` (no new plan is made).
 """
 
 from __future__ import annotations
@@ -22,10 +22,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from posthoc.study.counts import hours, item_table, subset_counts
-from posthoc.study.design import StudyPlan
-from posthoc.study.rates import OutcomeRates
-from posthoc.study.replicates import StudyShape, document_order, replicate_study
+from posthoc.study.plan.design import StudyPlan
+from posthoc.study.planner.counts import hours, item_table, subset_counts
+from posthoc.study.planner.rates import OutcomeRates
+from posthoc.study.planner.replicates import document_order, replicate_study
+from posthoc.study.planner.shape import StudyShape
 
 #: the smallest sample of a dataset (unless it has fewer documents)
 MIN_DOCUMENTS = 10
@@ -117,4 +118,4 @@ def smallest_plan(plan: StudyPlan, shape: StudyShape, rates: OutcomeRates, *, ta
     return {"target": target, "seed": seed, "judges_tried": judges, "candidates": candidates, "best": best,
             "widest_at_full": min((c["widest"] for c in candidates), default=math.nan), "sample": sample,
             "sample_rule": "per dataset, the first n documents in the seeded order of "
-                           "posthoc.study.replicates.document_order(shape, seed)"}
+                           "posthoc.study.planner.replicates.document_order(shape, seed)"}
