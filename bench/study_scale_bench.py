@@ -211,7 +211,7 @@ class Study:
     """The study's projects on the server: ids, workers' user ids, tasks left unannotated."""
 
     def __init__(self, http: httpx.Client, manifest: Any) -> None:
-        from posthoc.jobs.projects import study_projects
+        from posthoc.study.live.projects import study_projects
 
         found = study_projects(_list_projects(http), str(manifest.study), manifest.workers())
         self.projects = {worker: int(project["id"]) for worker, project in found.items()}

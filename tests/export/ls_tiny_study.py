@@ -124,7 +124,7 @@ def build_tiny_study(ls_server: Any, folder: Path, *, name: str = "tiny") -> Ite
                       projects={}, tasks={})
     with contextlib.ExitStack() as stack:
         for worker in manifest.workers():
-            from posthoc.jobs.projects import marker_html, project_marker
+            from posthoc.study.live.projects import marker_html, project_marker
 
             # the marker where setup keeps it (an invisible meta tag), so no page shows it to annotators
             project = stack.enter_context(make_project(ls_server, config, title=f"{name} {worker}",

@@ -20,8 +20,8 @@ from posthoc.errors import PosthocInputError
 
 def study_project_ids(projects: list[dict[str, Any]], study: str) -> list[int]:
     """Ids of the Label Studio projects of ``study``: those carrying its worker markers
-    (:func:`posthoc.jobs.projects.study_projects`); none when the study has not been created."""
-    from posthoc.jobs.projects import study_projects
+    (:func:`posthoc.study.live.projects.study_projects`); none when the study has not been created."""
+    from posthoc.study.live.projects import study_projects
 
     return sorted(int(p["id"]) for p in study_projects(projects, study).values())
 

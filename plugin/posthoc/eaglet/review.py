@@ -121,8 +121,8 @@ def _load_flags_dir(flags_dir: Path) -> tuple[dict[str, Any], pd.DataFrame, Corp
 def create_review_project(flags_dir: str | os.PathLike[str], *, url: str, token: str, title: str | None = None,
                           rules: list[str] | None = None) -> ReviewProject:
     """Create (or reuse, by title) the review project and import the tasks not yet there."""
-    from posthoc.jobs.projects import REVIEW_MARKER, marked_projects, marker_html
     from posthoc.labelstudio.client import LabelStudioClient
+    from posthoc.study.live.projects import REVIEW_MARKER, marked_projects, marker_html
 
     flags_dir = Path(flags_dir)
     _, flags, corpus = _load_flags_dir(flags_dir)

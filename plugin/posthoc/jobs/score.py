@@ -86,11 +86,11 @@ def _study_projects(client: Any, manifest: Any, project_ids: Sequence[int] | Non
     """``(project id, worker or None)`` of every project of the study.
 
     Without ``project_ids``: the projects that carry the study's worker markers
-    (:func:`posthoc.jobs.projects.study_projects`, written by ``posthoc study create``).
+    (:func:`posthoc.study.live.projects.study_projects`, written by ``posthoc study create``).
     """
     if project_ids:
         return [(int(p), None) for p in project_ids]
-    from posthoc.jobs.projects import study_projects
+    from posthoc.study.live.projects import study_projects
 
     found = study_projects(client.projects(), str(manifest.study), manifest.workers())
     if not found:

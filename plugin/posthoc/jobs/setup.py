@@ -7,7 +7,7 @@ link of a task); paper 004, section 4 (each worker gets their own randomised ord
 1. makes every worker's account (e-mail ``<worker>@<domain>``, password generated once and kept in the
    accounts file, 0600) through the sign-up form, after one paged listing of the organisation's members
    (:mod:`posthoc.jobs.accounts`);
-2. lists the projects once and finds the study's by marker (:func:`posthoc.jobs.projects.study_projects`);
+2. lists the projects once and finds the study's by marker (:func:`posthoc.study.live.projects.study_projects`);
    then, for several workers at once (``concurrency`` projects, a thread pool), for each:
 3. finds or creates the worker's project: title ``<study> · worker <worker>``, the marker in its
    ``expert_instruction``, settings: the label config, Sequential sampling, ``maximum_annotations=1``, no
@@ -53,15 +53,15 @@ from posthoc.jobs.accounts import (
     ensure_accounts,
     read_accounts,
 )
-from posthoc.jobs.projects import MARKER, marker_html, project_marker, project_markers, study_projects
 from posthoc.jobs.setup_record import SetupRecord, default_setup_file
-from posthoc.labelstudio.backend import BACKEND_WAIT, BackendLink, check_backend_health
 from posthoc.labelstudio import records as ls
+from posthoc.labelstudio.backend import BACKEND_WAIT, BackendLink, check_backend_health
 from posthoc.labelstudio.client import LabelStudioClient
 from posthoc.labelstudio.payloads import has_links, manifest_prediction, prediction_regions, regions_differ
 from posthoc.labelstudio.tasks import task_data
 from posthoc.labelstudio.views import ensure_tabs
 from posthoc.lazy import Lazy
+from posthoc.study.live.projects import MARKER, marker_html, project_marker, project_markers, study_projects
 from posthoc.study.plan.prefill import PrefillIndex
 
 IMPORT_BATCH = 500  # tasks a POST: Label Studio imports ~3 ms a task with predictions inline
