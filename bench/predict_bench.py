@@ -31,13 +31,14 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import requests
-from benchlib import BenchRun, time_both
+from benchlib import BenchRun, Timing, time_both
 
 
 def build_manifest(folder: Path, copies: int) -> Path:
@@ -158,6 +159,51 @@ def pct(values: list[float], q: float) -> float:
     return float(np.percentile(values, q))
 
 
+@dataclass(frozen=True)
+class Phases:
+    """What the timed phases measured: sequential single and health timings, 100-task batches (ms), the concurrent
+    runs' wall times and latencies, and every error counted."""
+
+    single_timing: Timing
+    health_timing: Timing
+    batch: list[float]
+    wall: float
+    conc_latencies: list[float]
+    health_wall: float
+    all_errors: int
+
+
+def print_figures(run: BenchRun, args: argparse.Namespace, phases: Phases) -> None:
+    """The bench's table and headlines, from the phases' figures."""
+    single_timing, health_timing, batch = phases.single_timing, phases.health_timing, phases.batch
+    conc_latencies, all_errors = phases.conc_latencies, phases.all_errors
+    single = [t * 1000 for t in single_timing.wall]
+    health_single = [t * 1000 for t in health_timing.wall]
+    rps = args.requests / phases.wall
+    health_rps = args.requests / phases.health_wall
+    run.print(f"sequential, {args.single} requests each, interleaved: /predict 1 task "
+              f"{single_timing.summary()}; GET /health {health_timing.summary()}")
+    run.print()
+    run.print(f"{'measure':<44}{'figure':>14}   target")
+    run.print(f"{'/predict 1 task, p50 (sequential)':<44}{statistics.median(single):>11.2f} ms   < 20 ms")
+    run.print(f"{'/predict 1 task, p95 (sequential)':<44}{pct(single, 95):>11.2f} ms")
+    run.print(f"{'GET /health (floor), p50 (sequential)':<44}{statistics.median(health_single):>11.2f} ms")
+    run.print(f"{'/predict 100 tasks, p50 (sequential)':<44}{statistics.median(batch):>11.2f} ms")
+    run.print(f"{'/predict 100 tasks, p95 (sequential)':<44}{pct(batch, 95):>11.2f} ms")
+    run.print(f"{f'{args.clients} clients, {args.requests} requests: rate':<44}{rps:>9.1f} req/s   > 200 req/s")
+    run.print(f"{f'{args.clients} clients: latency p50 / p95':<44}"
+              f"{statistics.median(conc_latencies):>6.1f} / {pct(conc_latencies, 95):.1f} ms")
+    run.print(f"{f'{args.clients} clients, GET /health (floor): rate':<44}{health_rps:>9.1f} req/s")
+    run.print(f"{'/predict rate / /health rate':<44}{rps / health_rps:>14.2f}")
+    run.print(f"{'errors (all phases)':<44}{all_errors:>14d}   0")
+    run.print()
+    run.headline(f"/predict 1 task p50 {statistics.median(single):.2f} ms (GET /health floor "
+                 f"{statistics.median(health_single):.2f} ms; target < 20 ms); 100 tasks p50 "
+                 f"{statistics.median(batch):.1f} ms")
+    run.headline(f"{args.clients} clients: {rps:.0f} req/s (/health floor {health_rps:.0f} req/s; target > 200), "
+                 f"{all_errors} errors; replies equal the in-process app's")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--copies", type=int, default=10, help="copies of the sample corpus in the manifest")
@@ -214,8 +260,6 @@ def main() -> int:
                     bad_replies[0] += health_session.get(f"{url}/health", timeout=60).status_code != 200
 
                 single_timing, health_timing = time_both(one_predict, one_health, runs=args.single)
-            single = [t * 1000 for t in single_timing.wall]
-            health_single = [t * 1000 for t in health_timing.wall]
             batch, batch_errors = sequential(url, [payload(pick(100), config) for _ in range(args.batches)])
             wall, conc_errors, conc_latencies = concurrent(
                 url, [payload(pick(1), config) for _ in range(args.requests)], clients=args.clients)
@@ -226,30 +270,8 @@ def main() -> int:
             process.terminate()
             process.wait(timeout=30)
 
-        rps = args.requests / wall
-        health_rps = args.requests / health_wall
-        run.print(f"sequential, {args.single} requests each, interleaved: /predict 1 task "
-                  f"{single_timing.summary()}; GET /health {health_timing.summary()}")
-        run.print()
-        run.print(f"{'measure':<44}{'figure':>14}   target")
-        run.print(f"{'/predict 1 task, p50 (sequential)':<44}{statistics.median(single):>11.2f} ms   < 20 ms")
-        run.print(f"{'/predict 1 task, p95 (sequential)':<44}{pct(single, 95):>11.2f} ms")
-        run.print(f"{'GET /health (floor), p50 (sequential)':<44}{statistics.median(health_single):>11.2f} ms")
-        run.print(f"{'/predict 100 tasks, p50 (sequential)':<44}{statistics.median(batch):>11.2f} ms")
-        run.print(f"{'/predict 100 tasks, p95 (sequential)':<44}{pct(batch, 95):>11.2f} ms")
-        run.print(f"{f'{args.clients} clients, {args.requests} requests: rate':<44}{rps:>9.1f} req/s   > 200 req/s")
-        run.print(f"{f'{args.clients} clients: latency p50 / p95':<44}"
-                  f"{statistics.median(conc_latencies):>6.1f} / {pct(conc_latencies, 95):.1f} ms")
-        run.print(f"{f'{args.clients} clients, GET /health (floor): rate':<44}{health_rps:>9.1f} req/s")
-        run.print(f"{'/predict rate / /health rate':<44}{rps / health_rps:>14.2f}")
-        all_errors = errors + batch_errors + conc_errors + health_errors
-        run.print(f"{'errors (all phases)':<44}{all_errors:>14d}   0")
-        run.print()
-        run.headline(f"/predict 1 task p50 {statistics.median(single):.2f} ms (GET /health floor "
-                     f"{statistics.median(health_single):.2f} ms; target < 20 ms); 100 tasks p50 "
-                     f"{statistics.median(batch):.1f} ms")
-        run.headline(f"{args.clients} clients: {rps:.0f} req/s (/health floor {health_rps:.0f} req/s; target > 200), "
-                     f"{all_errors} errors; replies equal the in-process app's")
+        print_figures(run, args, Phases(single_timing, health_timing, batch, wall, conc_latencies, health_wall,
+                                        errors + batch_errors + conc_errors + health_errors))
     return 0
 
 

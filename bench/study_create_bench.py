@@ -60,7 +60,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tasks", type=int, default=1500)
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args(argv)
-    from study_scale_bench import _plan, study_backend
+    from bench_servers import study_backend
+    from study_scale_bench import _plan
     from study_scale_raw import raw_create, raw_payloads
 
     from lsfixtures import build_template, copy_template
