@@ -36,8 +36,8 @@ from tqdm import tqdm
 
 from posthoc.errors import PosthocInputError
 from posthoc.export.checks import ExclusionLog, span_matches
-from posthoc.export.tags import VerificationTags
 from posthoc.labelstudio import records as ls
+from posthoc.labelstudio.label_config import VerificationTags
 from posthoc.labelstudio.records import region_from_name, region_id, region_value
 from posthoc.links import normalise_link
 from posthoc.tables import JUDGEMENT_COLUMNS, OUTCOMES, require_columns

@@ -30,8 +30,8 @@ import numpy as np
 import pandas as pd
 
 from posthoc.errors import PosthocInputError, PosthocServiceError
-from posthoc.export.tags import VerificationTags
 from posthoc.labelstudio.client import LabelStudioClient
+from posthoc.labelstudio.label_config import VerificationTags
 from posthoc.labelstudio.records import region_from_name, region_id, region_to_name, region_value, task_predictions
 
 OUTCOMES = ("verify", "edit", "remove")
@@ -210,7 +210,7 @@ def annotate_study(manifest: Any, *, url: str, tokens: Mapping[str, str], projec
     where the last one stopped and never annotates a task twice). ``progress``: one bar over the
     annotations to post, advanced as each is posted.
     """
-    from posthoc.export.tags import verification_tags
+    from posthoc.labelstudio.label_config import verification_tags
 
     settings = config or SimulationConfig()
     tags = verification_tags(label_config)

@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from posthoc.errors import PosthocServiceError
-from posthoc.labelstudio.payloads import MODEL_VERSION, RegionTags, build_result, region_tags
+from posthoc.labelstudio.label_config import RegionTags, region_tags
+from posthoc.labelstudio.payloads import MODEL_VERSION, build_result
 from posthoc.labelstudio.records import answer_predictions, region_from_name
 from posthoc.links import normalise_link
 
