@@ -30,7 +30,8 @@ import pandas as pd
 
 from posthoc.errors import PosthocInputError
 from posthoc.labelstudio.label_config import RegionTags, label_interface, region_tags
-from posthoc.labelstudio.records import region_texts, region_type, region_value, result_items
+from posthoc.labelstudio.records import region_texts, region_type, result_items
+from posthoc.labelstudio.regions import parse_regions
 
 #: The one neutral model version of every prediction, whichever system produced it (blind study).
 MODEL_VERSION: Final = "posthoc-v1"
@@ -147,17 +148,18 @@ Regions = dict[str, tuple[int, int, str]]
 
 
 def prediction_regions(prediction: Mapping[str, Any]) -> Regions:
-    """``{result id: (start, end, link)}`` of a stored prediction (the link from its per-region TextArea)."""
+    """``{result id: (start, end, link)}`` of a stored prediction's labelled regions (the link: ``value.text[0]``
+    of its last per-region TextArea item, ``""`` without one)."""
     regions: dict[str, tuple[int, int, str]] = {}
-    links: dict[str, str] = {}
-    for item in result_items(prediction):
-        if region_type(item) == "labels":
-            value = region_value(item) or {}
-            regions[str(item["id"])] = (int(value["start"]), int(value["end"]), "")
-        elif region_type(item) == "textarea":
-            texts = region_texts(item) or [""]
-            links[str(item["id"])] = str(texts[0])
-    return {key: (start, end, links.get(key, "")) for key, (start, end, _) in regions.items()}
+    for region in parse_regions(result_items(prediction)):
+        if not region.of_type("labels"):
+            continue
+        if region.start is None or region.end is None:
+            raise PosthocInputError(f"prediction region {region.id}: no value.start / value.end")
+        areas = region.of_type("textarea")
+        link = str((region_texts(areas[-1]) or [""])[0]) if areas else ""
+        regions[str(region.id)] = (region.start, region.end, link)
+    return regions
 
 
 def has_links(prediction: Mapping[str, Any]) -> bool:
