@@ -204,6 +204,12 @@ def result_items(record: Record) -> list[ResultItem]:
     return record.get("result") or []
 
 
+def stored_result(record: Record) -> object:
+    """The ``result`` of an annotation, prediction or draft as stored (``[]`` when absent; ``null`` or any
+    other value unchanged, for a reader that checks it is a list)."""
+    return record.get("result", [])
+
+
 def completed_by(annotation: Record) -> UserRef | None:
     """An annotation's ``completed_by``: a user id, or the user object when the export expands users."""
     return annotation.get("completed_by")

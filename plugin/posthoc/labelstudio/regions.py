@@ -29,7 +29,7 @@ from posthoc.labelstudio.records import (
 )
 from posthoc.tables import OUTCOMES
 
-__all__ = ["Region", "parse_regions"]
+__all__ = ["Region", "meta_link", "parse_regions"]
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,8 @@ def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _meta_link(item: ResultItem) -> str | None:
+def meta_link(item: ResultItem) -> str | None:
+    """``meta.text[0]`` of a result item (the link a pre-filled ``labels`` item shows), ``None`` without one."""
     meta = item.get("meta")
     texts = meta.get("text") if isinstance(meta, Mapping) else None
     return str(texts[0]) if isinstance(texts, list) and texts else None
@@ -105,7 +106,7 @@ def _region(key: str | None, items: list[ResultItem]) -> Region:
                 labels, label_from = tuple(str(v) for v in value.get("labels") or []), region_from_name(item)
             if isinstance(value.get("text"), str):
                 fields["text"] = value.get("text")
-            fields["meta_link"] = _meta_link(item)
+            fields["meta_link"] = meta_link(item)
         elif kind == "choices" and isinstance(value.get("choices"), list):
             choices[tag] = tuple(str(v) for v in value.get("choices") or [])
             decided = decided or next((c for c in choices[tag] if c in OUTCOMES), None)
