@@ -65,7 +65,7 @@ def build_index(n_tasks: int):  # type: ignore[no-untyped-def]
     import pandas as pd
 
     from posthoc.export.flatten import ManifestIndex
-    from posthoc.export.tags import verification_tags
+    from posthoc.labelstudio.label_config import verification_tags
     from posthoc.paths import label_config
 
     keys = [f"t{i:07d}" for i in range(n_tasks)]

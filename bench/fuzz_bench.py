@@ -167,7 +167,7 @@ def reader_targets(work: Path) -> dict[str, tuple[st.SearchStrategy[Any], Callab
 def label_studio_export_target(work: Path) -> tuple[st.SearchStrategy[Any], Callable[[Any], Any]]:
     from posthoc.export.flatten import ExportFlattener, ManifestIndex
     from posthoc.export.synthetic import write_synthetic_export
-    from posthoc.export.tags import verification_tags
+    from posthoc.labelstudio.label_config import verification_tags
     from posthoc.paths import label_config
 
     text = "👩‍👩‍👧 Zoë met Jose\u0301 in 東京 and 🇫🇷 Paris."

@@ -31,7 +31,7 @@ from flask import Flask, Response, jsonify, request
 from werkzeug.exceptions import HTTPException
 
 from posthoc.errors import PosthocInputError
-from posthoc.labelstudio.payloads import region_tags
+from posthoc.labelstudio.label_config import region_tags
 from posthoc.predictors.linker import AliasTable, DictionaryLinker
 from posthoc.predictors.registry import ModelFactory, PredictorSpec
 from posthoc.study.live.events import EventStore

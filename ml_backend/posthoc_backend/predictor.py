@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from posthoc.errors import PosthocInputError
-from posthoc.labelstudio.payloads import PredictionMismatch, manifest_prediction, region_tags
+from posthoc.labelstudio.label_config import region_tags
+from posthoc.labelstudio.payloads import PredictionMismatch, manifest_prediction
 from posthoc.predictors.linker import DictionaryLinker
 from posthoc.predictors.registry import ModelFactory
 from posthoc.predictors.stored import DictionaryTextLinker

@@ -7,7 +7,8 @@ import pytest
 from label_studio_sdk.label_interface import LabelInterface
 
 from posthoc.errors import PosthocInputError
-from posthoc.labelstudio.payloads import build_result, region_tags, validation_errors
+from posthoc.labelstudio.label_config import region_tags
+from posthoc.labelstudio.payloads import build_result, validation_errors
 
 OTHER_CONFIG = """<View>
   <Text name="doc" value="$body"/>

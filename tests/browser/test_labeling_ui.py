@@ -18,9 +18,9 @@ import pytest
 
 from lsfixtures import run_backend
 from posthoc.export.flatten import ManifestIndex, flatten_exports
-from posthoc.export.tags import verification_tags
 from posthoc.jobs.setup import create_study, read_accounts
 from posthoc.labelstudio.client import LabelStudioClient
+from posthoc.labelstudio.label_config import verification_tags
 from posthoc.paths import label_config
 from posthoc.study import StudyConfig, plan_study
 from posthoc.study.plan.manifest import Manifest

@@ -110,7 +110,8 @@ def _post(url: str, token: str, path: str, body: dict[str, Any]) -> dict[str, An
 def build_tiny_study(ls_server: Any, folder: Path, *, name: str = "tiny") -> Iterator[TinyStudy]:
     """Set the tiny study up on ``ls_server`` (manifest in ``folder``); projects are deleted on exit.
     ``name``: the study's name (another name is another study, found apart by its projects' markers)."""
-    from posthoc.labelstudio.payloads import build_result, region_tags
+    from posthoc.labelstudio.label_config import region_tags
+    from posthoc.labelstudio.payloads import build_result
     from posthoc.labelstudio.tasks import task_data
     from posthoc.labelstudio.users import worker_email
 

@@ -12,7 +12,7 @@ from ls_tiny_study import EDIT_TYPED, TinyStudy
 
 from posthoc.export.fetch import connect, fetch_export, project_label_config
 from posthoc.export.flatten import ExportFlattener, Flattened, ManifestIndex
-from posthoc.export.tags import verification_tags
+from posthoc.labelstudio.label_config import verification_tags
 from posthoc.links import normalise_link
 from posthoc.tables import JUDGEMENT_COLUMNS
 

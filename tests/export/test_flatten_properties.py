@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from posthoc.export.flatten import ExportFlattener, ManifestIndex
 from posthoc.export.synthetic import write_synthetic_export
-from posthoc.export.tags import verification_tags
+from posthoc.labelstudio.label_config import verification_tags
 from posthoc.paths import label_config
 
 TEXT = "👩‍👩‍👧 Zoë met Jose\u0301 in 東京 and 🇫🇷 Paris yesterday."

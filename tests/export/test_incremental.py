@@ -12,7 +12,7 @@ from test_streaming import TEXT, big_index
 from posthoc.export.flatten import ExportFlattener, iter_export_tasks
 from posthoc.export.incremental import JudgementCache, combine, flatten_part, overlapping
 from posthoc.export.synthetic import write_synthetic_export
-from posthoc.export.tags import verification_tags
+from posthoc.labelstudio.label_config import verification_tags
 from posthoc.paths import label_config
 
 

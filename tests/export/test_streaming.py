@@ -10,7 +10,7 @@ import pytest
 
 from posthoc.export.flatten import ExportFlattener, ManifestIndex, iter_export_tasks
 from posthoc.export.synthetic import write_synthetic_export
-from posthoc.export.tags import verification_tags
+from posthoc.labelstudio.label_config import verification_tags
 from posthoc.links import normalise_link
 from posthoc.paths import label_config
 

@@ -76,8 +76,8 @@ def test_each_study_has_its_projects_and_tasks_as_planned(twins: Any, ls_server:
 def test_each_studys_workers_annotate_and_score_separately(twins: Any, ls_server: Any, tmp_path: Path) -> None:
     """w001 of each study works their own stream with their own login; each study's score counts exactly its
     own annotations, under its own worker ids, and the other study's never."""
-    from posthoc.export.tags import verification_tags
     from posthoc.jobs.score import run_score_job
+    from posthoc.labelstudio.label_config import verification_tags
     from posthoc.labelstudio.users import ensure_user
 
     tags = verification_tags(label_config("entity_verification"))

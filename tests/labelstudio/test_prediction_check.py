@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from posthoc.labelstudio.payloads import build_result, prediction_regions, region_tags, regions_differ
+from posthoc.labelstudio.label_config import region_tags
+from posthoc.labelstudio.payloads import build_result, prediction_regions, regions_differ
 from posthoc.paths import label_config
 
 TEXT = "Zoë met 王小明 👋🏽 in São Paulo."

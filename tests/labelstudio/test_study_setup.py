@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 
 from lsfixtures import run_backend, small_sample_manifest
-from posthoc.export.tags import verification_tags
 from posthoc.jobs.setup import MARKER, SEQUENTIAL, create_study, project_markers, read_accounts
 from posthoc.jobs.simulate import SimulationConfig, annotate_stream, plan_decisions
 from posthoc.labelstudio.client import LabelStudioClient
+from posthoc.labelstudio.label_config import verification_tags
 from posthoc.labelstudio.tasks import TASK_DATA_KEYS
 from posthoc.paths import label_config
 

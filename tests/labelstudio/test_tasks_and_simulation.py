@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from posthoc.export.tags import verification_tags
 from posthoc.jobs.simulate import SimulationConfig, annotation_result, biased, plan_decisions
+from posthoc.labelstudio.label_config import verification_tags
 from posthoc.labelstudio.tasks import is_web_link, kb_pages_html, task_data
 from posthoc.paths import label_config
 

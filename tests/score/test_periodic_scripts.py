@@ -17,7 +17,7 @@ import pytest
 
 from posthoc.export.flatten import ManifestIndex
 from posthoc.export.synthetic import write_synthetic_export
-from posthoc.export.tags import verification_tags
+from posthoc.labelstudio.label_config import verification_tags
 from posthoc.paths import label_config
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"

@@ -20,8 +20,8 @@ import pytest
 from posthoc.errors import PosthocInputError
 from posthoc.export.flatten import ManifestIndex
 from posthoc.export.synthetic import write_synthetic_export
-from posthoc.export.tags import verification_tags
 from posthoc.jobs.score import LOCK_NAME, ScoreJobLocked, run_score_job
+from posthoc.labelstudio.label_config import verification_tags
 from posthoc.paths import label_config
 from posthoc.scores import TABLE_NAMES
 

@@ -137,8 +137,8 @@ def scored_study(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The sample study planned, estimated beside its manifest, exported with simulated decisions and scored."""
     from posthoc.export.flatten import ManifestIndex
     from posthoc.export.synthetic import write_synthetic_export
-    from posthoc.export.tags import verification_tags
     from posthoc.jobs.score import run_score_job
+    from posthoc.labelstudio.label_config import verification_tags
     from posthoc.paths import label_config
     from posthoc.study.plan.config import load_study_config, read_study_inputs
     from posthoc.study.plan.design import plan_study

@@ -89,7 +89,7 @@ def score_command(manifest_path: Path, ls_url: str | None, out_dir: Path, export
         except UnicodeDecodeError:
             raise PosthocInputError(f"--label-config {label_config_path}: not UTF-8 text; give the project's "
                                     "label config (XML)") from None
-        from posthoc.export.tags import verification_tags
+        from posthoc.labelstudio.label_config import verification_tags
 
         verification_tags(label_config, where=f"--label-config {label_config_path}")  # checked before --out
     try:

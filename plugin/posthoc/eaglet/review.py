@@ -32,6 +32,7 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final
 
@@ -41,6 +42,8 @@ from posthoc.atomic import write_text_atomic
 from posthoc.eaglet.flags import read_flags
 from posthoc.errors import PosthocInputError
 from posthoc.labelstudio import records as ls
+from posthoc.labelstudio.label_config import RegionTags, region_tags
+from posthoc.labelstudio.regions import parse_regions
 from posthoc.links import normalise_link
 from posthoc.paths import label_config
 from posthoc.readers.corpus import Corpus, mentions_frame
@@ -59,7 +62,15 @@ def _prefilled_link(flag: dict[str, Any]) -> str:
     return "" if str(flag["link"]) == "nil:" else str(flag["link"])
 
 
+@lru_cache(maxsize=1)
+def review_tags() -> RegionTags:
+    """The tags of ``label_configs/gold_review.xml`` (the flag's ``Labels``, the ``link`` TextArea, the
+    ``decision`` Choices), read with Label Studio's parser."""
+    return region_tags(label_config(CONFIG_NAME))
+
+
 def _region(flag: dict[Any, Any], text: str) -> list[dict[str, Any]]:
+    tags = review_tags()
     start, end = int(flag["start"]), int(flag["end"])
     if not 0 <= start < end <= len(text):
         raise PosthocInputError(f"flag {flag['flag_id']} of document {flag['doc_id']!r}: span [{start},{end}) is "
@@ -67,10 +78,10 @@ def _region(flag: dict[Any, Any], text: str) -> list[dict[str, Any]]:
     value = {"start": start, "end": end, "text": text[start:end]}
     meta = f"{flag['suggestion']}: {flag['detail']}" if flag["detail"] else str(flag["suggestion"])
     return [
-        {"id": flag["flag_id"], "from_name": "flag", "to_name": "text", "type": "labels", "origin": "prediction",
-         "value": {**value, "labels": [flag["rule"]]}, "meta": {"text": [meta]}},
-        {"id": flag["flag_id"], "from_name": "link", "to_name": "text", "type": "textarea", "origin": "prediction",
-         "value": {**value, "text": [_prefilled_link(flag)]}},
+        {"id": flag["flag_id"], "from_name": tags.labels_from, "to_name": tags.to_name, "type": "labels",
+         "origin": "prediction", "value": {**value, "labels": [flag["rule"]]}, "meta": {"text": [meta]}},
+        {"id": flag["flag_id"], "from_name": tags.link_from, "to_name": tags.to_name, "type": "textarea",
+         "origin": "prediction", "value": {**value, "text": [_prefilled_link(flag)]}},
     ]
 
 
@@ -133,15 +144,16 @@ def create_review_project(flags_dir: str | os.PathLike[str], *, url: str, token:
     # by its marker (projects.py, as the study's projects are found); one made before markers: by its title
     found = marked_projects(projects, marker) or [p for p in projects if p.get("title") == title]
     if found:
-        project_id = int(found[0]["id"])
+        project_id = ls.int_id(found[0])
     else:
-        project_id = int(client.post("/api/projects/", {"title": title, "label_config": label_config(CONFIG_NAME),
-                                                         "maximum_annotations": 1,
-                                                         "expert_instruction": marker_html(marker)})["id"])
+        project_id = ls.int_id(client.post("/api/projects/", {"title": title,
+                                                               "label_config": label_config(CONFIG_NAME),
+                                                               "maximum_annotations": 1,
+                                                               "expert_instruction": marker_html(marker)}))
     present = {(str(data.get("dataset")), str(data.get("doc_id")))
                for data in map(ls.task_data, client.tasks(project_id))}
     tasks = [t for t in review_tasks(flags, corpus.documents, rules=rules)
-             if (t["data"]["dataset"], t["data"]["doc_id"]) not in present]
+             if (ls.task_data(t)["dataset"], ls.task_data(t)["doc_id"]) not in present]
     if tasks:
         client.post(f"/api/projects/{project_id}/import", tasks)
     write_text_atomic(flags_dir / "review.json", json.dumps({"project_id": project_id, "title": title,
@@ -157,7 +169,7 @@ def export_tasks(url: str, token: str, project_id: int) -> list[dict[str, Any]]:
     answer = client.get(f"/api/projects/{project_id}/export", exportType="JSON", download_all_tasks="true")
     if not isinstance(answer, list):
         raise PosthocInputError(f"project {project_id}: the export is not a list of tasks; is it a review project?")
-    emails = {int(u["id"]): str(u.get("email") or u["id"]) for u in client.members()}
+    emails = {ls.int_id(u): str(u.get("email") or ls.record_id(u)) for u in client.members()}
     for task in answer:
         for annotation in ls.task_annotations(task):
             ls.expand_completed_by(annotation, emails)
@@ -175,37 +187,29 @@ class _Region:
     decision: str | None
 
 
-def _regions(task: dict[str, Any], text: str) -> tuple[dict[str, _Region], dict[str, Any]] | None:
+def _regions(task: dict[str, Any], text: str) -> tuple[dict[str, _Region], ls.Annotation] | None:
     annotations = [a for a in ls.task_annotations(task) if not ls.was_cancelled(a)]
     if not annotations:
         return None
-    latest = max(annotations, key=lambda a: (str(ls.last_changed_at(a) or ""), int(a["id"])))
-    spans: dict[str, dict[str, Any]] = {}
-    for item in ls.result_items(latest):
-        value, rid = ls.region_value(item) or {}, str(ls.region_id(item))
-        entry = spans.setdefault(rid, {})
-        if "start" in value and "end" in value:
-            entry["span"] = (int(value["start"]), int(value["end"]))
-        control = ls.region_from_name(item)
-        if control == "flag":
-            entry["label"] = (ls.region_labels(item) or [""])[0]
-        elif control == "link":
-            entry["link"] = ((ls.region_texts(item) or [""])[0] or "").strip()
-        elif control == "decision":
-            entry["decision"] = (ls.region_choices(item) or [None])[0]
+    latest = max(annotations, key=lambda a: (str(ls.last_changed_at(a) or ""), ls.int_id(a)))
+    tags = review_tags()
     regions = {}
-    for rid, entry in spans.items():
-        if "span" not in entry:
+    for region in parse_regions(ls.result_items(latest)):
+        rid, start, end = str(region.id), region.start, region.end
+        if start is None or end is None:
             continue
-        start, end = entry["span"]
         if not 0 <= start < end <= len(text):
             raise PosthocInputError(f"task {ls.record_id(task)}, region {rid}: span [{start},{end}) is outside "
                                     f"the text (length {len(text)}); fix the region in Label Studio")
-        regions[rid] = _Region(start, end, entry.get("label", ""), entry.get("link"), entry.get("decision"))
+        flag, link, decision = (region.item(tag) for tag in (tags.labels_from, tags.link_from, tags.decision_from))
+        choices = [] if decision is None else ls.region_choices(decision)
+        regions[rid] = _Region(start, end, "" if flag is None else (ls.region_labels(flag) or [""])[0],
+                               None if link is None else ((ls.region_texts(link) or [""])[0] or "").strip(),
+                               choices[0] if choices else None)
     return regions, latest
 
 
-def _reviewer(annotation: dict[str, Any]) -> str:
+def _reviewer(annotation: ls.Annotation) -> str:
     who = ls.completed_by(annotation)
     return "" if who is None else str(ls.user_email(who) or ls.user_id(who))
 
@@ -223,10 +227,10 @@ def corrected_gold(corpus: Corpus, flags: pd.DataFrame, tasks: list[dict[str, An
         key: group.to_dict("records") for key, group in flags.groupby(["dataset", "doc_id"], sort=False)}
     log: list[dict[str, Any]] = []
     for task in tasks:
-        data = task.get("data", {})
+        data = ls.task_data(task)
         doc = (str(data.get("dataset")), str(data.get("doc_id")))
         if doc not in texts:
-            raise PosthocInputError(f"task {task.get('id')}: document {doc[1]!r} of {doc[0]!r} is not in the "
+            raise PosthocInputError(f"task {ls.record_id(task)}: document {doc[1]!r} of {doc[0]!r} is not in the "
                                     "checked corpus; give the flags folder this project was made from")
         text = texts[doc]
         parsed = _regions(task, text)
@@ -234,7 +238,7 @@ def corrected_gold(corpus: Corpus, flags: pd.DataFrame, tasks: list[dict[str, An
             continue
         regions, annotation = parsed
         base = {"dataset": doc[0], "doc_id": doc[1], "reviewer": _reviewer(annotation),
-                "annotation_id": int(annotation["id"])}
+                "annotation_id": ls.int_id(annotation)}
         removals, updates, inserts = [], [], []
         for flag in by_doc.get(doc, []):
             region = regions.get(str(flag["flag_id"]))

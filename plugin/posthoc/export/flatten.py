@@ -36,9 +36,10 @@ from tqdm import tqdm
 
 from posthoc.errors import PosthocInputError
 from posthoc.export.checks import ExclusionLog, span_matches
-from posthoc.export.tags import VerificationTags
 from posthoc.labelstudio import records as ls
-from posthoc.labelstudio.records import region_from_name, region_id, region_value
+from posthoc.labelstudio.label_config import VerificationTags
+from posthoc.labelstudio.records import region_value
+from posthoc.labelstudio.regions import parse_regions
 from posthoc.links import normalise_link
 from posthoc.tables import JUDGEMENT_COLUMNS, OUTCOMES, require_columns
 
@@ -338,7 +339,7 @@ class ExportFlattener:
             except PosthocInputError:
                 raise
             except (AttributeError, TypeError, ValueError, KeyError) as exc:  # a field of the wrong shape
-                raise PosthocInputError(f"{path}: Label Studio task {task.get('id')!r} is malformed "
+                raise PosthocInputError(f"{path}: Label Studio task {ls.record_id(task)!r} is malformed "
                                         f"({type(exc).__name__}: {exc}); give the export as Label Studio wrote it"
                                         ) from None
 
@@ -397,9 +398,8 @@ class ExportFlattener:
             self.log.add("unknown_prediction_region", worker=info.worker, task_key=key,
                          detail=f"prediction {ls.record_id(prediction)} region {region}")
         regions: dict[str, dict[str, Mapping[str, Any]]] = {}
-        for item in ls.result_items(annotation):
-            if isinstance(item, Mapping):
-                regions.setdefault(str(region_id(item)), {})[str(region_from_name(item))] = item
+        for parsed in parse_regions(ls.result_items(annotation), relations=True):
+            regions.setdefault(str(parsed.id), {}).update(parsed.by_tag())
         for region in sorted(set(regions) - predicted):
             self.log.add("manual_region", worker=info.worker, task_key=key,
                          detail=f"{_describe(annotation)} region {region}")

@@ -49,7 +49,7 @@ import pandas as pd
 from posthoc.errors import PosthocServiceError
 from posthoc.export.checks import exclusions_frame
 from posthoc.export.flatten import ExportFlattener, Flattened, ManifestIndex, empty_judgements, judgement_sort
-from posthoc.export.tags import VerificationTags
+from posthoc.labelstudio.label_config import VerificationTags
 from posthoc.lazy import Lazy
 
 #: projects exported (or asked for their signal) at once: Label Studio is one process, mostly busy in Python, on
@@ -265,7 +265,7 @@ class JudgementCache:
 
 
 def _tags_reader(label_config: str, *, where: str) -> Lazy[VerificationTags]:
-    from posthoc.export.tags import verification_tags
+    from posthoc.labelstudio.label_config import verification_tags
 
     return Lazy(lambda: verification_tags(label_config, where=where))
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from posthoc.atomic import atomic_open
 from posthoc.export.flatten import ManifestIndex, Prefill
-from posthoc.export.tags import UNDECIDED, VerificationTags
+from posthoc.labelstudio.label_config import UNDECIDED, VerificationTags
 from posthoc.labelstudio.tasks import kb_pages_html
 
 DECISIONS = ("verify", "edit", "remove", "deleted")

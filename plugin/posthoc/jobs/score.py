@@ -38,9 +38,9 @@ from posthoc.errors import PosthocInputError
 from posthoc.export.checks import summarise_exclusions
 from posthoc.export.flatten import ExportFlattener, Flattened, ManifestIndex, default_user_workers
 from posthoc.export.incremental import CACHE_NAME, JudgementCache, StudyExport
-from posthoc.export.tags import VerificationTags, verification_tags
 from posthoc.html import Section
 from posthoc.jobs.score_outputs import commit_outputs, merge_exclusions, stage_outputs
+from posthoc.labelstudio.label_config import VerificationTags, verification_tags
 
 LOCK_NAME = ".posthoc-score.lock"
 FINGERPRINT_NAME = ".posthoc-score.fingerprint"

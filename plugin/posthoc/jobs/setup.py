@@ -268,13 +268,13 @@ def _check_predictions(ctx: _Study, project_id: int, tasks: list[dict[str, Any]]
         ids = ", ".join(str(t["id"]) for t in lacking[:5]) + (" ..." if len(lacking) > 5 else "")
         logger.warning("project %s: %d task(s) without their prediction (ids %s, an interrupted import?): "
                        "adding the manifest's", project_id, len(lacking), ids)
-        predictions = []
+        imported = []
         for task in lacking:
             key = str(task["data"]["task_key"])
             prediction = manifest_prediction(ctx.index.prefill(key), ctx.index.texts[key], ctx.config,
                                              model_version=model_version)
-            predictions.append({"task": int(task["id"]), **prediction})
-        ctx.client.import_predictions(project_id, predictions)
+            imported.append({"task": int(task["id"]), **prediction})
+        ctx.client.import_predictions(project_id, imported)
     ctx.counts.add(predicted=len(lacking), deleted=deleted)
 
 

@@ -22,7 +22,7 @@ own token) and posts one annotation per task built by :func:`annotation_result`.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,9 +30,18 @@ import numpy as np
 import pandas as pd
 
 from posthoc.errors import PosthocInputError, PosthocServiceError
-from posthoc.export.tags import VerificationTags
 from posthoc.labelstudio.client import LabelStudioClient
-from posthoc.labelstudio.records import region_from_name, region_id, region_to_name, region_value, task_predictions
+from posthoc.labelstudio.label_config import VerificationTags
+from posthoc.labelstudio.records import (
+    listed_predictions,
+    record_id,
+    region_from_name,
+    region_id,
+    region_to_name,
+    region_value,
+    result_items,
+    task_data,
+)
 
 OUTCOMES = ("verify", "edit", "remove")
 DEFAULT_OUTCOME_PROBABILITIES: dict[str, tuple[float, float, float]] = {
@@ -124,7 +133,7 @@ def plan_decisions(mentions: pd.DataFrame, config: SimulationConfig) -> pd.DataF
     return pd.DataFrame(rows, columns=list(DECISION_COLUMNS))
 
 
-def annotation_result(prediction_result: list[dict[str, Any]], decisions: Mapping[str, tuple[str, str | None]],
+def annotation_result(prediction_result: Sequence[Mapping[str, Any]], decisions: Mapping[str, tuple[str, str | None]],
                       tags: VerificationTags, *, drop: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
     """The ``result`` of an annotation that decides each pre-filled region of a prediction.
 
@@ -142,7 +151,7 @@ def annotation_result(prediction_result: list[dict[str, Any]], decisions: Mappin
         if region not in decisions:
             raise PosthocInputError(f"no decision for pre-filled region {region}")
         outcome, new_link = decisions[region]
-        value = region_value(item)
+        value = region_value(item) or {}
         span = {"start": value["start"], "end": value["end"], "text": value.get("text", "")}
         base = {"id": region, "to_name": region_to_name(item), "origin": "prediction"}
         labelled = {**value, "labels": [outcome]} if tags.decision_in_labels else dict(value)
@@ -182,19 +191,19 @@ def annotate_stream(client: LabelStudioClient, project_id: int, decisions: pd.Da
         task = client.next_task(project_id)
         if task is None:
             raise PosthocServiceError(f"project {project_id}: the stream ended before task {expected_key}")
-        key = str(task["data"].get("task_key"))
+        key = str(task_data(task).get("task_key"))
         if key != expected_key:
             raise PosthocServiceError(f"project {project_id}: /next served {key}, the plan says {expected_key}")
-        predictions = task_predictions(task)
+        predictions = listed_predictions(task) or []
         if len(predictions) != 1:
-            raise PosthocServiceError(f"project {project_id}, task {task['id']}: {len(predictions)} predictions")
+            raise PosthocServiceError(f"project {project_id}, task {record_id(task)}: {len(predictions)} predictions")
         rows = by_task[key]
         chosen = {str(r.mention_id): (str(r.outcome), r.new_link if isinstance(r.new_link, str) else None)
                   for r in rows.itertuples(index=False)}
-        result = annotation_result(predictions[0]["result"], chosen, tags)
-        client.post(f"/api/tasks/{task['id']}/annotations/",
+        result = annotation_result(result_items(predictions[0]), chosen, tags)
+        client.post(f"/api/tasks/{record_id(task)}/annotations/",
                     {"result": result, "lead_time": float(rows["lead_time"].iloc[0]),
-                     "parent_prediction": predictions[0]["id"], "project": project_id})
+                     "parent_prediction": record_id(predictions[0]), "project": project_id})
         posted += 1
         if on_posted is not None:
             on_posted(1)
@@ -210,7 +219,7 @@ def annotate_study(manifest: Any, *, url: str, tokens: Mapping[str, str], projec
     where the last one stopped and never annotates a task twice). ``progress``: one bar over the
     annotations to post, advanced as each is posted.
     """
-    from posthoc.export.tags import verification_tags
+    from posthoc.labelstudio.label_config import verification_tags
 
     settings = config or SimulationConfig()
     tags = verification_tags(label_config)
@@ -227,7 +236,7 @@ def annotate_study(manifest: Any, *, url: str, tokens: Mapping[str, str], projec
         if admin_token is not None:
             admin = LabelStudioClient(url, admin_token)
             done[worker] = frozenset(
-                str(t["data"].get("task_key")) for t in admin.tasks(project_ids[worker])
+                str(task_data(t).get("task_key")) for t in admin.tasks(project_ids[worker])
                 if int(t.get("total_annotations") or 0) + int(t.get("cancelled_annotations") or 0) > 0)
     to_post = sum(len(set(decisions.loc[decisions["worker"] == w, "task_key"]) - done[w]) for w in chosen)
     posted = 0

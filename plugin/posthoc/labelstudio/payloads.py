@@ -4,8 +4,8 @@ The one module that writes the result lists Label Studio stores (the ML backend'
 predictions ``posthoc study create`` imports inline are both :func:`manifest_prediction`) and reads a
 prediction's regions back (:func:`prediction_regions`, what setup checks).
 
-Tag names are never hard-coded: :func:`region_tags` reads them from the label config with
-``label_studio_sdk.label_interface.LabelInterface`` (the ``Labels`` tag that targets a ``Text``
+Tag names are never hard-coded: :func:`posthoc.labelstudio.label_config.region_tags` reads them from the label
+config with ``label_studio_sdk.label_interface.LabelInterface`` (the ``Labels`` tag that targets a ``Text``
 tag, the per-region ``TextArea`` that shows the pre-filled link, the per-region ``Choices`` that
 holds the decision), so the same builder serves ``entity_verification.xml``, ``gold_review.xml``
 or any config of that shape.
@@ -24,18 +24,14 @@ Offsets are code points; ``value.text`` is always ``text[start:end]``. No score 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import pandas as pd
 
 from posthoc.errors import PosthocInputError
-from posthoc.labelstudio.client import label_interface as parse_label_config
-from posthoc.labelstudio.records import region_texts, region_type, region_value, result_items
-
-if TYPE_CHECKING:
-    from posthoc.labelstudio.client import LabelInterface
+from posthoc.labelstudio.label_config import RegionTags, label_interface, region_tags
+from posthoc.labelstudio.records import region_texts, region_type, result_items
+from posthoc.labelstudio.regions import parse_regions
 
 #: The one neutral model version of every prediction, whichever system produced it (blind study).
 MODEL_VERSION: Final = "posthoc-v1"
@@ -55,78 +51,6 @@ class RequestError(Exception):
     def body(self) -> dict[str, Any]:
         """The JSON error body."""
         return {"error": self.message, "field": self.field}
-
-
-@dataclass(frozen=True)
-class RegionTags:
-    """The tags of a label config that pre-filled text regions use.
-
-    ``labels_from``: the Labels tag; ``to_name``: the Text tag it targets; ``text_key``: the task
-    data key of that Text tag (``$text`` -> ``text``); ``label_values``: its label values;
-    ``link_from``: the per-region TextArea that shows the link (one with ``editable="false"`` if
-    there is one, else the first per-region TextArea), ``None`` if the config has none;
-    ``decision_from``: the tag holding verify / edit / remove: a per-region Choices with them, else the
-    Labels tag when its values hold them (``entity_verification.xml``: the region's label is its decision,
-    pre-filled with the first value, ``undecided``), else the first per-region Choices, ``None`` if none.
-    """
-
-    labels_from: str
-    to_name: str
-    text_key: str
-    label_values: tuple[str, ...]
-    link_from: str | None
-    decision_from: str | None
-
-
-def _per_region(tag: Any) -> bool:
-    return str(tag.attr.get("perRegion", "")).lower() == "true"
-
-
-@lru_cache(maxsize=32)
-def label_interface(config: str) -> LabelInterface:
-    """The parsed config (cached: Label Studio sends the same config with every request)."""
-    try:
-        return parse_label_config(config)
-    except Exception as exc:  # the SDK raises assorted parse errors on broken XML
-        raise PosthocInputError(
-            f"label_config: not a valid Label Studio config ({exc}); send the project's config"
-        ) from exc
-
-
-@lru_cache(maxsize=32)
-def region_tags(config: str) -> RegionTags:
-    """The :class:`RegionTags` of ``config``; :class:`PosthocInputError` if it has no Labels on a Text tag."""
-    interface = label_interface(config)
-    texts = {obj.name: obj for obj in interface.objects if obj.tag.lower() == "text"}
-    labels = [c for c in interface.controls if c.tag.lower() == "labels" and any(n in texts for n in c.to_name)]
-    if not labels:
-        raise PosthocInputError(
-            "label_config: no <Labels> tag targets a <Text> tag; a config for pre-filled text regions needs one"
-        )
-    labels_tag = labels[0]
-    to_name = next(n for n in labels_tag.to_name if n in texts)
-    value = str(texts[to_name].value or "")
-    if not value.startswith("$") or len(value) < 2:
-        raise PosthocInputError(f"label_config: <Text name={to_name!r}> needs value=\"$field\" naming the task data")
-    if not labels_tag.labels:
-        raise PosthocInputError(f"label_config: <Labels name={labels_tag.name!r}> has no <Label> values")
-    on_text = [c for c in interface.controls if to_name in c.to_name and _per_region(c)]
-    areas = [c for c in on_text if c.tag.lower() == "textarea"]
-    read_only = [c for c in areas if str(c.attr.get("editable", "true")).lower() == "false"]
-    link_tag = (read_only or areas or [None])[0]
-    choices = [c for c in on_text if c.tag.lower() == "choices"]
-    outcomes = {"verify", "edit", "remove"}
-    decided = [c for c in choices if outcomes <= set(c.labels or [])]
-    decision_tag = (decided[0].name if decided else labels_tag.name if outcomes <= set(labels_tag.labels)
-                    else choices[0].name if choices else None)
-    return RegionTags(
-        labels_from=labels_tag.name,
-        to_name=to_name,
-        text_key=value[1:],
-        label_values=tuple(labels_tag.labels),
-        link_from=None if link_tag is None else link_tag.name,
-        decision_from=decision_tag,
-    )
 
 
 def build_result(mentions: pd.DataFrame | Sequence[Mapping[str, Any]], text: str, tags: RegionTags, *,
@@ -224,17 +148,18 @@ Regions = dict[str, tuple[int, int, str]]
 
 
 def prediction_regions(prediction: Mapping[str, Any]) -> Regions:
-    """``{result id: (start, end, link)}`` of a stored prediction (the link from its per-region TextArea)."""
+    """``{result id: (start, end, link)}`` of a stored prediction's labelled regions (the link: ``value.text[0]``
+    of its last per-region TextArea item, ``""`` without one)."""
     regions: dict[str, tuple[int, int, str]] = {}
-    links: dict[str, str] = {}
-    for item in result_items(prediction):
-        if region_type(item) == "labels":
-            value = region_value(item) or {}
-            regions[str(item["id"])] = (int(value["start"]), int(value["end"]), "")
-        elif region_type(item) == "textarea":
-            texts = region_texts(item) or [""]
-            links[str(item["id"])] = str(texts[0])
-    return {key: (start, end, links.get(key, "")) for key, (start, end, _) in regions.items()}
+    for region in parse_regions(result_items(prediction)):
+        if not region.of_type("labels"):
+            continue
+        if region.start is None or region.end is None:
+            raise PosthocInputError(f"prediction region {region.id}: no value.start / value.end")
+        areas = region.of_type("textarea")
+        link = str((region_texts(areas[-1]) or [""])[0]) if areas else ""
+        regions[str(region.id)] = (region.start, region.end, link)
+    return regions
 
 
 def has_links(prediction: Mapping[str, Any]) -> bool:

@@ -29,50 +29,169 @@ The shapes, as Label Studio 1.23 answers them (docs/label-studio-1.23.md, "Expor
 from __future__ import annotations
 
 from collections.abc import Mapping, MutableMapping
-from typing import Any
+from typing import Any, TypedDict
 
 Record = Mapping[str, Any]
+
+# ---- the shapes (total=False: every key may be absent from one answer or another) ------------------------------
+
+
+class User(TypedDict, total=False):
+    """An expanded user (``completed_by`` of an export with ``annotations__completed_by: {only_id: false}``)."""
+
+    id: int
+    email: str
+    username: str
+    first_name: str
+    last_name: str
+
+
+#: ``completed_by``: a user id, or the expanded user
+UserRef = int | User
+
+
+class RegionValue(TypedDict, total=False):
+    """A result item's ``value``: the span and one control's answer on it."""
+
+    start: int
+    end: int
+    text: str | list[str]  # the marked span (labels), the typed lines (textarea)
+    labels: list[str]
+    choices: list[str]
+    number: float
+
+
+class ResultItem(TypedDict, total=False):
+    """A result item: one region, or one control's value on it (the items of one region share ``id``)."""
+
+    id: str
+    type: str
+    from_name: str
+    to_name: str
+    origin: str
+    value: RegionValue
+    meta: dict[str, Any]
+    score: float
+
+
+class Prediction(TypedDict, total=False):
+    """A prediction (``model_version``, no score in ours)."""
+
+    id: int
+    result: list[ResultItem]
+    model_version: str
+    score: float
+    task: int
+    project: int
+
+
+class Draft(TypedDict, total=False):
+    """A draft: unsubmitted work of one ``user``."""
+
+    id: int
+    user: int
+    result: list[ResultItem]
+    task: int
+    annotation: int | None
+
+
+class Annotation(TypedDict, total=False):
+    """A submitted or skipped (``was_cancelled``) annotation."""
+
+    id: int
+    result: list[ResultItem]
+    completed_by: UserRef
+    was_cancelled: bool
+    lead_time: float
+    created_at: str
+    updated_at: str
+    draft_created_at: str | None
+    parent_prediction: int | None
+    prediction: Prediction
+    task: int | Task
+    project: int
+
+
+class Task(TypedDict, total=False):
+    """A task (``data``: the imported fields; the plain export lists prediction ids, the snapshot objects)."""
+
+    id: int
+    data: dict[str, Any]
+    project: int
+    annotations: list[Annotation]
+    predictions: list[Prediction | int]
+    drafts: list[Draft]
+
+
+class Project(TypedDict, total=False):
+    """A project object (``/api/projects/<id>``, a webhook's ``project``)."""
+
+    id: int
+    title: str
+    label_config: str
+    model_version: str
+
+
+class WebhookPayload(TypedDict, total=False):
+    """A webhook payload: ``action`` and ``annotation`` / ``task`` / ``project``, or the deleted ``annotations``."""
+
+    action: str
+    annotation: Annotation
+    annotations: list[Annotation]
+    task: Task
+    project: Project
+
+
+#: an ``id`` as Label Studio gives it: an int for tasks, annotations, predictions, projects, users; a string for
+#: result items
+RecordId = int | str
 
 # ---- any record (task, annotation, prediction, draft, region, project) ---------------------------------------
 
 
-def record_id(record: Record) -> Any:
+def record_id(record: Record) -> RecordId | None:
     """The ``id`` of a task, annotation, prediction, draft, project or result item (``None`` if absent)."""
     return record.get("id")
+
+
+def int_id(record: Record) -> int:
+    """The ``id`` of a task, annotation, prediction, project or user as an int (``KeyError`` if absent,
+    ``ValueError`` / ``TypeError`` if it is no number: a reader that needs an id fails at once)."""
+    return int(record["id"])
 
 
 # ---- tasks ----------------------------------------------------------------------------------------------------
 
 
-def task_data(task: Record) -> Any:
+def task_data(task: Record) -> dict[str, Any]:
     """A task's ``data`` object (the imported fields, e.g. ``task_key``, ``text``); ``{}`` when absent or empty.
 
     Returned as stored: a reader that needs a mapping checks the type itself."""
     return task.get("data") or {}
 
 
-def task_annotations(task: Record) -> Any:
+def task_annotations(task: Record) -> list[Annotation]:
     """A task's ``annotations`` list (submitted and skipped), ``[]`` when absent or ``null``."""
     return task.get("annotations") or []
 
 
-def task_predictions(task: Record) -> Any:
+def task_predictions(task: Record) -> list[Prediction | int]:
     """A task's ``predictions`` list (full objects in a snapshot export, ids in the plain one), ``[]`` if none."""
     return task.get("predictions") or []
 
 
-def listed_predictions(task: Record) -> list[Any] | None:
+def listed_predictions(task: Record) -> list[Prediction] | None:
     """A task's ``predictions`` as a listing gave them, ``None`` when the listing left them out (no ``include=``)."""
     listed = task.get("predictions")
     return listed if isinstance(listed, list) else None
 
 
-def task_drafts(task: Record) -> Any:
+def task_drafts(task: Record) -> list[Draft]:
     """A task's ``drafts`` list (unsubmitted work; the snapshot export with ``drafts: {only_id: false}``)."""
     return task.get("drafts") or []
 
 
-def task_project(task: Record, default: Any = None) -> Any:
+def task_project(task: Record, default: int | str | None = None) -> int | str | None:
     """The project id of a task (``project``), ``default`` when the answer has none."""
     return task.get("project", default)
 
@@ -80,27 +199,33 @@ def task_project(task: Record, default: Any = None) -> Any:
 # ---- annotations, predictions and drafts ----------------------------------------------------------------------
 
 
-def result_items(record: Record) -> Any:
+def result_items(record: Record) -> list[ResultItem]:
     """The ``result`` list of an annotation, prediction or draft (its result items), ``[]`` if absent or ``null``."""
     return record.get("result") or []
 
 
-def completed_by(annotation: Record) -> Any:
+def stored_result(record: Record) -> object:
+    """The ``result`` of an annotation, prediction or draft as stored (``[]`` when absent; ``null`` or any
+    other value unchanged, for a reader that checks it is a list)."""
+    return record.get("result", [])
+
+
+def completed_by(annotation: Record) -> UserRef | None:
     """An annotation's ``completed_by``: a user id, or the user object when the export expands users."""
     return annotation.get("completed_by")
 
 
-def user_id(user: Any) -> Any:
+def user_id(user: UserRef | None) -> int | None:
     """The id of a ``completed_by`` value: ``user["id"]`` of an expanded user, else the value itself."""
     return user.get("id") if isinstance(user, Mapping) else user
 
 
-def user_email(user: Any) -> Any:
+def user_email(user: UserRef | None) -> str | None:
     """The ``email`` of an expanded ``completed_by`` user; ``None`` for a bare id."""
     return user.get("email") if isinstance(user, Mapping) else None
 
 
-def user_name(user: Any) -> str:
+def user_name(user: object) -> str:
     """The first non-empty of an expanded user's ``email``, ``username``, ``id``; else ``str(user)``."""
     if isinstance(user, Mapping):
         for key in ("email", "username", "id"):
@@ -109,7 +234,7 @@ def user_name(user: Any) -> str:
     return str(user)
 
 
-def expand_completed_by(annotation: MutableMapping[str, Any], emails: Mapping[int, str]) -> None:
+def expand_completed_by(annotation: MutableMapping[str, Any] | Annotation, emails: Mapping[int, str]) -> None:
     """Replace a bare integer ``completed_by`` known in ``emails`` by ``{id, email}``, as an export with
     expanded users has it (so one reader serves both exports)."""
     who = annotation.get("completed_by")
@@ -124,47 +249,47 @@ def was_cancelled(annotation: Record, *, strict: bool = False) -> bool:
     return value is True if strict else bool(value)
 
 
-def lead_time(annotation: Record) -> Any:
+def lead_time(annotation: Record) -> float | None:
     """An annotation's ``lead_time`` (seconds spent, a float in Label Studio's answers), ``None`` if absent."""
     return annotation.get("lead_time")
 
 
-def created_at(record: Record) -> Any:
+def created_at(record: Record) -> str | None:
     """``created_at`` of an annotation (ISO 8601 text, e.g. ``2026-01-01T00:00:00.123456Z``), ``None`` if absent."""
     return record.get("created_at")
 
 
-def updated_at(record: Record) -> Any:
+def updated_at(record: Record) -> str | None:
     """``updated_at`` of an annotation (ISO 8601 text), ``None`` if absent."""
     return record.get("updated_at")
 
 
-def last_changed_at(annotation: Record) -> Any:
+def last_changed_at(annotation: Record) -> str | None:
     """``updated_at``, else ``created_at`` (an annotation never updated may lack the first), else ``None``."""
     return annotation.get("updated_at") or annotation.get("created_at")
 
 
-def annotation_prediction(annotation: Record) -> Any:
+def annotation_prediction(annotation: Record) -> Prediction | None:
     """The prediction object an exported annotation embeds (``prediction``: what it started from), or ``None``."""
     return annotation.get("prediction")
 
 
-def parent_prediction(annotation: Record) -> Any:
+def parent_prediction(annotation: Record) -> int | None:
     """The id of the prediction an annotation started from (``parent_prediction``), or ``None``."""
     return annotation.get("parent_prediction")
 
 
-def annotation_task(annotation: Record) -> Any:
+def annotation_task(annotation: Record) -> int | Task | None:
     """The ``task`` of an annotation (an id, or the task object in some webhook payloads), or ``None``."""
     return annotation.get("task")
 
 
-def annotation_project(annotation: Record) -> Any:
+def annotation_project(annotation: Record) -> int | None:
     """The ``project`` of an annotation (an id), or ``None``."""
     return annotation.get("project")
 
 
-def draft_user(draft: Record) -> Any:
+def draft_user(draft: Record) -> int | None:
     """The ``user`` (id) a draft belongs to."""
     return draft.get("user")
 
@@ -172,59 +297,59 @@ def draft_user(draft: Record) -> Any:
 # ---- result items (regions) ---------------------------------------------------------------------------------
 
 
-def region_id(item: Record) -> Any:
+def region_id(item: Record) -> str | None:
     """The ``id`` of a result item: shared by all items of one region (a pre-filled region's: the mention id)."""
     return item.get("id")
 
 
-def region_type(item: Record) -> Any:
+def region_type(item: Record) -> str | None:
     """The ``type`` of a result item: ``labels``, ``choices``, ``textarea``, ``number``, ``relation``, ..."""
     return item.get("type")
 
 
-def region_from_name(item: Record, default: Any = None) -> Any:
+def region_from_name(item: Record, default: str | None = None) -> str | None:
     """The ``from_name`` of a result item: the control tag (``Labels``, ``Choices``, ``TextArea``) that made it;
     ``default`` when the item has none."""
     return item.get("from_name", default)
 
 
-def region_to_name(item: Record) -> Any:
+def region_to_name(item: Record) -> str | None:
     """The ``to_name`` of a result item: the object tag (``Text``) it marks."""
     return item.get("to_name")
 
 
-def region_value(item: Record) -> Any:
+def region_value(item: Record) -> RegionValue | None:
     """The ``value`` object of a result item (``{start, end, text, labels | choices | text | number}``),
     ``None`` if absent (a reader checks its type)."""
     return item.get("value")
 
 
-def _value(item: Record) -> Any:
+def _value(item: Record) -> Record:
     return region_value(item) or {}
 
 
-def region_labels(item: Record) -> list[Any]:
+def region_labels(item: Record) -> list[str]:
     """``value.labels`` of a ``labels`` item (``[]`` when absent)."""
     return list(_value(item).get("labels") or [])
 
 
-def region_choices(item: Record) -> list[Any]:
+def region_choices(item: Record) -> list[str]:
     """``value.choices`` of a ``choices`` item (``[]`` when absent)."""
     return list(_value(item).get("choices") or [])
 
 
-def region_texts(item: Record) -> Any:
+def region_texts(item: Record) -> list[str] | str:
     """``value.text`` of an item: a list of strings for a ``textarea``, the marked span (a string) for
     ``labels``; ``[]`` when absent."""
     return _value(item).get("text") or []
 
 
-def region_number(item: Record) -> Any:
+def region_number(item: Record) -> float | None:
     """``value.number`` of a ``number`` item (a rating), ``None`` when absent."""
     return _value(item).get("number")
 
 
-def answer_predictions(answer: Record) -> Any:
+def answer_predictions(answer: Record) -> list[Prediction] | None:
     """The prediction list of an ML backend's ``predict`` answer given as a mapping: ``predictions``
     (label-studio-ml 2's ``ModelResponse`` as a dict), else ``results`` (the ``/predict`` reply), else ``None``."""
     return answer.get("predictions", answer.get("results"))
@@ -233,31 +358,31 @@ def answer_predictions(answer: Record) -> Any:
 # ---- webhook payloads -----------------------------------------------------------------------------------------
 
 
-def webhook_action(payload: Record) -> Any:
+def webhook_action(payload: Record) -> str | None:
     """A webhook payload's ``action`` (``ANNOTATION_CREATED``, ``ANNOTATION_UPDATED``, ``ANNOTATIONS_DELETED``, ...)."""
     return payload.get("action")
 
 
-def webhook_annotation(payload: Record) -> Any:
+def webhook_annotation(payload: Record) -> Annotation | None:
     """The ``annotation`` object of an ``ANNOTATION_CREATED`` / ``ANNOTATION_UPDATED`` payload."""
     return payload.get("annotation")
 
 
-def webhook_deleted_annotations(payload: Record) -> Any:
+def webhook_deleted_annotations(payload: Record) -> list[Annotation] | None:
     """The ``annotations`` list (``[{id}]``) of an ``ANNOTATIONS_DELETED`` payload."""
     return payload.get("annotations")
 
 
-def webhook_task(payload: Record) -> Any:
+def webhook_task(payload: Record) -> Task | None:
     """The ``task`` object (``{id, data, ...}``) of an annotation payload."""
     return payload.get("task")
 
 
-def webhook_project(payload: Record) -> Any:
+def webhook_project(payload: Record) -> Project | None:
     """The ``project`` object (``{id, title, ...}``) of a payload."""
     return payload.get("project")
 
 
-def project_title(project: Record) -> Any:
+def project_title(project: Record) -> str | None:
     """A project object's ``title``."""
     return project.get("title")

@@ -29,8 +29,17 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from posthoc.errors import PosthocServiceError
-from posthoc.labelstudio.payloads import MODEL_VERSION, RegionTags, build_result, region_tags
-from posthoc.labelstudio.records import answer_predictions, region_from_name
+from posthoc.labelstudio.label_config import RegionTags, region_tags
+from posthoc.labelstudio.payloads import MODEL_VERSION, build_result
+from posthoc.labelstudio.records import (
+    answer_predictions,
+    region_from_name,
+    region_value,
+    result_items,
+    stored_result,
+    task_data,
+)
+from posthoc.labelstudio.regions import meta_link, parse_regions
 from posthoc.links import normalise_link
 
 
@@ -126,7 +135,7 @@ class LinkerModel:
         if not config:
             raise ValueError("LinkerModel.predict needs a label config (constructor or label_config=)")
         tags = region_tags(config)
-        texts = [str(task["data"][tags.text_key]) for task in tasks]
+        texts = [str(task_data(task)[tags.text_key]) for task in tasks]
         found = self.linker.link_texts(texts, deadline=kwargs.get("deadline"))
         return [self._prediction(mentions, text, tags) for mentions, text in zip(found, texts, strict=True)]
 
@@ -168,7 +177,7 @@ def call_model(model: Any, tasks: list[dict[str, Any]], *, context: dict[str, An
         raise PredictorAnswerError(f"{name}: predict() returned {len(predictions)} prediction(s) for "
                                    f"{len(tasks)} task(s); give one a task, in order")
     for index, item in enumerate(predictions):
-        if not isinstance(item, Mapping) or not isinstance(item.get("result", []), list):
+        if not isinstance(item, Mapping) or not isinstance(stored_result(item), list):
             raise PredictorAnswerError(f"{name}: prediction {index} is not an object with a result list")
     return [dict(item) for item in predictions]
 
@@ -181,28 +190,28 @@ def mentions_of_prediction(prediction: Mapping[str, Any], text: str, *, name: st
     mention, checked against the text (``value.text`` must equal it when present); its link is the
     ``textarea`` item with the same ``id`` (``value.text[0]``), else ``meta.text[0]``, else NIL.
     """
-    items = [item for item in prediction.get("result", []) if isinstance(item, Mapping)]
-    links: dict[str, str] = {}
-    for item in items:
-        value = item.get("value") or {}
-        texts = value.get("text") if isinstance(value, Mapping) else None
-        if item.get("type") == "textarea" and isinstance(texts, list) and texts and item.get("id") is not None:
-            links[str(item["id"])] = str(texts[0])
     found: list[PredictedMention] = []
-    for item in items:
-        if item.get("type") != "labels" or (tags is not None and region_from_name(item) != tags.labels_from):
-            continue
-        value = item.get("value")
-        if not isinstance(value, Mapping) or "start" not in value or "end" not in value:
-            raise PredictorAnswerError(f"{name}: a labels region has no value.start / value.end")
-        link = links.get(str(item.get("id")))
-        meta = item.get("meta")
-        if link is None and isinstance(meta, Mapping) and isinstance(meta.get("text"), list) and meta["text"]:
-            link = str(meta["text"][0])
-        surface = value.get("text") if isinstance(value.get("text"), str) else None
-        found.append(mention(text, value["start"], value["end"], link, surface=surface, service=name,
-                             score=_score(item.get("score", prediction.get("score")))))
+    for region in parse_regions(result_items(prediction)):
+        lines = [texts for item in region.of_type("textarea")
+                 if isinstance(texts := _value_text(item), list) and texts]
+        region_link = str(lines[-1][0]) if lines and region.id is not None else None
+        for item in region.of_type("labels"):
+            if tags is not None and region_from_name(item) != tags.labels_from:
+                continue
+            value = region_value(item)
+            if not isinstance(value, Mapping) or "start" not in value or "end" not in value:
+                raise PredictorAnswerError(f"{name}: a labels region has no value.start / value.end")
+            link = region_link if region_link is not None else meta_link(item)
+            span = value.get("text")
+            surface = span if isinstance(span, str) else None
+            found.append(mention(text, value["start"], value["end"], link, surface=surface, service=name,
+                                 score=_score(item.get("score", prediction.get("score")))))
     return sorted_unique(found)
+
+
+def _value_text(item: Mapping[str, Any]) -> object:
+    value = region_value(item)
+    return value.get("text") if isinstance(value, Mapping) else None
 
 
 def _score(value: Any) -> float | None:

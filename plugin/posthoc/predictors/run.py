@@ -33,7 +33,7 @@ from typing import Any, NoReturn
 from tqdm import tqdm
 
 from posthoc.errors import PosthocInputError, PosthocServiceError
-from posthoc.labelstudio.payloads import region_tags
+from posthoc.labelstudio.label_config import region_tags
 from posthoc.predictors.base import PredictedMention, TextLinker, call_model, mentions_of_prediction
 from posthoc.readers.corpus import Corpus
 from posthoc.writers import _json_line

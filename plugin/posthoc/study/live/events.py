@@ -43,7 +43,7 @@ import pandas as pd
 from posthoc.errors import PosthocInputError
 from posthoc.labelstudio import records as ls
 from posthoc.labelstudio.payloads import TASK_KEY_FIELD, RequestError
-from posthoc.tables import OUTCOMES
+from posthoc.labelstudio.regions import parse_regions
 
 RECORDED_ACTIONS: Final = ("ANNOTATION_CREATED", "ANNOTATION_UPDATED", "ANNOTATIONS_DELETED")
 EVENT_COLUMNS: Final = (
@@ -93,42 +93,12 @@ def _str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def regions_of(result: Any) -> list[dict[str, Any]]:
+def regions_of(result: object) -> list[dict[str, Any]]:
     """Per-region decisions of an annotation's result list (see the module docstring)."""
-    if not isinstance(result, list):
-        return []
-    regions: dict[str, dict[str, Any]] = {}
-    for item in result:
-        if not isinstance(item, dict) or ls.region_type(item) == "relation":
-            continue
-        region_id = ls.region_id(item)
-        value = ls.region_value(item)
-        if region_id is None or not isinstance(value, dict):
-            continue
-        region = regions.setdefault(
-            str(region_id),
-            {"id": str(region_id), "start": None, "end": None, "labels": [], "decision": None,
-             "choices": {}, "texts": {}},
-        )
-        for bound in ("start", "end"):
-            if isinstance(value.get(bound), int) and not isinstance(value.get(bound), bool):
-                region[bound] = value[bound]
-        kind, from_name = ls.region_type(item), str(ls.region_from_name(item, ""))
-        if kind == "labels" and isinstance(value.get("labels"), list):
-            region["labels"] = [str(v) for v in value["labels"]]
-        elif kind == "choices" and isinstance(value.get("choices"), list):
-            choices = [str(v) for v in value["choices"]]
-            region["choices"][from_name] = choices
-            decided = [c for c in choices if c in OUTCOMES]
-            if decided and region["decision"] is None:
-                region["decision"] = decided[0]
-        elif kind == "textarea":
-            text = value.get("text")
-            region["texts"][from_name] = [str(v) for v in text] if isinstance(text, list) else [str(text)]
-    for region in regions.values():  # entity_verification.xml: the decision is the region's label
-        if region["decision"] is None:
-            region["decision"] = next((v for v in region["labels"] if v in OUTCOMES), None)
-    return list(regions.values())
+    return [{"id": region.id, "start": region.start, "end": region.end, "labels": list(region.labels),
+             "decision": region.decision, "choices": {tag: list(values) for tag, values in region.choices.items()},
+             "texts": {tag: list(values) for tag, values in region.texts.items()}}
+            for region in parse_regions(result) if region.id is not None and region.has_value]
 
 
 def _now() -> str:
