@@ -55,8 +55,8 @@ from posthoc.jobs.accounts import (
 )
 from posthoc.jobs.projects import MARKER, marker_html, project_marker, project_markers, study_projects
 from posthoc.jobs.setup_record import SetupRecord, default_setup_file
-from posthoc.labelstudio.backend import BACKEND_WAIT, BackendLink, check_backend_health
 from posthoc.labelstudio import records as ls
+from posthoc.labelstudio.backend import BACKEND_WAIT, BackendLink, check_backend_health
 from posthoc.labelstudio.client import LabelStudioClient
 from posthoc.labelstudio.payloads import has_links, manifest_prediction, prediction_regions, regions_differ
 from posthoc.labelstudio.tasks import task_data
