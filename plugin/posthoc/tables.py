@@ -70,13 +70,18 @@ JUDGEMENT_COLUMNS: Final = (
 )
 
 
-def require_columns(frame: pd.DataFrame, columns: Sequence[str], *, table: str) -> None:
-    """Raise :class:`PosthocInputError` naming the missing columns of ``table``."""
+def require_columns(frame: pd.DataFrame, columns: Sequence[str], *, table: str = "",
+                    message: str | None = None) -> None:
+    """Raise :class:`PosthocInputError` naming the missing columns of ``table``; ``message``: the error's own
+    wording instead, with ``{missing}`` standing for the missing names (comma-separated)."""
     missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise PosthocInputError(
-            f"{table} table lacks column(s) {', '.join(missing)}; it has {', '.join(map(str, frame.columns))}"
-        )
+    if not missing:
+        return
+    if message is not None:
+        raise PosthocInputError(message.replace("{missing}", ", ".join(missing)))
+    raise PosthocInputError(
+        f"{table} table lacks column(s) {', '.join(missing)}; it has {', '.join(map(str, frame.columns))}"
+    )
 
 
 def empty_mentions() -> pd.DataFrame:

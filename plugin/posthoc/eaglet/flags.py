@@ -27,6 +27,7 @@ import pandas as pd
 
 from posthoc.atomic import atomic_open
 from posthoc.errors import PosthocInputError
+from posthoc.tables import require_columns
 
 RULES: Final = (
     "long_description",
@@ -124,9 +125,7 @@ def read_flags(path: str | os.PathLike[str]) -> pd.DataFrame:
         reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise PosthocInputError(f"{path}: not a readable flags table ({reason}); rerun `posthoc flags check`") \
             from None
-    missing = [c for c in FLAG_COLUMNS if c not in frame.columns]
-    if missing:
-        raise PosthocInputError(f"{path}: not a flags table, it lacks {', '.join(missing)}")
+    require_columns(frame, FLAG_COLUMNS, message=f"{path}: not a flags table, it lacks {{missing}}")
     try:
         return frame[list(FLAG_COLUMNS)].astype(_DTYPES)
     except (ValueError, TypeError) as exc:

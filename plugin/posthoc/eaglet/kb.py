@@ -240,7 +240,7 @@ class MediaWikiChecker:
             time.sleep(wait)
         params = {"action": "query", "format": "json", "formatversion": "2", "redirects": "1",
                   "prop": "pageprops", "ppprop": "disambiguation", "titles": "|".join(titles)}
-        from posthoc.labelstudio.client import TransportFailure, web_get_json
+        from posthoc.http import TransportFailure, web_get_json
 
         try:
             answer = web_get_json(self.api_url, params=params, headers={"User-Agent": self.user_agent},

@@ -36,7 +36,7 @@ from typing import Any
 
 from posthoc.atomic import write_text_atomic
 from posthoc.errors import PosthocServiceError
-from posthoc.labelstudio.client import answers_ok
+from posthoc.http import answers_ok
 from posthoc.labelstudio.server import LOOPBACK, LabelStudioServer, free_port, port_is_free, stop_process_group
 from posthoc.processes import die_with_parent
 

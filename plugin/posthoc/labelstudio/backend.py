@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from posthoc.errors import PosthocServiceError
-from posthoc.labelstudio.client import LabelStudioClient, TransportFailure, web_get_json
+from posthoc.http import TransportFailure, web_get_json
+from posthoc.labelstudio.client import LabelStudioClient
 
 logger = logging.getLogger("posthoc")
 

@@ -1,4 +1,4 @@
-"""The one boundary to Label Studio 1.23: every HTTP call of ``plugin/`` and ``ml_backend/`` goes through here.
+"""The one boundary to Label Studio 1.23: every call of ``plugin/`` and ``ml_backend/`` to it goes through here.
 
 Built on ``label-studio-sdk`` (:attr:`LabelStudioClient.sdk` is its ``LabelStudio`` client, made at first use,
 used for the calls it wraps with types: members, predictions, ML backends, webhooks, exports, the token
@@ -19,14 +19,15 @@ score with nothing new, never imports the SDK, ~3 s) go through :meth:`LabelStud
 - **errors**: every failure is one line, :class:`~posthoc.errors.PosthocServiceError` (exit 3), naming the
   call and the answer, with the token and other secrets blanked.
 
-Every listing is paged (Label Studio answers at most 100 projects or members a page). :func:`web_get_json` and
-:class:`ServiceSession` are the same HTTP layer for the few other services the project calls (a MediaWiki API,
-REL, a NIF annotator), so this stays the only module that imports an HTTP library or the SDK.
+Every listing is paged (Label Studio answers at most 100 projects or members a page): those calls, which need
+nothing but :meth:`LabelStudioClient.request`, are in :mod:`posthoc.labelstudio.calls`. The retrying transport
+and the other services the project calls (a MediaWiki API, REL, a NIF annotator) are in :mod:`posthoc.http`;
+this module and that one are the only ones that import an HTTP library, and this the only one that imports the
+SDK.
 """
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import json
 import os
@@ -40,14 +41,15 @@ from label_studio_sdk.core.api_error import ApiError
 from label_studio_sdk.types import SerializationOptionsRequest
 
 from posthoc.errors import PosthocServiceError, answer_summary, connection_failure
+from posthoc.http import NO_RETRY, jwt_claims, retrying_client
+from posthoc.labelstudio.calls import ApiCalls
 from posthoc.labelstudio.server_log import LogMark, failure_reason, known_log, log_mark
 
 if TYPE_CHECKING:
     from label_studio_sdk import LabelStudio
     from label_studio_sdk.label_interface import LabelInterface
 
-__all__ = ["LabelStudioClient", "ServiceSession", "TransportFailure", "answers_ok", "label_interface",
-           "web_get_json"]
+__all__ = ["LabelStudioClient", "label_interface"]
 
 
 def label_interface(label_config: str) -> LabelInterface:
@@ -73,18 +75,13 @@ RETRIES = 4  # after the first try: 0.5 + 1 + 2 + 4 s of backoff, ~7.5 s in all
 BACKOFF = 0.5
 RETRY_STATUSES = frozenset({502, 503, 504})
 IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
-PAGE_SIZE = 100  # what Label Studio answers at most for projects and members
-TASK_PAGE_SIZE = 100
 SNAPSHOT_OPTIONS: dict[str, Any] = {
     "predictions": {"only_id": False},
     "annotations__completed_by": {"only_id": False},
     "drafts": {"only_id": False},
 }
 DOWNLOAD_TRIES = 5  # a streamed download dropped mid-body is started again, 0.5 s backoff doubling
-_DROPPED = (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError,
-            httpx.ConnectTimeout, httpx.PoolTimeout)
 T = TypeVar("T")
-_NO_RETRY = "posthoc_no_retry"  # a request extension: one try only (readiness polls)
 _LOG_MARK = "posthoc_log_mark"  # a response extension: the server log's end before the call (server_log)
 
 
@@ -96,74 +93,26 @@ _READS = frozenset({"GET", "HEAD", "OPTIONS"})
 _TASK_FREE_FORMS = ("/user/signup/", "/user/login/")
 
 
-def _write_lock(request: httpx.Request) -> threading.Lock:
+def _write_lock(request: httpx.Request) -> threading.Lock | None:
     """One lock per server (host and port) for all writes of this process: Label Studio 1.23 on SQLite gives a
     bulk import's tasks ids as ``latest id + 1`` itself (``select_for_update`` is a no-op there), so two imports
     at once collide (measured: predictions on another project's tasks, a project made twice). Reads, our own
-    work, the backend's answers and the sign-up / log-in forms (:data:`_TASK_FREE_FORMS`) still overlap."""
+    work, the backend's answers and the sign-up / log-in forms (:data:`_TASK_FREE_FORMS`) still overlap
+    (``None``: no lock)."""
+    if request.method.upper() in _READS or request.url.path in _TASK_FREE_FORMS:
+        return None
     key = f"{request.url.host}:{request.url.port}"
     with _WRITE_LOCKS_GUARD:
         return _WRITE_LOCKS.setdefault(key, threading.Lock())
 
 
-class _RetryTransport(httpx.BaseTransport):
-    """Retries idempotent requests on a dropped connection and on 502 / 503 / 504 (module docstring); sends one
-    write at a time to a server (:func:`_write_lock`)."""
-
-    def __init__(self, inner: httpx.BaseTransport) -> None:
-        self.inner = inner
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        if request.method.upper() in _READS or request.url.path in _TASK_FREE_FORMS:
-            return self._handle(request)
-        with _write_lock(request):
-            response = self._handle(request)
-            response.read()  # the whole answer inside the lock: Label Studio has finished the write
-            return response
-
-    def _handle(self, request: httpx.Request) -> httpx.Response:
-        retry = request.method.upper() in IDEMPOTENT and not request.extensions.get(_NO_RETRY)
-        attempts = 1 + (RETRIES if retry else 0)
-        for attempt in range(attempts):
-            last = attempt == attempts - 1
-            try:
-                response = self.inner.handle_request(request)
-            except _DROPPED:
-                if last:
-                    raise
-                time.sleep(BACKOFF * 2**attempt)
-                continue
-            if response.status_code in RETRY_STATUSES and not last:
-                response.close()
-                time.sleep(BACKOFF * 2**attempt)
-                continue
-            return response
-        raise AssertionError("unreachable")
-
-    def close(self) -> None:
-        self.inner.close()
-
-
 def _http_client(timeout: float, **kwargs: Any) -> httpx.Client:
-    limits = httpx.Limits(max_connections=16, max_keepalive_connections=16)
-    return httpx.Client(transport=_RetryTransport(httpx.HTTPTransport(limits=limits)), timeout=timeout,
-                        **kwargs)
+    """An ``httpx.Client`` whose transport retries and locks as the module docstring says."""
+    return retrying_client(timeout, retries=RETRIES, backoff=BACKOFF, statuses=RETRY_STATUSES,
+                           idempotent=IDEMPOTENT, lock=_write_lock, **kwargs)
 
 
-def _jwt_claims(token: str) -> dict[str, Any] | None:
-    """The claims of a JWT (unverified: only to tell a personal access token from a legacy key), else ``None``."""
-    parts = token.split(".")
-    if len(parts) != 3:
-        return None
-    try:
-        padded = parts[1] + "=" * (-len(parts[1]) % 4)
-        claims = json.loads(base64.urlsafe_b64decode(padded.encode("ascii")))
-    except (ValueError, UnicodeError):
-        return None
-    return claims if isinstance(claims, dict) else None
-
-
-class LabelStudioClient:
+class LabelStudioClient(ApiCalls):
     """Calls to one Label Studio as one user (the token's owner); see the module docstring."""
 
     def __init__(self, url: str, token: str, *, timeout: float | None = None,
@@ -174,7 +123,7 @@ class LabelStudioClient:
         self.timeout = timeout if timeout is not None else default_timeout()
         self._token = token
         self._hidden = sorted({value for value in (token, *hide) if value}, key=len, reverse=True)
-        claims = _jwt_claims(token)
+        claims = jwt_claims(token)
         self._personal = bool(claims and claims.get("token_type") == "refresh")
         if self._personal and float(claims.get("exp", 0) if claims else 0) < time.time():
             raise PosthocServiceError(f"Label Studio at {self.url}: the personal access token has expired; "
@@ -259,7 +208,7 @@ class LabelStudioClient:
         with self._lock:
             if self._access is None or self._access[1] < time.time() + 60:
                 answer = self.call("POST /api/token/refresh/", self.sdk.tokens.refresh, refresh=self._token)
-                claims = _jwt_claims(answer.access) or {}
+                claims = jwt_claims(answer.access) or {}
                 self._access = (answer.access, float(claims.get("exp", time.time() + 240)))
             return {"Authorization": f"Bearer {self._access[0]}"}
 
@@ -269,7 +218,7 @@ class LabelStudioClient:
         headers = {**(self._auth_header() if auth else {}), **kwargs.pop("headers", {})}
         kwargs.setdefault("timeout", self.timeout)
         if not retry:
-            kwargs["extensions"] = {_NO_RETRY: True}
+            kwargs["extensions"] = {NO_RETRY: True}
         mark = self.log_mark()
         try:
             response = self.http.request(method, f"{self.url}{path}", headers=headers, **kwargs)
@@ -290,108 +239,13 @@ class LabelStudioClient:
         except ValueError:
             return response.text
 
-    def get(self, path: str, **params: Any) -> Any:
-        return self.request("GET", path, params=params or None)
-
-    def post(self, path: str, payload: Any = None, **params: Any) -> Any:
-        return self.request("POST", path, json=payload, params=params or None)
-
-    def patch(self, path: str, payload: Any) -> Any:
-        return self.request("PATCH", path, json=payload)
-
-    def delete(self, path: str) -> Any:
-        return self.request("DELETE", path, ok=(200, 204, 404))
-
     def health(self, *, timeout: float = 10.0) -> None:
         """``GET /health`` answers 200 (retried like every idempotent call), else PosthocServiceError."""
         self.request("GET", "/health", ok=(200,), auth=False, timeout=timeout)
 
-    # -- typed calls (the SDK) ------------------------------------------------------------------
-    def whoami(self) -> dict[str, Any]:
-        """The token's user (a raw call: it is the first call of every job, which should not wait for the SDK)."""
-        answer = self.request("GET", "/api/current-user/whoami", ok=(200,))
-        if not isinstance(answer, dict) or "id" not in answer:
-            raise PosthocServiceError(f"Label Studio at {self.url}: GET /api/current-user/whoami did not answer a "
-                                      "user; is this a Label Studio?")
-        return answer
-
-    def projects(self) -> list[dict[str, Any]]:
-        """Every project visible to this user (all pages of 100; a raw paged listing, as every job starts
-        with it)."""
-        return list(self._results("/api/projects/"))
-
-    def _results(self, path: str) -> Iterator[dict[str, Any]]:
-        """The objects of a listing Label Studio pages as ``{"results", "next"}`` (``PAGE_SIZE`` a page), every
-        page; a page past the last (404 after the first) ends it."""
-        page = 1
-        while True:
-            answer = self.request("GET", path, params={"page": page, "page_size": PAGE_SIZE},
-                                  ok=(200,) if page == 1 else (200, 404))
-            results = answer.get("results", []) if isinstance(answer, dict) else []
-            yield from (r for r in results if isinstance(r, dict))
-            if not isinstance(answer, dict) or not answer.get("next") or not results:
-                return
-            page += 1
-
+    # -- typed calls (the SDK) and /next ---------------------------------------------------------
     def project(self, project_id: int) -> dict[str, Any]:
         return dict(self.call(f"GET /api/projects/{project_id}/", self.sdk.projects.get, id=project_id).model_dump())
-
-    def members(self) -> list[dict[str, Any]]:
-        """Every user of this user's organisation (``id``, ``email``, ...): one paged listing of its memberships
-        (``GET /api/users/`` is unpaged and costs ~2 ms per user in 1.23)."""
-        organisation = int(self.whoami()["active_organization"])
-        return [dict(m["user"]) for m in self._results(f"/api/organizations/{organisation}/memberships")
-                if isinstance(m.get("user"), dict)]
-
-    def tasks(self, project_id: int, *, fields: str = "all", include: str | None = None,
-              page_size: int = TASK_PAGE_SIZE) -> Iterator[dict[str, Any]]:
-        """The tasks of a project in id order, page by page. ``fields="all"``: with full ``predictions`` and
-        ``annotations``; ``"task_only"``: without; ``include``: only these task fields (comma-separated)."""
-        page = 1
-        while True:
-            params: dict[str, Any] = {"project": project_id, "page": page, "page_size": page_size, "fields": fields}
-            if include:
-                params["include"] = include
-            answer = self.request("GET", "/api/tasks/", params=params, ok=(200, 404))
-            batch = answer.get("tasks", []) if isinstance(answer, dict) else []
-            if not batch:
-                return
-            yield from sorted(batch, key=lambda task: int(task["id"]))
-            total = int(answer.get("total", 0)) if isinstance(answer, dict) else 0
-            if page * page_size >= total or len(batch) < page_size:
-                return
-            page += 1
-
-    def tasks_with_predictions(self, project_id: int) -> list[dict[str, Any]]:
-        """The tasks of a project in id order, each with its full ``predictions`` (in id order): a task listing
-        without annotations (``fields=task_only``) and one listing of the project's predictions, much cheaper
-        for Label Studio than serialising every task with ``fields=all``."""
-        tasks = list(self.tasks(project_id, fields="task_only"))
-        by_task = self.project_predictions(project_id)
-        for task in tasks:
-            task["predictions"] = by_task.get(int(task["id"]), [])
-        return tasks
-
-    def project_predictions(self, project_id: int) -> dict[int, list[dict[str, Any]]]:
-        """``{task id: its full predictions in id order}`` of a project: one listing of its predictions (Label
-        Studio answers them all at once, without serialising the tasks' data)."""
-        by_task: dict[int, list[dict[str, Any]]] = {}
-        for prediction in self.get("/api/predictions/", project=project_id) or []:
-            by_task.setdefault(int(prediction["task"]), []).append(prediction)
-        for predictions in by_task.values():
-            predictions.sort(key=lambda p: int(p["id"]))
-        return by_task
-
-    def import_tasks(self, project_id: int, tasks: list[dict[str, Any]]) -> list[int]:
-        """Import ``tasks`` (``{"data", "predictions"?}``) in one request; the ids Label Studio gave them."""
-        answer = self.post(f"/api/projects/{project_id}/import", tasks, commit_to_project="true",
-                           return_task_ids="true")
-        ids = answer.get("task_ids") if isinstance(answer, dict) else None
-        return [int(i) for i in ids] if isinstance(ids, list) else []
-
-    def import_predictions(self, project_id: int, predictions: list[dict[str, Any]]) -> None:
-        """Add ``predictions`` (``{"task", "result", "model_version"}``) to existing tasks in one request."""
-        self.post(f"/api/projects/{project_id}/import/predictions", predictions)
 
     def predictions(self, task_id: int) -> list[dict[str, Any]]:
         """Full predictions of one task."""
@@ -414,15 +268,6 @@ class LabelStudioClient:
         if response.status_code != 200:
             raise self.refused("GET", path, response)
         return dict(response.json())
-
-    def dm_action(self, project_id: int, action: str, task_ids: list[int]) -> Any:
-        """Run a Data Manager action on the given tasks (e.g. ``retrieve_tasks_predictions``)."""
-        return self.request("POST", "/api/dm/actions", params={"id": action, "project": project_id},
-                            json={"selectedItems": {"all": False, "included": task_ids}})
-
-    def invite_token(self) -> str:
-        """The organisation's invite token (the ``token`` of its sign-up link)."""
-        return str(self.get("/api/invite")["token"])
 
     # -- snapshot exports -----------------------------------------------------------------------
     def export_snapshot_to(self, project_id: int, write: Callable[[Iterator[bytes]], None], *,
@@ -530,67 +375,3 @@ class FormSession:
 
     def close(self) -> None:
         self.http.close()
-
-
-# ---------------------------------------------------------------------------------------------- other services
-class TransportFailure(Exception):
-    """A call to another service failed: no answer (``status`` ``None``; ``timed_out`` when it was slow) or a
-    non-2xx answer (``status`` and ``text``)."""
-
-    def __init__(self, reason: str, *, status: int | None = None, text: str = "", timed_out: bool = False) -> None:
-        super().__init__(reason)
-        self.status = status
-        self.text = text
-        self.timed_out = timed_out
-
-
-def answers_ok(url: str, *, timeout: float = 2.0) -> bool:
-    """Whether ``GET url`` answers 200 now (one try, no retries: a readiness poll or a status line)."""
-    try:
-        return httpx.get(url, timeout=timeout).status_code == 200
-    except httpx.HTTPError:
-        return False
-
-
-def web_get_json(url: str, *, params: dict[str, str] | None = None, headers: dict[str, str] | None = None,
-                 timeout: float = 20.0) -> Any:
-    """``GET url`` -> parsed JSON; :class:`TransportFailure` on no answer, a non-2xx answer or no JSON."""
-    try:
-        response = httpx.get(url, params=params, headers=headers, timeout=timeout, follow_redirects=True)
-    except httpx.HTTPError as exc:
-        raise TransportFailure(connection_failure(exc), timed_out=isinstance(exc, httpx.TimeoutException)) from None
-    if not 200 <= response.status_code < 300:
-        raise TransportFailure(f"HTTP {response.status_code}", status=response.status_code, text=response.text)
-    try:
-        return response.json()
-    except ValueError as exc:
-        raise TransportFailure(f"not JSON ({exc})", status=response.status_code) from None
-
-
-class ServiceSession:
-    """POSTs to one service URL over kept-alive connections (one client per thread: safe in a thread pool)."""
-
-    def __init__(self, url: str) -> None:
-        self.url = url
-        self._local = threading.local()
-
-    def _client(self) -> httpx.Client:
-        client = getattr(self._local, "client", None)
-        if client is None:
-            client = httpx.Client()
-            self._local.client = client
-        return client
-
-    def post(self, *, connect_timeout: float, read_timeout: float, **kwargs: Any) -> tuple[int, str, bytes]:
-        """One POST (``json=`` / ``data=`` / ``headers=`` as in httpx) -> ``(status, text, body)``;
-        :class:`TransportFailure` when there is no answer."""
-        timeout = httpx.Timeout(read_timeout, connect=connect_timeout)
-        if isinstance(kwargs.get("data"), (str, bytes)):
-            kwargs["content"] = kwargs.pop("data")  # a raw body (httpx spells it content=)
-        try:
-            response = self._client().post(self.url, timeout=timeout, **kwargs)
-        except httpx.TimeoutException:
-            raise TransportFailure(f"no answer within {read_timeout:.1f} s", timed_out=True) from None
-        except httpx.HTTPError as exc:
-            raise TransportFailure(f"cannot connect ({type(exc).__name__})") from None
-        return response.status_code, response.text, response.content

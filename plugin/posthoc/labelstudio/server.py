@@ -467,7 +467,7 @@ def server_status(data_dir: str | os.PathLike[str]) -> ServerStatus:
     if state is None or not pid_alive(int(state.get("pid", 0)) or -1):
         return ServerStatus(root, False, None, None, False, username)
     url = str(state["url"])
-    from posthoc.labelstudio.client import answers_ok
+    from posthoc.http import answers_ok
 
     answering = answers_ok(f"{url}/health", timeout=5)
     return ServerStatus(root, True, int(state["pid"]), url, answering, username)

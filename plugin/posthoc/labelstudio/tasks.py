@@ -21,19 +21,13 @@ annotator must see and nothing that names a system or a dataset (paper 000's bli
 
 from __future__ import annotations
 
-import html
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from posthoc.html import web_link
+from posthoc.html import esc, web_link
 from posthoc.links import NIL_PREFIX, title_of
 
 TASK_DATA_KEYS = ("text", "task_key", "batch_position", "kb_pages")
-
-
-def esc(value: Any) -> str:
-    """HTML-escape (quotes too)."""
-    return html.escape("" if value is None else str(value), quote=True)
 
 
 def is_web_link(link: str) -> bool:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from posthoc.labelstudio.client import ServiceSession, TransportFailure
+from posthoc.http import ServiceSession, TransportFailure
 from posthoc.predictors.base import PredictorServiceError
 
 #: statuses worth another attempt

@@ -31,6 +31,7 @@ from typing import Any, Final
 import pandas as pd
 
 from posthoc.errors import PosthocInputError
+from posthoc.tables import require_columns
 
 _CJK: Final = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
 _MARKS: Final = (
@@ -96,12 +97,8 @@ class AliasTable:
         """The alias table of one or more mentions tables (``surface``, ``link``, optional ``is_nil``)."""
         counts: Counter[tuple[str, str]] = Counter()
         for frame in frames:
-            missing = [c for c in ("surface", "link") if c not in frame.columns]
-            if missing:
-                raise PosthocInputError(
-                    f"alias table: mentions lack column(s) {', '.join(missing)}; "
-                    "give a mentions table with surface and link columns"
-                )
+            require_columns(frame, ("surface", "link"), message="alias table: mentions lack column(s) {missing}; "
+                            "give a mentions table with surface and link columns")
             rows = frame
             if not include_nil and "is_nil" in frame.columns:
                 rows = frame[~frame["is_nil"].fillna(False).astype(bool)]
@@ -184,10 +181,8 @@ def frames_from_files(paths: Sequence[str]) -> list[pd.DataFrame]:
             reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             raise PosthocInputError(f"alias file {path}: not a readable mentions table ({reason}); give a CSV or "
                                     "Parquet with surface and link columns, or a file the readers know") from None
-        missing = [c for c in ("surface", "link") if c not in frame.columns]
-        if missing:
-            raise PosthocInputError(f"alias file {path}: no column(s) {', '.join(missing)}; give a mentions table "
-                                    "with surface and link columns")
+        require_columns(frame, ("surface", "link"), message=f"alias file {path}: no column(s) {{missing}}; give a "
+                        "mentions table with surface and link columns")
         if "is_nil" in frame.columns and frame["is_nil"].dtype == object:
             frame = frame.assign(is_nil=frame["is_nil"].astype(str).str.lower().isin(["true", "1"]))
         frames.append(frame)

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from posthoc.errors import PosthocInputError
+from posthoc.tables import require_columns
 
 
 @dataclass(frozen=True)
@@ -44,9 +44,7 @@ def audit_orders(judgements: pd.DataFrame, *, min_shared: int = 3, max_pairs: in
     (a seeded sample beyond it); ``warn_tau`` is the mean pairwise tau above which workers are said to have
     seen one order.
     """
-    missing = [c for c in ("worker", "item", "position") if c not in judgements.columns]
-    if missing:
-        raise PosthocInputError(f"order audit needs column(s) {', '.join(missing)}")
+    require_columns(judgements, ("worker", "item", "position"), message="order audit needs column(s) {missing}")
     data = judgements.drop_duplicates(["worker", "item"]).copy()
     rows = []
     for worker, part in data.groupby("worker", sort=True):

@@ -34,6 +34,7 @@ import pandas as pd
 
 from posthoc.errors import PosthocInputError
 from posthoc.sequence.table import validate_sequence_table
+from posthoc.tables import require_columns
 
 TASK_LABELS: Final = ("all_verified", "verify_share")
 _NEEDED: Final = ("worker", "task_key", "position", "outcome", "dataset", "system", "is_control")
@@ -53,9 +54,7 @@ def task_outcomes(judgements: pd.DataFrame, *, include_controls: bool = False,
     left out unless ``include_controls``; ``exclude_workers`` (for example the workers the main metrics
     excluded for failing their control task) are left out.
     """
-    missing = [c for c in _NEEDED if c not in judgements.columns]
-    if missing:
-        raise PosthocInputError(f"judgements table lacks column(s) {', '.join(missing)}")
+    require_columns(judgements, _NEEDED, message="judgements table lacks column(s) {missing}")
     rows = judgements if include_controls else judgements[~judgements["is_control"].astype(bool)]
     excluded = {str(w) for w in exclude_workers}
     if excluded:

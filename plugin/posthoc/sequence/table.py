@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from posthoc.errors import PosthocInputError
+from posthoc.tables import require_columns
 
 SEQUENCE_COLUMNS: Final = ("worker", "sequence", "item", "position", "label", "gold")
 
@@ -35,11 +36,8 @@ def validate_sequence_table(table: pd.DataFrame, *, source: str = "sequence tabl
 
     Raises :class:`PosthocInputError` naming ``source``, the column and the first bad rows.
     """
-    missing = [c for c in SEQUENCE_COLUMNS if c not in table.columns]
-    if missing:
-        raise PosthocInputError(
-            f"{source}: missing column(s) {', '.join(missing)}; needs {', '.join(SEQUENCE_COLUMNS)}"
-        )
+    require_columns(table, SEQUENCE_COLUMNS,
+                    message=f"{source}: missing column(s) {{missing}}; needs {', '.join(SEQUENCE_COLUMNS)}")
     out = table.loc[:, list(SEQUENCE_COLUMNS)].copy()
     for column in ("label", "gold", "position"):
         converted = pd.to_numeric(out[column], errors="coerce")

@@ -23,7 +23,6 @@ file and key. Only this module and the CLI read files; :func:`posthoc.study.plan
 
 from __future__ import annotations
 
-import hashlib
 import json
 import tomllib
 from collections.abc import Mapping
@@ -34,6 +33,7 @@ from typing import Any
 import pandas as pd
 
 from posthoc.errors import PosthocInputError
+from posthoc.study.plan.storage import file_sha256
 
 _STUDY_KEYS = {"name", "seed", "k", "tasks_per_batch", "max_chars", "n_workers", "control_tasks"}
 _INPUT_KEYS = {"path", "format", "dataset", "system"}
@@ -108,15 +108,6 @@ class StudyConfig:
 def _check_int(value: object, where: str, *, minimum: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise PosthocInputError(f"{where} must be an integer >= {minimum}, got {value!r}")
-
-
-def file_sha256(path: Path) -> str:
-    """SHA-256 of a file's bytes (hex)."""
-    hasher = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            hasher.update(block)
-    return hasher.hexdigest()
 
 
 def _optional_str(table: Mapping[str, Any], key: str, where: str) -> str | None:

@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from posthoc.errors import PosthocInputError
-from posthoc.tables import OUTCOMES
+from posthoc.tables import OUTCOMES, require_columns
 
 PRIOR_SHARES: Final = (0.893, 0.088, 0.019)
 #: lowest and highest verify share of a cell (0.964 is paper 000's best cell, section 4.2; 0.822 mirrors it)
@@ -148,10 +148,8 @@ def read_pilot(path: str | Path) -> pd.DataFrame:
                                                "task_key": str, "outcome": str, "link": str})
     except (ValueError, OSError, UnicodeDecodeError, pd.errors.ParserError) as exc:
         raise PosthocInputError(f"--pilot {source}: not a readable judgements table: {exc}") from None
-    missing = [c for c in PILOT_NEEDS if c not in frame.columns]
-    if missing:
-        raise PosthocInputError(f"--pilot {source} lacks column(s) {', '.join(missing)}; give the judgements table "
-                                "that `posthoc score` writes (judgements.csv)")
+    require_columns(frame, PILOT_NEEDS, message=f"--pilot {source} lacks column(s) {{missing}}; give the "
+                    "judgements table that `posthoc score` writes (judgements.csv)")
     if frame.empty:
         raise PosthocInputError(f"--pilot {source} holds no judgements")
     bad = ~frame["outcome"].isin(OUTCOMES)

@@ -1,0 +1,136 @@
+"""The JSON API calls of Label Studio 1.23 the jobs make, over :meth:`ApiCalls.request` (one raw call).
+
+:class:`ApiCalls` is the half of :class:`~posthoc.labelstudio.client.LabelStudioClient` that needs nothing but
+``request``: whoami, the paged listings (projects and members ``PAGE_SIZE`` a page as ``{"results", "next"}``,
+tasks ``TASK_PAGE_SIZE`` a page as ``{"tasks", "total"}``), the imports with ``return_task_ids``, the project's
+predictions in one listing, Data Manager actions and the invite link. Tokens, retries, timeouts, error lines and
+the SDK's typed calls are the client's (:mod:`posthoc.labelstudio.client`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from posthoc.errors import PosthocServiceError
+
+__all__ = ["PAGE_SIZE", "TASK_PAGE_SIZE", "ApiCalls"]
+
+PAGE_SIZE = 100  # what Label Studio answers at most for projects and members
+TASK_PAGE_SIZE = 100
+
+
+class ApiCalls:
+    """Label Studio's JSON API over :meth:`request` (which
+    :class:`~posthoc.labelstudio.client.LabelStudioClient` gives)."""
+
+    url: str
+
+    def request(self, method: str, path: str, *, ok: tuple[int, ...] = (200, 201, 204), **kwargs: Any) -> Any:
+        """``method path`` -> parsed JSON (``None`` for an empty body); PosthocServiceError otherwise."""
+        raise NotImplementedError
+
+    def get(self, path: str, **params: Any) -> Any:
+        return self.request("GET", path, params=params or None)
+
+    def post(self, path: str, payload: Any = None, **params: Any) -> Any:
+        return self.request("POST", path, json=payload, params=params or None)
+
+    def patch(self, path: str, payload: Any) -> Any:
+        return self.request("PATCH", path, json=payload)
+
+    def delete(self, path: str) -> Any:
+        return self.request("DELETE", path, ok=(200, 204, 404))
+
+    def whoami(self) -> dict[str, Any]:
+        """The token's user (a raw call: it is the first call of every job, which should not wait for the SDK)."""
+        answer = self.request("GET", "/api/current-user/whoami", ok=(200,))
+        if not isinstance(answer, dict) or "id" not in answer:
+            raise PosthocServiceError(f"Label Studio at {self.url}: GET /api/current-user/whoami did not answer a "
+                                      "user; is this a Label Studio?")
+        return answer
+
+    def projects(self) -> list[dict[str, Any]]:
+        """Every project visible to this user (all pages of 100; a raw paged listing, as every job starts
+        with it)."""
+        return list(self._results("/api/projects/"))
+
+    def _results(self, path: str) -> Iterator[dict[str, Any]]:
+        """The objects of a listing Label Studio pages as ``{"results", "next"}`` (``PAGE_SIZE`` a page), every
+        page; a page past the last (404 after the first) ends it."""
+        page = 1
+        while True:
+            answer = self.request("GET", path, params={"page": page, "page_size": PAGE_SIZE},
+                                  ok=(200,) if page == 1 else (200, 404))
+            results = answer.get("results", []) if isinstance(answer, dict) else []
+            yield from (r for r in results if isinstance(r, dict))
+            if not isinstance(answer, dict) or not answer.get("next") or not results:
+                return
+            page += 1
+
+    def members(self) -> list[dict[str, Any]]:
+        """Every user of this user's organisation (``id``, ``email``, ...): one paged listing of its memberships
+        (``GET /api/users/`` is unpaged and costs ~2 ms per user in 1.23)."""
+        organisation = int(self.whoami()["active_organization"])
+        return [dict(m["user"]) for m in self._results(f"/api/organizations/{organisation}/memberships")
+                if isinstance(m.get("user"), dict)]
+
+    def tasks(self, project_id: int, *, fields: str = "all", include: str | None = None,
+              page_size: int = TASK_PAGE_SIZE) -> Iterator[dict[str, Any]]:
+        """The tasks of a project in id order, page by page. ``fields="all"``: with full ``predictions`` and
+        ``annotations``; ``"task_only"``: without; ``include``: only these task fields (comma-separated)."""
+        page = 1
+        while True:
+            params: dict[str, Any] = {"project": project_id, "page": page, "page_size": page_size, "fields": fields}
+            if include:
+                params["include"] = include
+            answer = self.request("GET", "/api/tasks/", params=params, ok=(200, 404))
+            batch = answer.get("tasks", []) if isinstance(answer, dict) else []
+            if not batch:
+                return
+            yield from sorted(batch, key=lambda task: int(task["id"]))
+            total = int(answer.get("total", 0)) if isinstance(answer, dict) else 0
+            if page * page_size >= total or len(batch) < page_size:
+                return
+            page += 1
+
+    def tasks_with_predictions(self, project_id: int) -> list[dict[str, Any]]:
+        """The tasks of a project in id order, each with its full ``predictions`` (in id order): a task listing
+        without annotations (``fields=task_only``) and one listing of the project's predictions, much cheaper
+        for Label Studio than serialising every task with ``fields=all``."""
+        tasks = list(self.tasks(project_id, fields="task_only"))
+        by_task = self.project_predictions(project_id)
+        for task in tasks:
+            task["predictions"] = by_task.get(int(task["id"]), [])
+        return tasks
+
+    def project_predictions(self, project_id: int) -> dict[int, list[dict[str, Any]]]:
+        """``{task id: its full predictions in id order}`` of a project: one listing of its predictions (Label
+        Studio answers them all at once, without serialising the tasks' data)."""
+        by_task: dict[int, list[dict[str, Any]]] = {}
+        for prediction in self.get("/api/predictions/", project=project_id) or []:
+            by_task.setdefault(int(prediction["task"]), []).append(prediction)
+        for predictions in by_task.values():
+            predictions.sort(key=lambda p: int(p["id"]))
+        return by_task
+
+    def import_tasks(self, project_id: int, tasks: list[dict[str, Any]]) -> list[int]:
+        """Import ``tasks`` (``{"data", "predictions"?}``) in one request; the ids Label Studio gave them."""
+        answer = self.post(f"/api/projects/{project_id}/import", tasks, commit_to_project="true",
+                           return_task_ids="true")
+        ids = answer.get("task_ids") if isinstance(answer, dict) else None
+        return [int(i) for i in ids] if isinstance(ids, list) else []
+
+    def import_predictions(self, project_id: int, predictions: list[dict[str, Any]]) -> None:
+        """Add ``predictions`` (``{"task", "result", "model_version"}``) to existing tasks in one request."""
+        self.post(f"/api/projects/{project_id}/import/predictions", predictions)
+
+    def dm_action(self, project_id: int, action: str, task_ids: list[int]) -> Any:
+        """Run a Data Manager action on the given tasks (e.g. ``retrieve_tasks_predictions``)."""
+        return self.request("POST", "/api/dm/actions", params={"id": action, "project": project_id},
+                            json={"selectedItems": {"all": False, "included": task_ids}})
+
+    def invite_token(self) -> str:
+        """The organisation's invite token (the ``token`` of its sign-up link)."""
+        return str(self.get("/api/invite")["token"])
+
