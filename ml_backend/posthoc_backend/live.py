@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from posthoc.errors import PosthocInputError, PosthocServiceError
+from posthoc.labelstudio import records as ls
 from posthoc.labelstudio.payloads import validation_errors
 from posthoc.predictors.base import LinkerModel, call_model
 from posthoc.predictors.registry import ModelFactory
@@ -51,12 +52,12 @@ def check_prediction(prediction: Mapping[str, Any], task: TaskInput, config: str
                      model_version: str) -> dict[str, Any]:
     """The blind, checked prediction of one task (module docstring); :class:`RequestError` 422 if it is wrong."""
     where = f"tasks[{task.index}]"
-    result = prediction.get("result", [])
+    result = ls.stored_result(prediction)
     if not isinstance(result, list):
         raise RequestError(f"{where}: the predictor's result is not a list", field=where, status=502)
     length = len(task.text)
     for item in result:
-        value = item.get("value") if isinstance(item, Mapping) else None
+        value = ls.region_value(item) if isinstance(item, Mapping) else None
         if not isinstance(value, Mapping) or "start" not in value:
             continue
         start, end = value.get("start"), value.get("end")
@@ -89,7 +90,7 @@ class LivePredictor:
         self.batch_size = batch_size
 
     def predict(self, pending: list[LiveTask], config: str, *, started: float,
-                context: Any = None) -> dict[int, dict[str, Any] | RequestError]:
+                context: dict[str, Any] | None = None) -> dict[int, dict[str, Any] | RequestError]:
         """Task index -> checked prediction, or the :class:`RequestError` that task gets."""
         deadline = started + self.budget
         answers: dict[int, dict[str, Any] | RequestError] = {}

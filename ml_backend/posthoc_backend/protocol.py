@@ -16,9 +16,10 @@ turns into a 4xx JSON body ``{"error": ..., "field": ...}``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
+from posthoc.labelstudio import records as ls
 from posthoc.labelstudio.payloads import MODEL_VERSION, TASK_KEY_FIELD, RequestError
 
 __all__ = ["MODEL_VERSION", "TASK_KEY_FIELD", "RequestError"]
@@ -28,11 +29,11 @@ __all__ = ["MODEL_VERSION", "TASK_KEY_FIELD", "RequestError"]
 class PredictRequest:
     """A ``/predict`` request: raw tasks (each checked later, one by one), project id and config."""
 
-    tasks: list[Any]
+    tasks: list[object]
     project: str | None
     label_config: str | None
     #: ``params.context`` (interactive pre-annotation), handed to a live predictor as ``context=``
-    context: Any = None
+    context: object = None
 
 
 @dataclass(frozen=True)
@@ -45,14 +46,14 @@ class TaskInput:
     task_key: str | None
 
 
-def require_object(body: Any) -> dict[str, Any]:
+def require_object(body: object) -> dict[str, object]:
     """``body`` if it is a JSON object, else :class:`RequestError`."""
     if not isinstance(body, dict):
         raise RequestError("the request body must be a JSON object", field=None)
     return body
 
 
-def _optional_str(body: dict[str, Any], key: str) -> str | None:
+def _optional_str(body: Mapping[str, object], key: str) -> str | None:
     value = body.get(key)
     if value is None:
         return None
@@ -61,7 +62,7 @@ def _optional_str(body: dict[str, Any], key: str) -> str | None:
     return str(value)
 
 
-def parse_predict(body: Any) -> PredictRequest:
+def parse_predict(body: object) -> PredictRequest:
     """Check the envelope of a ``/predict`` request (``tasks`` a non-empty list, ``label_config`` a string)."""
     payload = require_object(body)
     if "tasks" not in payload:
@@ -80,15 +81,15 @@ def parse_predict(body: Any) -> PredictRequest:
                           context=context)
 
 
-def parse_task(task: Any, index: int, *, text_key: str) -> TaskInput:
+def parse_task(task: object, index: int, *, text_key: str) -> TaskInput:
     """Check one task of a batch: ``data.<text_key>`` a string, ``data.task_key`` a string if present."""
     where = f"tasks[{index}]"
     if not isinstance(task, dict):
         raise RequestError(f"{where} must be a task object", field=where)
-    task_id = task.get("id")
+    task_id = ls.record_id(task)
     if task_id is not None and (isinstance(task_id, bool) or not isinstance(task_id, int)):
         raise RequestError(f"{where}.id must be an integer", field=f"{where}.id")
-    data = task.get("data")
+    data = ls.stored_task_data(task)
     if not isinstance(data, dict):
         raise RequestError(f"{where}.data must be an object holding the task data", field=f"{where}.data")
     text = data.get(text_key)
@@ -102,7 +103,7 @@ def parse_task(task: Any, index: int, *, text_key: str) -> TaskInput:
     return TaskInput(index=index, task_id=task_id, text=text, task_key=key or None)
 
 
-def parse_setup(body: Any) -> tuple[str | None, str | None]:
+def parse_setup(body: object) -> tuple[str | None, str | None]:
     """``(project, schema)`` of a ``/setup`` request; the access token and hostname are ignored."""
     payload = require_object(body)
     schema = payload.get("schema")

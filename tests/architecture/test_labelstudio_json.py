@@ -43,6 +43,7 @@ NOT_LABEL_STUDIO: dict[str, dict[str, str]] = {
     "plugin/posthoc/predictors/run.py": {"id": "a line of the predictions file this command writes"},
     "plugin/posthoc/sample/build_sample.py": {"id": "a document of the sample corpus"},
     "plugin/posthoc/study/live/progress.py": {"id": "a region of the regions column (events.regions_of's dicts)"},
+    "plugin/posthoc/jobs/setup_record.py": {"model_version": "an entry of the setup record file it writes"},
 }
 
 

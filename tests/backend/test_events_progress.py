@@ -13,7 +13,7 @@ from flask.testing import FlaskClient
 
 from backend.payloads import annotation_event, ls_task, predict_payload, region_decisions
 from posthoc.study.live.events import EventStore, current_annotations, regions_of
-from posthoc.study.live.progress import control_results, worker_progress
+from posthoc.study.live.progress import control_annotation_checks, worker_progress
 from posthoc.study.plan.manifest import Manifest
 
 
@@ -114,7 +114,7 @@ def test_progress_and_control_results(make_client: Callable[..., FlaskClient], m
     done_some = _annotate(client, manifest, config, workers[1], n=3, first_id=1000)
     _annotate(client, manifest, config, workers[2], wrong_controls=True, first_id=2000)
     annotations = current_annotations(EventStore(tmp_path / "study.events.sqlite3").events())
-    controls = control_results(manifest, annotations)
+    controls = control_annotation_checks(manifest, annotations)
     progress = worker_progress(manifest, annotations, controls).set_index("worker")
 
     totals = manifest.tasks().groupby("worker")["task_key"].nunique()
@@ -155,7 +155,7 @@ def test_a_deleted_control_region_counts_as_remove(make_client: Callable[..., Fl
     event = annotation_event("ANNOTATION_CREATED", annotation_id=1, task_id=1, task_key=record["task_key"],
                              text=record["text"], result=region_decisions(kept, decisions))
     client.post("/webhook", json=event)
-    result = control_results(manifest, current_annotations(EventStore(tmp_path / "e.sqlite3").events()))
+    result = control_annotation_checks(manifest, current_annotations(EventStore(tmp_path / "e.sqlite3").events()))
     assert list(result["passed"]) == [True]
 
 

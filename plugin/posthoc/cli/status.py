@@ -9,24 +9,30 @@ Computation: :mod:`posthoc.study.live.progress`.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 import pandas as pd
 
 from posthoc.errors import PosthocInputError
 
+if TYPE_CHECKING:
+    from posthoc.labelstudio.records import Project
+    from posthoc.study.plan.manifest import Manifest
 
-def study_project_ids(projects: list[dict[str, Any]], study: str) -> list[int]:
+
+def study_project_ids(projects: Iterable[Project], study: str) -> list[int]:
     """Ids of the Label Studio projects of ``study``: those carrying its worker markers
     (:func:`posthoc.study.live.projects.study_projects`); none when the study has not been created."""
+    from posthoc.labelstudio import records as ls
     from posthoc.study.live.projects import study_projects
 
-    return sorted(int(p["id"]) for p in study_projects(projects, study).values())
+    return sorted(ls.int_id(p) for p in study_projects(projects, study).values())
 
 
-def annotations_from_label_studio(url: str, token: str, manifest: Any) -> pd.DataFrame:
+def annotations_from_label_studio(url: str, token: str, manifest: Manifest) -> pd.DataFrame:
     """The study's annotations as Label Studio holds them (one row an annotation, see progress)."""
     from posthoc.labelstudio import records as ls
     from posthoc.labelstudio.client import LabelStudioClient
@@ -34,7 +40,7 @@ def annotations_from_label_studio(url: str, token: str, manifest: Any) -> pd.Dat
 
     keys = set(manifest.tasks()["task_key"])
     client = LabelStudioClient(url, token)
-    tasks: list[dict[str, Any]] = []
+    tasks: list[Mapping[str, object]] = []
     for project_id in study_project_ids(client.projects(), manifest.study):
         for task in client.tasks(project_id):
             data = ls.task_data(task)
@@ -69,7 +75,7 @@ def status_command(manifest: Path, events_db: Path | None, url: str | None, toke
     from posthoc.atomic import write_text_atomic
     from posthoc.cli.backend import default_events_db
     from posthoc.study.live.events import EventStore, current_annotations
-    from posthoc.study.live.progress import control_results, worker_progress
+    from posthoc.study.live.progress import control_annotation_checks, worker_progress
     from posthoc.study.plan.manifest import Manifest
 
     opened = Manifest.open(manifest)
@@ -93,7 +99,7 @@ def status_command(manifest: Path, events_db: Path | None, url: str | None, toke
         )
     annotations = from_api if from_events is None else merge_annotations(from_events, from_api)
     assert annotations is not None
-    controls = control_results(opened, annotations)
+    controls = control_annotation_checks(opened, annotations)
     workers = worker_progress(opened, annotations, controls)
     sources = " + ".join(s for s, f in (("event store", from_events), ("Label Studio API", from_api)) if f is not None)
     click.echo(f"study {opened.study}: {len(annotations)} annotations ({sources})")

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from posthoc.atomic import write_text_atomic
 from posthoc.errors import PosthocInputError, PosthocServiceError
+from posthoc.labelstudio import records as ls
 from posthoc.labelstudio.client import LabelStudioClient
 from posthoc.labelstudio.users import (
     STUDY_DOMAIN_PARENT,
@@ -163,5 +164,5 @@ def ensure_accounts(client: LabelStudioClient, workers: Sequence[str], path: Pat
         write_accounts(path, accounts)  # what was verified stays verified, also when one account failed
     if created:
         users = organisation_users(client)
-    return StudyAccounts(users={w: (accounts[w]["email"], int(users[accounts[w]["email"]]["id"])) for w in workers},
+    return StudyAccounts(users={w: (accounts[w]["email"], ls.int_id(users[accounts[w]["email"]])) for w in workers},
                          created=len(created))

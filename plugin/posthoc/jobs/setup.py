@@ -45,7 +45,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from posthoc.errors import PosthocInputError, PosthocServiceError
 from posthoc.jobs.accounts import (
@@ -63,6 +63,9 @@ from posthoc.labelstudio.views import ensure_tabs
 from posthoc.lazy import Lazy
 from posthoc.study.live.projects import MARKER, marker_html, project_marker, project_markers, study_projects
 from posthoc.study.plan.prefill import PrefillIndex
+
+if TYPE_CHECKING:
+    from posthoc.study.plan.manifest import Manifest
 
 IMPORT_BATCH = 500  # tasks a POST: Label Studio imports ~3 ms a task with predictions inline
 CONCURRENCY = 4  # workers' projects set up at once
@@ -112,8 +115,8 @@ def stream_link(url: str, project_id: int) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- steps
-def _project_settings(label_config: str, model_version: str | None) -> dict[str, Any]:
-    settings: dict[str, Any] = {
+def _project_settings(label_config: str, model_version: str | None) -> dict[str, object]:
+    settings: dict[str, object] = {
         "label_config": label_config,
         "sampling": SEQUENTIAL,
         "maximum_annotations": 1,
@@ -123,12 +126,12 @@ def _project_settings(label_config: str, model_version: str | None) -> dict[str,
         "evaluate_predictions_automatically": False,
     }
     if model_version is not None:
-        settings["model_version"] = model_version
+        settings |= {"model_version": model_version}
     return settings
 
 
-def _ensure_project(client: LabelStudioClient, found: dict[str, Any] | None, *, study: str, worker: str,
-                    label_config: str, model_version: str | None) -> tuple[dict[str, Any], bool]:
+def _ensure_project(client: LabelStudioClient, found: ls.Project | None, *, study: str, worker: str,
+                    label_config: str, model_version: str | None) -> tuple[ls.Project, bool]:
     """The worker's project, created (with ``model_version`` when known: Label Studio checks a project's model
     version against its predictions only when it changes) or brought to the study's settings."""
     marker = project_marker(study, worker)
@@ -138,17 +141,17 @@ def _ensure_project(client: LabelStudioClient, found: dict[str, Any] | None, *, 
     if found is None:
         settings = {"title": project_title(study, worker), **wanted}
         if model_version is not None:
-            settings["model_version"] = model_version
-        return dict(client.post("/api/projects/", settings)), True
+            settings |= {"model_version": model_version}
+        return client.create_project(settings), True
 
-    def differs(key: str, value: Any) -> bool:
+    def differs(key: str, value: object) -> bool:
         have = found.get(key) if found is not None else None
         if isinstance(value, str) and isinstance(have, str):
             return have.strip() != value.strip()  # Label Studio strips the config's trailing newline
         return bool(have != value)
 
     if any(differs(key, value) for key, value in wanted.items()):
-        found = dict(client.patch(f"/api/projects/{found['id']}/", wanted))
+        found = client.update_project(ls.int_id(found), wanted)
     return found, False
 
 
@@ -172,7 +175,7 @@ class _Study:
 
     client: LabelStudioClient
     study: str
-    manifest: Any
+    manifest: Manifest
     planned: dict[str, list[str]]  # worker -> task keys in planned order
     link: BackendLink
     config: str
@@ -206,10 +209,10 @@ def import_items(index: PrefillIndex, keys: list[str], positions: range | list[i
     return items
 
 
-def _import_missing(ctx: _Study, project_id: int, keys: list[str], tasks: list[dict[str, Any]],
-                    model_version: str) -> tuple[list[dict[str, Any]], int]:
+def _import_missing(ctx: _Study, project_id: int, keys: list[str], tasks: list[ls.Task],
+                    model_version: str) -> tuple[list[ls.Task], int]:
     """Import the planned tasks that are not there yet, with their predictions; returns (all tasks, imported)."""
-    present = [str((t.get("data") or {}).get("task_key", "")) for t in tasks]
+    present = [str(ls.task_data(t).get("task_key", "")) for t in tasks]
     if present != keys[:len(present)]:
         raise PosthocServiceError(
             f"project {project_id} holds tasks that are not a prefix of the planned order "
@@ -226,64 +229,65 @@ def _import_missing(ctx: _Study, project_id: int, keys: list[str], tasks: list[d
         if not set(by_task) <= set(ids):
             raise PosthocServiceError(f"project {project_id}: after import it holds predictions on tasks this run "
                                       "did not import; delete the project in Label Studio and rerun study setup")
-        tasks = [{"id": i, "data": {"task_key": key}, "predictions": by_task.get(i, [])}
+        tasks = [{"id": i, "data": {"task_key": key}, "predictions": [*by_task.get(i, [])]}
                  for i, key in zip(ids, keys, strict=True)]
     elif missing:
         tasks = ctx.client.tasks_with_predictions(project_id)
-        if [str(t["data"].get("task_key", "")) for t in tasks] != keys:
+        if [str(ls.task_data(t).get("task_key", "")) for t in tasks] != keys:
             raise PosthocServiceError(f"project {project_id}: after import the tasks differ from the plan")
     return tasks, len(missing)
 
 
-def _check_predictions(ctx: _Study, project_id: int, tasks: list[dict[str, Any]], model_version: str) -> None:
+def _check_predictions(ctx: _Study, project_id: int, tasks: list[ls.Task], model_version: str) -> None:
     """Give a task without its prediction the manifest's (one request), delete duplicates; fail when a task holds
     a prediction other than the manifest's pre-fill."""
-    lacking: list[dict[str, Any]] = []
+    lacking: list[ls.Task] = []
     deleted = 0
     for task in tasks:
-        key = str(task["data"]["task_key"])
+        key, task_id = str(ls.task_data(task)["task_key"]), ls.record_id(task)
         listed = ls.listed_predictions(task)
         full = listed is not None and all(isinstance(p, dict) and "result" in p for p in listed)
-        predictions = sorted(listed if listed is not None and full else ctx.client.predictions(int(task["id"])),
-                             key=lambda p: int(p["id"]))
+        predictions = sorted(listed if listed is not None and full else ctx.client.predictions(ls.int_id(task)),
+                             key=ls.int_id)
         if not predictions:
             lacking.append(task)
             continue
         for extra in predictions[1:]:
-            ctx.client.delete(f"/api/predictions/{extra['id']}/")
+            ctx.client.delete(f"/api/predictions/{ls.int_id(extra)}/")
             deleted += 1
         kept = predictions[0]
         linked = has_links(kept)
         differ = regions_differ(prediction_regions(kept), ctx.index.regions(key), links=linked)
         if differ:
             raise PosthocServiceError(
-                f"project {project_id}, task {task['id']} (key {key}): the prediction's regions {differ} differ "
+                f"project {project_id}, task {task_id} (key {key}): the prediction's regions {differ} differ "
                 f"from the manifest's mentions in offsets{' or link' if linked else ''}; is the backend "
                 "serving another manifest?")
-        if kept.get("model_version") != model_version:
+        kept_version = ls.model_version(kept)
+        if kept_version != model_version:
             raise PosthocServiceError(
-                f"project {project_id}, task {task['id']}: prediction model_version {kept.get('model_version')!r} "
+                f"project {project_id}, task {task_id}: prediction model_version {kept_version!r} "
                 f"is not the backend's {model_version!r} (Label Studio would re-predict and duplicate)")
     if lacking:
-        ids = ", ".join(str(t["id"]) for t in lacking[:5]) + (" ..." if len(lacking) > 5 else "")
+        ids = ", ".join(str(ls.record_id(t)) for t in lacking[:5]) + (" ..." if len(lacking) > 5 else "")
         logger.warning("project %s: %d task(s) without their prediction (ids %s, an interrupted import?): "
                        "adding the manifest's", project_id, len(lacking), ids)
         imported = []
         for task in lacking:
-            key = str(task["data"]["task_key"])
+            key = str(ls.task_data(task)["task_key"])
             prediction = manifest_prediction(ctx.index.prefill(key), ctx.index.texts[key], ctx.config,
                                              model_version=model_version)
-            imported.append({"task": int(task["id"]), **prediction})
+            imported.append({"task": ls.int_id(task), **prediction})
         ctx.client.import_predictions(project_id, imported)
     ctx.counts.add(predicted=len(lacking), deleted=deleted)
 
 
-def _setup_project(ctx: _Study, worker: str, found: dict[str, Any] | None) -> tuple[dict[str, Any], int]:
+def _setup_project(ctx: _Study, worker: str, found: ls.Project | None) -> tuple[ls.Project, int]:
     """Steps 3 to 6 of the module docstring for one worker; returns (the project, its number of tasks)."""
     client = ctx.client
     project, created = _ensure_project(client, found, study=ctx.study, worker=worker, label_config=ctx.config,
                                        model_version=ctx.link.known_version)
-    project_id = int(project["id"])
+    project_id = ls.int_id(project)
     # a new project is connected after its import when the model version is known: the webhook Label Studio makes
     # for the backend would otherwise carry every imported task to it (TASKS_CREATED, ~0.36 ms of Label Studio's
     # time a task); the first project of a run is connected first, to ask the version through it
@@ -294,22 +298,22 @@ def _setup_project(ctx: _Study, worker: str, found: dict[str, Any] | None) -> tu
     if not created and ctx.record.trusted(worker, project, len(keys)):
         return project, len(keys)  # checked by an earlier run, and Label Studio's counts agree
     model_version = ctx.link.model_version(project_id)
-    tasks = [] if created else client.tasks_with_predictions(project_id)
+    tasks: list[ls.Task] = [] if created else client.tasks_with_predictions(project_id)
     tasks, imported = _import_missing(ctx, project_id, keys, tasks, model_version)
     ctx.counts.add(projects=int(created), tasks=imported, predicted=imported)
     _check_predictions(ctx, project_id, tasks, model_version)
     # only now for a project made before the version was known: Label Studio accepts a changed model_version
     # only when its stored predictions (or a backend's title) carry it
-    if project.get("model_version") != model_version:
-        project = {**project, **client.patch(f"/api/projects/{project_id}/", {"model_version": model_version})}
+    if ls.model_version(project) != model_version:
+        project = {**project, **client.update_project(project_id, {"model_version": model_version})}
     if connect_after:
         ctx.link.connect(project_id, new=True, find_webhook=False)
     ctx.record.checked(worker, project_id, len(tasks), model_version)
     return project, len(tasks)
 
 
-def create_study(manifest: Any, *, url: str, token: str, backend_url: str, label_config: str | None = None,
-                 accounts_file: Path | None = None, email_domain: str | None = None,
+def create_study(manifest: Manifest | str | os.PathLike[str], *, url: str, token: str, backend_url: str,
+                 label_config: str | None = None, accounts_file: Path | None = None, email_domain: str | None = None,
                  backend_secret: str | None = None, reset_password: Callable[[str, str], None] | None = None,
                  progress: bool = False, concurrency: int = CONCURRENCY, webhook: bool = True,
                  setup_file: Path | None = None, verify: bool = False,
@@ -356,7 +360,7 @@ def create_study(manifest: Any, *, url: str, token: str, backend_url: str, label
                  record=SetupRecord(Path(setup_file) if setup_file is not None
                                     else default_setup_file(Path(opened.path)), study=study, trust=not verify))
     existing = study_projects(client.projects(), study, workers)
-    done: dict[str, tuple[dict[str, Any], int]] = {}
+    done: dict[str, tuple[ls.Project, int]] = {}
     bar = _progress(len(workers), progress)
 
     def one(worker: str) -> None:
@@ -371,18 +375,27 @@ def create_study(manifest: Any, *, url: str, token: str, backend_url: str, label
             list(pool.map(one, queue))
     finally:
         bar.close()
-    ensure_tabs(client, [int(project["id"]) for project, _ in done.values()])  # no raw kb_pages HTML in the DM
+    ensure_tabs(client, [ls.int_id(project) for project, _ in done.values()])  # no raw kb_pages HTML in the DM
     results = []
     for worker in workers:
         project, n_tasks = done[worker]
         email, user_id = accounts.users[worker]
-        results.append(WorkerProject(worker=worker, project_id=int(project["id"]), title=str(project["title"]),
+        project_id = ls.int_id(project)
+        results.append(WorkerProject(worker=worker, project_id=project_id, title=str(project["title"]),
                                      email=email, user_id=user_id, n_tasks=n_tasks,
-                                     link=stream_link(url, int(project["id"]))))
+                                     link=stream_link(url, project_id)))
     counts = ctx.counts
     return StudySetup(study=study, url=url.rstrip("/"), projects=tuple(results), accounts_file=accounts_path,
                       created_projects=counts.projects, imported_tasks=counts.tasks, created_users=accounts.created,
                       predicted_tasks=counts.predicted, deleted_duplicates=counts.deleted)
+
+
+class _Bar(Protocol):
+    """A progress bar: tqdm's, or :class:`_NoBar`."""
+
+    def update(self, n: int) -> object: ...
+
+    def close(self) -> None: ...
 
 
 class _NoBar:
@@ -393,7 +406,7 @@ class _NoBar:
         pass
 
 
-def _progress(total: int, enabled: bool) -> Any:
+def _progress(total: int, enabled: bool) -> _Bar:
     if enabled:
         with contextlib.suppress(ImportError):
             from tqdm import tqdm

@@ -26,6 +26,7 @@ from typing import Any
 
 from posthoc.atomic import write_text_atomic
 from posthoc.errors import PosthocInputError
+from posthoc.labelstudio import records as ls
 
 
 def default_setup_file(manifest_path: Path) -> Path:
@@ -61,7 +62,7 @@ class SetupRecord:
                                     "`posthoc study create` then checks every project)") from exc
         return studies
 
-    def trusted(self, worker: str, project: dict[str, Any], n_tasks: int) -> bool:
+    def trusted(self, worker: str, project: ls.Project, n_tasks: int) -> bool:
         """Whether ``project`` (from Label Studio's project listing) is the one recorded as checked for ``worker``,
         still holding ``n_tasks`` tasks, as many predictions, and the recorded model version."""
         if not self.trust:
@@ -70,9 +71,10 @@ class SetupRecord:
             entry = self._mine.get(worker)
         if not isinstance(entry, dict):
             return False
-        return (entry.get("project_id") == int(project["id"]) and entry.get("tasks") == n_tasks
-                and project.get("task_number") == n_tasks and project.get("total_predictions_number") == n_tasks
-                and bool(entry.get("model_version")) and project.get("model_version") == entry.get("model_version"))
+        recorded_version = entry.get("model_version")
+        return (entry.get("project_id") == ls.int_id(project) and entry.get("tasks") == n_tasks
+                and ls.project_task_number(project) == n_tasks and ls.project_prediction_number(project) == n_tasks
+                and bool(recorded_version) and ls.model_version(project) == recorded_version)
 
     def checked(self, worker: str, project_id: int, n_tasks: int, model_version: str) -> None:
         """Record that ``worker``'s project passed the checks (written at once, atomically)."""

@@ -9,15 +9,34 @@ the SDK's typed calls are the client's (:mod:`posthoc.labelstudio.client`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, TypedDict, cast
+
+from typing_extensions import Unpack
 
 from posthoc.errors import PosthocServiceError
+from posthoc.labelstudio import records as ls
 
-__all__ = ["PAGE_SIZE", "TASK_PAGE_SIZE", "ApiCalls"]
+__all__ = ["PAGE_SIZE", "TASK_PAGE_SIZE", "ApiCalls", "CallOptions", "QueryValue"]
 
 PAGE_SIZE = 100  # what Label Studio answers at most for projects and members
 TASK_PAGE_SIZE = 100
+
+#: a query parameter's value (``?page=2&fields=all``)
+QueryValue = str | int | float | bool | None
+
+
+class CallOptions(TypedDict, total=False):
+    """The options of one raw call (:meth:`ApiCalls.request`, ``LabelStudioClient.send``): ``params``, the
+    ``json`` body, ``timeout`` seconds and more ``headers``, as ``httpx.Client.request`` takes them; ``auth``
+    (default true): send the token; ``retry`` (default true): retry an idempotent call."""
+
+    params: Mapping[str, QueryValue | Sequence[QueryValue]] | None
+    json: object
+    timeout: float
+    headers: dict[str, str]
+    auth: bool
+    retry: bool
 
 
 class ApiCalls:
@@ -26,21 +45,32 @@ class ApiCalls:
 
     url: str
 
-    def request(self, method: str, path: str, *, ok: tuple[int, ...] = (200, 201, 204), **kwargs: Any) -> Any:
+    def request(self, method: str, path: str, *, ok: tuple[int, ...] = (200, 201, 204),
+                **options: Unpack[CallOptions]) -> Any:
         """``method path`` -> parsed JSON (``None`` for an empty body); PosthocServiceError otherwise."""
         raise NotImplementedError
 
-    def get(self, path: str, **params: Any) -> Any:
+    def get(self, path: str, **params: QueryValue) -> Any:
         return self.request("GET", path, params=params or None)
 
-    def post(self, path: str, payload: Any = None, **params: Any) -> Any:
+    def post(self, path: str, payload: object = None, **params: QueryValue) -> Any:
         return self.request("POST", path, json=payload, params=params or None)
 
-    def patch(self, path: str, payload: Any) -> Any:
+    def patch(self, path: str, payload: object) -> object:
+        """PATCH ``payload`` to ``path``; the parsed answer (:meth:`update_project` reads a project's)."""
         return self.request("PATCH", path, json=payload)
 
-    def delete(self, path: str) -> Any:
+    def delete(self, path: str) -> object:
+        """DELETE ``path`` (gone already, 404, is fine); the parsed answer, if any."""
         return self.request("DELETE", path, ok=(200, 204, 404))
+
+    def create_project(self, settings: Mapping[str, object]) -> ls.Project:
+        """A new project with ``settings`` (title, label config, ...), as Label Studio answers it."""
+        return self.post("/api/projects/", settings)
+
+    def update_project(self, project_id: int, settings: Mapping[str, object]) -> ls.Project:
+        """Change a project's ``settings``; the project as Label Studio answers it."""
+        return self.request("PATCH", f"/api/projects/{project_id}/", json=settings)
 
     def whoami(self) -> dict[str, Any]:
         """The token's user (a raw call: it is the first call of every job, which should not wait for the SDK)."""
@@ -50,10 +80,10 @@ class ApiCalls:
                                       "user; is this a Label Studio?")
         return answer
 
-    def projects(self) -> list[dict[str, Any]]:
+    def projects(self) -> list[ls.Project]:
         """Every project visible to this user (all pages of 100; a raw paged listing, as every job starts
         with it)."""
-        return list(self._results("/api/projects/"))
+        return cast(list[ls.Project], list(self._results("/api/projects/")))
 
     def _results(self, path: str) -> Iterator[dict[str, Any]]:
         """The objects of a listing Label Studio pages as ``{"results", "next"}`` (``PAGE_SIZE`` a page), every
@@ -68,20 +98,21 @@ class ApiCalls:
                 return
             page += 1
 
-    def members(self) -> list[dict[str, Any]]:
+    def members(self) -> list[ls.User]:
         """Every user of this user's organisation (``id``, ``email``, ...): one paged listing of its memberships
         (``GET /api/users/`` is unpaged and costs ~2 ms per user in 1.23)."""
         organisation = int(self.whoami()["active_organization"])
-        return [dict(m["user"]) for m in self._results(f"/api/organizations/{organisation}/memberships")
-                if isinstance(m.get("user"), dict)]
+        memberships = self._results(f"/api/organizations/{organisation}/memberships")
+        return [cast(ls.User, dict(m["user"])) for m in memberships if isinstance(m.get("user"), dict)]
 
     def tasks(self, project_id: int, *, fields: str = "all", include: str | None = None,
-              page_size: int = TASK_PAGE_SIZE) -> Iterator[dict[str, Any]]:
+              page_size: int = TASK_PAGE_SIZE) -> Iterator[ls.Task]:
         """The tasks of a project in id order, page by page. ``fields="all"``: with full ``predictions`` and
         ``annotations``; ``"task_only"``: without; ``include``: only these task fields (comma-separated)."""
         page = 1
         while True:
-            params: dict[str, Any] = {"project": project_id, "page": page, "page_size": page_size, "fields": fields}
+            params: dict[str, QueryValue] = {"project": project_id, "page": page, "page_size": page_size,
+                                             "fields": fields}
             if include:
                 params["include"] = include
             answer = self.request("GET", "/api/tasks/", params=params, ok=(200, 404))
@@ -94,20 +125,20 @@ class ApiCalls:
                 return
             page += 1
 
-    def tasks_with_predictions(self, project_id: int) -> list[dict[str, Any]]:
+    def tasks_with_predictions(self, project_id: int) -> list[ls.Task]:
         """The tasks of a project in id order, each with its full ``predictions`` (in id order): a task listing
         without annotations (``fields=task_only``) and one listing of the project's predictions, much cheaper
         for Label Studio than serialising every task with ``fields=all``."""
         tasks = list(self.tasks(project_id, fields="task_only"))
         by_task = self.project_predictions(project_id)
         for task in tasks:
-            task["predictions"] = by_task.get(int(task["id"]), [])
+            task["predictions"] = [*by_task.get(ls.int_id(task), [])]
         return tasks
 
-    def project_predictions(self, project_id: int) -> dict[int, list[dict[str, Any]]]:
+    def project_predictions(self, project_id: int) -> dict[int, list[ls.Prediction]]:
         """``{task id: its full predictions in id order}`` of a project: one listing of its predictions (Label
         Studio answers them all at once, without serialising the tasks' data)."""
-        by_task: dict[int, list[dict[str, Any]]] = {}
+        by_task: dict[int, list[ls.Prediction]] = {}
         for prediction in self.get("/api/predictions/", project=project_id) or []:
             by_task.setdefault(int(prediction["task"]), []).append(prediction)
         for predictions in by_task.values():
@@ -125,8 +156,8 @@ class ApiCalls:
         """Add ``predictions`` (``{"task", "result", "model_version"}``) to existing tasks in one request."""
         self.post(f"/api/projects/{project_id}/import/predictions", predictions)
 
-    def dm_action(self, project_id: int, action: str, task_ids: list[int]) -> Any:
-        """Run a Data Manager action on the given tasks (e.g. ``retrieve_tasks_predictions``)."""
+    def dm_action(self, project_id: int, action: str, task_ids: list[int]) -> object:
+        """Run a Data Manager action on the given tasks (e.g. ``retrieve_tasks_predictions``); its answer."""
         return self.request("POST", "/api/dm/actions", params={"id": action, "project": project_id},
                             json={"selectedItems": {"all": False, "included": task_ids}})
 

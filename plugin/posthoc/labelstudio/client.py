@@ -33,16 +33,18 @@ import json
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, ParamSpec, TypedDict, TypeVar, cast
 
 import httpx
 from label_studio_sdk.core.api_error import ApiError
 from label_studio_sdk.types import SerializationOptionsRequest
+from typing_extensions import Unpack
 
 from posthoc.errors import PosthocServiceError, answer_summary, connection_failure
 from posthoc.http import NO_RETRY, jwt_claims, retrying_client
-from posthoc.labelstudio.calls import ApiCalls
+from posthoc.labelstudio import records as ls
+from posthoc.labelstudio.calls import ApiCalls, CallOptions
 from posthoc.labelstudio.server_log import LogMark, failure_reason, known_log, log_mark
 
 if TYPE_CHECKING:
@@ -82,6 +84,7 @@ SNAPSHOT_OPTIONS: dict[str, Any] = {
 }
 DOWNLOAD_TRIES = 5  # a streamed download dropped mid-body is started again, 0.5 s backoff doubling
 T = TypeVar("T")
+P = ParamSpec("P")
 _LOG_MARK = "posthoc_log_mark"  # a response extension: the server log's end before the call (server_log)
 
 
@@ -106,10 +109,21 @@ def _write_lock(request: httpx.Request) -> threading.Lock | None:
         return _WRITE_LOCKS.setdefault(key, threading.Lock())
 
 
-def _http_client(timeout: float, **kwargs: Any) -> httpx.Client:
+def _http_client(timeout: float, *, follow_redirects: bool = False,
+                 cookies: dict[str, str] | None = None) -> httpx.Client:
     """An ``httpx.Client`` whose transport retries and locks as the module docstring says."""
     return retrying_client(timeout, retries=RETRIES, backoff=BACKOFF, statuses=RETRY_STATUSES,
-                           idempotent=IDEMPOTENT, lock=_write_lock, **kwargs)
+                           idempotent=IDEMPOTENT, lock=_write_lock, follow_redirects=follow_redirects,
+                           cookies=cookies)
+
+
+class SnapshotOptions(TypedDict, total=False):
+    """The options of :meth:`LabelStudioClient.export_snapshot_to` (the export's ``title``, seconds between
+    polls and in all)."""
+
+    title: str
+    poll_seconds: float
+    timeout_seconds: float
 
 
 class LabelStudioClient(ApiCalls):
@@ -186,7 +200,7 @@ class LabelStudioClient(ApiCalls):
         return self._answered(method, path, response.status_code, response.text,
                               since=response.extensions.get(_LOG_MARK))
 
-    def call(self, what: str, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    def call(self, what: str, function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """``function(*args, **kwargs)``, an SDK call, with its failures as one PosthocServiceError line
         (``what``: e.g. ``"GET /api/projects/"``, named in the message)."""
         method, _, path = what.partition(" ")
@@ -212,24 +226,26 @@ class LabelStudioClient(ApiCalls):
                 self._access = (answer.access, float(claims.get("exp", time.time() + 240)))
             return {"Authorization": f"Bearer {self._access[0]}"}
 
-    def send(self, method: str, path: str, *, auth: bool = True, retry: bool = True, **kwargs: Any) -> httpx.Response:
-        """One raw call (``path`` under the server's URL); the answer whatever its status, or PosthocServiceError
-        when the server cannot be reached (after the retries of an idempotent call, unless ``retry=False``)."""
-        headers = {**(self._auth_header() if auth else {}), **kwargs.pop("headers", {})}
-        kwargs.setdefault("timeout", self.timeout)
-        if not retry:
-            kwargs["extensions"] = {NO_RETRY: True}
+    def send(self, method: str, path: str, **options: Unpack[CallOptions]) -> httpx.Response:
+        """One raw call (``path`` under the server's URL; ``options``: :class:`~posthoc.labelstudio.calls.CallOptions`);
+        the answer whatever its status, or PosthocServiceError when the server cannot be reached (after the retries
+        of an idempotent call, unless ``retry=False``)."""
+        headers = {**(self._auth_header() if options.get("auth", True) else {}), **options.get("headers", {})}
         mark = self.log_mark()
         try:
-            response = self.http.request(method, f"{self.url}{path}", headers=headers, **kwargs)
+            response = self.http.request(method, f"{self.url}{path}", params=options.get("params"),
+                                         json=options.get("json"), headers=headers,
+                                         timeout=options.get("timeout", self.timeout),
+                                         extensions=None if options.get("retry", True) else {NO_RETRY: True})
         except httpx.HTTPError as exc:
             raise self._unreachable(method, path, exc, since=mark) from None
         response.extensions[_LOG_MARK] = mark
         return response
 
-    def request(self, method: str, path: str, *, ok: tuple[int, ...] = (200, 201, 204), **kwargs: Any) -> Any:
+    def request(self, method: str, path: str, *, ok: tuple[int, ...] = (200, 201, 204),
+                **options: Unpack[CallOptions]) -> Any:
         """``method path`` -> parsed JSON (``None`` for an empty body); PosthocServiceError otherwise."""
-        response = self.send(method, path, **kwargs)
+        response = self.send(method, path, **options)
         if response.status_code not in ok:
             raise self.refused(method, path, response)
         if not response.content:
@@ -247,10 +263,10 @@ class LabelStudioClient(ApiCalls):
     def project(self, project_id: int) -> dict[str, Any]:
         return dict(self.call(f"GET /api/projects/{project_id}/", self.sdk.projects.get, id=project_id).model_dump())
 
-    def predictions(self, task_id: int) -> list[dict[str, Any]]:
+    def predictions(self, task_id: int) -> list[ls.Prediction]:
         """Full predictions of one task."""
         found = self.call("GET /api/predictions/", self.sdk.predictions.list, task=task_id)
-        return [p.model_dump() for p in found]
+        return [cast(ls.Prediction, p.model_dump()) for p in found]
 
     def ml_backends(self, project_id: int) -> list[dict[str, Any]]:
         return [b.model_dump() for b in self.call("GET /api/ml/", self.sdk.ml.list, project=project_id)]
@@ -304,7 +320,7 @@ class LabelStudioClient(ApiCalls):
         with contextlib.suppress(ApiError, httpx.HTTPError):  # a left-over snapshot on the server is harmless
             exports.delete(id=project_id, export_pk=export_id)
 
-    def export_snapshot(self, project_id: int, **options: Any) -> list[Any]:
+    def export_snapshot(self, project_id: int, **options: Unpack[SnapshotOptions]) -> list[ls.Task]:
         """A snapshot export (see :meth:`export_snapshot_to`) read into memory (for small projects and tests)."""
         chunks: list[bytes] = []
 
@@ -362,8 +378,8 @@ class FormSession:
         response.extensions[_LOG_MARK] = mark
         return response
 
-    def get_json(self, path: str) -> Any:
-        """A JSON API call as the logged-in person."""
+    def get_json(self, path: str) -> Mapping[str, object]:
+        """A JSON API call as the logged-in person that answers an object."""
         mark = self.client.log_mark()
         try:
             response = self.http.get(f"{self.client.url}{path}")
@@ -371,7 +387,10 @@ class FormSession:
             raise self.client._unreachable("GET", path, exc, since=mark) from None
         if response.status_code != 200:
             raise self.client._answered("GET", path, response.status_code, response.text, since=mark)
-        return response.json()
+        answer = response.json()
+        if not isinstance(answer, dict):
+            raise PosthocServiceError(f"Label Studio GET {path} answered no JSON object")
+        return answer
 
     def close(self) -> None:
         self.http.close()

@@ -121,15 +121,21 @@ class Task(TypedDict, total=False):
     annotations: list[Annotation]
     predictions: list[Prediction | int]
     drafts: list[Draft]
+    total_annotations: int  # the task listing's counts (submitted, skipped)
+    cancelled_annotations: int
 
 
 class Project(TypedDict, total=False):
-    """A project object (``/api/projects/<id>``, a webhook's ``project``)."""
+    """A project object (``/api/projects/<id>``, the project listing, a webhook's ``project``)."""
 
     id: int
     title: str
+    description: str
+    expert_instruction: str
     label_config: str
     model_version: str
+    task_number: int  # the listing's counts
+    total_predictions_number: int
 
 
 class WebhookPayload(TypedDict, total=False):
@@ -168,6 +174,12 @@ def task_data(task: Record) -> dict[str, Any]:
 
     Returned as stored: a reader that needs a mapping checks the type itself."""
     return task.get("data") or {}
+
+
+def stored_task_data(task: Record) -> object:
+    """A task's ``data`` as sent (``None`` when absent; any other value unchanged, for a reader that checks it
+    is an object and says so)."""
+    return task.get("data")
 
 
 def task_annotations(task: Record) -> list[Annotation]:
@@ -289,6 +301,12 @@ def annotation_project(annotation: Record) -> int | None:
     return annotation.get("project")
 
 
+def model_version(record: Record) -> str | None:
+    """The ``model_version`` of a prediction, or of a project (the version whose predictions it shows), ``None``
+    if absent."""
+    return record.get("model_version")
+
+
 def draft_user(draft: Record) -> int | None:
     """The ``user`` (id) a draft belongs to."""
     return draft.get("user")
@@ -386,3 +404,13 @@ def webhook_project(payload: Record) -> Project | None:
 def project_title(project: Record) -> str | None:
     """A project object's ``title``."""
     return project.get("title")
+
+
+def project_task_number(project: Record) -> int | None:
+    """``task_number`` of a project in Label Studio's project listing (its tasks), ``None`` if absent."""
+    return project.get("task_number")
+
+
+def project_prediction_number(project: Record) -> int | None:
+    """``total_predictions_number`` of a project in the project listing (its predictions), ``None`` if absent."""
+    return project.get("total_predictions_number")

@@ -17,9 +17,9 @@ import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from posthoc.errors import PosthocInputError, PosthocServiceError
+from posthoc.labelstudio import records as ls
 from posthoc.labelstudio.client import FormSession, LabelStudioClient
 
 _EMAIL = re.compile(r"^[a-z0-9._%+\-]+@[a-z0-9\-]+(\.[a-z0-9\-]+)+$")
@@ -70,7 +70,7 @@ def login_domain(email: str) -> str:
     return email.rpartition("@")[2].lower() if "@" in email else ""
 
 
-def organisation_users(client: LabelStudioClient) -> dict[str, dict[str, Any]]:
+def organisation_users(client: LabelStudioClient) -> dict[str, ls.User]:
     """Every user of the admin's organisation by lower-case e-mail: one paged listing (call it once a run)."""
     return {str(user.get("email", "")).lower(): user for user in client.members()}
 
@@ -112,12 +112,12 @@ def session_token(session: FormSession) -> tuple[int, str]:
     """The user id and API token of a logged-in session."""
     me = session.get_json("/api/current-user/whoami")
     token = session.get_json("/api/current-user/token")
-    return int(me["id"]), str(token["token"])
+    return ls.int_id(me), str(token["token"])
 
 
 def ensure_user(url: str, admin_token: str, *, email: str, password: str, first_name: str = "",
                 last_name: str = "", reset_password: Callable[[str, str], None] | None = None,
-                known: dict[str, dict[str, Any]] | None = None, invite: str | None = None) -> Account:
+                known: dict[str, ls.User] | None = None, invite: str | None = None) -> Account:
     """The account ``email`` with ``password``, created when missing; returns it with its API token.
 
     Idempotent: an existing account is logged into with ``password``. When that fails and

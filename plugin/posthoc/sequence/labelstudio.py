@@ -48,7 +48,7 @@ def sequence_table_from_rating_export(tasks: Iterable[Mapping[str, Any]], *, fro
                                         f"has no number in {from_name!r}")
             rows.append({
                 "worker": _worker(annotation), "sequence": str(ls.task_project(task, "")),
-                "item": str(data["item"]), "task_id": int(task["id"]),
+                "item": str(data["item"]), "task_id": ls.int_id(task),
                 "position": data.get("position"), "label": float(value),
                 "gold": data.get("gold", np.nan), "created_at": ls.created_at(annotation),
             })

@@ -79,7 +79,7 @@ _INSERT: Final = (
 )
 
 
-def _int_or_none(value: Any) -> int | None:
+def _int_or_none(value: object) -> int | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -89,7 +89,7 @@ def _int_or_none(value: Any) -> int | None:
     return None
 
 
-def _str_or_none(value: Any) -> str | None:
+def _str_or_none(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 

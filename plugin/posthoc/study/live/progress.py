@@ -4,14 +4,17 @@ The annotations come from the webhook event store (:func:`posthoc.study.live.eve
 or from Label Studio's API (:func:`annotations_from_tasks`); both give one row per existing
 annotation with ``annotation_id, task_key, completed_by, updated_at, was_cancelled, regions``.
 
-Control tasks (paper 002's gold units / paper 000's sanity checks): a control annotation
-passes when every pre-filled region got the decision the manifest expects (``expected_outcome``);
-a pre-filled region the annotator deleted counts as ``remove`` (as in the judgements table).
+Control tasks (paper 002's gold units / paper 000's sanity checks): :func:`control_annotation_checks` checks
+each submitted control annotation while the study runs: it passes when every pre-filled region got the decision
+the manifest expects (``expected_outcome``); a pre-filled region the annotator deleted counts as ``remove`` (as
+in the judgements table). It is not the score's rule: :func:`posthoc.metrics.controls.control_results` decides
+whether a *worker* passes (the share of their control judgements right, against a threshold) and excludes the
+failing ones from every metric; this one lists each annotation with what was wrong, for the study owner.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
 import pandas as pd
@@ -37,7 +40,7 @@ class StudyManifest(Protocol):
         """``mention_id, ..., expected_outcome`` of a task."""
 
 
-def annotations_from_tasks(tasks: Iterable[dict[str, Any]]) -> pd.DataFrame:
+def annotations_from_tasks(tasks: Iterable[Mapping[str, object]]) -> pd.DataFrame:
     """One row an annotation of Label Studio tasks (API or export JSON: ``data``, ``annotations``)."""
     rows: list[dict[str, Any]] = []
     for task in tasks:
@@ -60,8 +63,9 @@ def annotations_from_tasks(tasks: Iterable[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def control_results(manifest: StudyManifest, annotations: pd.DataFrame) -> pd.DataFrame:
-    """One row per submitted control annotation (columns: :data:`CONTROL_COLUMNS`).
+def control_annotation_checks(manifest: StudyManifest, annotations: pd.DataFrame) -> pd.DataFrame:
+    """One row per submitted control annotation (columns: :data:`CONTROL_COLUMNS`), ``passed`` when every
+    pre-filled region got the expected decision (module docstring).
 
     ``regions``: pre-filled regions checked; ``wrong``: how many got another decision than expected;
     ``detail``: ``mention_id: got X, expected Y`` for each wrong one.
@@ -102,7 +106,7 @@ def worker_progress(manifest: StudyManifest, annotations: pd.DataFrame,
     """
     tasks = manifest.tasks()[["task_key", "worker", "is_control"]]
     if controls is None:
-        controls = control_results(manifest, annotations)
+        controls = control_annotation_checks(manifest, annotations)
     joined = tasks.merge(annotations[["task_key", "was_cancelled", "updated_at", "completed_by"]], on="task_key",
                          how="left")
     rows: list[dict[str, Any]] = []

@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import TypeVar
 
 from posthoc.errors import PosthocServiceError
+from posthoc.labelstudio import records as ls
 
 MARKER = "posthoc-study"
 REVIEW_MARKER = "posthoc-study eaglet-review"
+#: a project as a listing gives it (:class:`~posthoc.labelstudio.records.Project`, or a plain dict)
+ProjectT = TypeVar("ProjectT", bound=Mapping[str, object])
 
 
 def project_marker(study: str, worker: str) -> str:
@@ -26,9 +29,10 @@ def project_marker(study: str, worker: str) -> str:
     return f"{MARKER} {study} worker {worker}"
 
 
-def project_markers(project: Any) -> set[str]:
+def project_markers(project: object) -> set[str]:
     """The markers a project carries: ``<meta name="...">`` in its ``expert_instruction`` or, for projects
-    made before the marker moved there, a line of its ``description``. ``project``: a dict or an SDK object."""
+    made before the marker moved there, a line of its ``description``. ``project``: a dict or an SDK object
+    (its attributes)."""
     def field(name: str) -> str:
         value = project.get(name) if isinstance(project, dict) else getattr(project, name, None)
         return str(value or "")
@@ -43,13 +47,13 @@ def marker_html(marker: str) -> str:
     return f'<meta name="{html.escape(marker, quote=True)}">'
 
 
-def marked_projects(projects: Iterable[dict[str, Any]], marker: str) -> list[dict[str, Any]]:
+def marked_projects(projects: Iterable[ProjectT], marker: str) -> list[ProjectT]:
     """The projects among ``projects`` that carry exactly ``marker`` (see :func:`project_markers`)."""
     return [project for project in projects if marker in project_markers(project)]
 
 
-def study_projects(projects: Iterable[dict[str, Any]], study: str,
-                   workers: Iterable[str] | None = None) -> dict[str, dict[str, Any]]:
+def study_projects(projects: Iterable[ProjectT], study: str,
+                   workers: Iterable[str] | None = None) -> dict[str, ProjectT]:
     """``{worker: project}`` of ``study`` among ``projects`` (one listing, e.g. ``LabelStudioClient.projects()``).
 
     ``workers``: the manifest's workers (others' markers are ignored); ``None``: any worker the markers name.
@@ -57,13 +61,13 @@ def study_projects(projects: Iterable[dict[str, Any]], study: str,
     """
     prefix = f"{MARKER} {study} worker "
     wanted = None if workers is None else set(workers)
-    found: dict[str, list[dict[str, Any]]] = {}
+    found: dict[str, list[ProjectT]] = {}
     for project in projects:
         for line in project_markers(project):
             worker = line[len(prefix):] if line.startswith(prefix) else None
             if worker and (wanted is None or worker in wanted):
                 found.setdefault(worker, []).append(project)
-    doubled = {w: sorted(int(p["id"]) for p in ps) for w, ps in found.items() if len(ps) > 1}
+    doubled = {w: sorted(ls.int_id(p) for p in ps) for w, ps in found.items() if len(ps) > 1}
     if doubled:
         worker, ids = sorted(doubled.items())[0]
         raise PosthocServiceError(f"Label Studio holds several projects marked {prefix + worker!r} (ids "
