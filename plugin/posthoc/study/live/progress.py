@@ -7,9 +7,10 @@ annotation with ``annotation_id, task_key, completed_by, updated_at, was_cancell
 Control tasks (paper 002's gold units / paper 000's sanity checks): :func:`control_annotation_checks` checks
 each submitted control annotation while the study runs: it passes when every pre-filled region got the decision
 the manifest expects (``expected_outcome``); a pre-filled region the annotator deleted counts as ``remove`` (as
-in the judgements table). It is not the score's rule: :func:`posthoc.metrics.controls.control_results` decides
-whether a *worker* passes (the share of their control judgements right, against a threshold) and excludes the
-failing ones from every metric; this one lists each annotation with what was wrong, for the study owner.
+in the judgements table). A region is right as in the score, but what is decided differs: the score's
+:func:`posthoc.metrics.controls.control_results` decides whether a *worker* passes (the share of their control
+judgements right, against a threshold) and drops failing workers from every metric; this check passes or fails
+one annotation and says which regions were wrong, for the study owner watching the study.
 """
 
 from __future__ import annotations
