@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 
 from posthoc.atomic import atomic_open
-from posthoc.export.flatten import ManifestIndex, Prefill
 from posthoc.labelstudio.label_config import UNDECIDED, VerificationTags
 from posthoc.labelstudio.tasks import kb_pages_html
+from posthoc.study.plan.index import ManifestIndex, Prefill
 
 DECISIONS = ("verify", "edit", "remove", "deleted")
 
