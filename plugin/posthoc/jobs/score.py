@@ -1,7 +1,8 @@
 """The export-and-score job behind ``posthoc score``: Label Studio -> judgements -> metrics -> report.
 
-:func:`run_score_job` pulls a snapshot export of every project of a study (or reads export files),
-flattens them against the study manifest (:mod:`posthoc.export`), scores them
+:func:`run_score_job` opens the study once (:class:`~posthoc.study.plan.study.Study`), pulls a snapshot export of
+every project of it or reads export files (the :class:`JudgementSource`), flattens them against the manifest's index
+(:mod:`posthoc.export`), scores them with the :class:`ScoreOptions`
 (:func:`posthoc.metrics.score_judgements`, seed 000 sections 3-4) and writes into ``out_dir``:
 
 ``report.html`` (Figures 3-6, tables, exclusions), ``tables/<name>.csv|parquet`` (every
@@ -12,7 +13,7 @@ Cron-friendly: a non-blocking lock (``.posthoc-score.lock``) refuses overlapping
 (:class:`ScoreJobLocked`); every file is written to a staging directory and moved in with
 ``os.replace``, and the fingerprint (SHA-256 of the normalised judgements, exclusions, options and the
 manifest digest) is written last, so an interrupted run leaves complete files and is redone. With
-``periodic=True`` an unchanged fingerprint returns status ``nothing-new`` without rewriting anything.
+``ScoreOptions(periodic=True)`` an unchanged fingerprint returns status ``nothing-new`` without rewriting anything.
 Label Studio unreachable raises :class:`~posthoc.errors.PosthocServiceError` before any output is
 touched. The same data gives byte-identical files.
 """

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from posthoc.labelstudio.label_config import VerificationTags, verification_tags
 from posthoc.lazy import Lazy
+from posthoc.paths import label_config as bundled_config
 from posthoc.study.plan.index import ManifestIndex
 from posthoc.study.plan.logins import default_accounts_file, user_workers
 from posthoc.study.plan.manifest import Manifest
@@ -69,9 +70,7 @@ class Study:
     @cached_property
     def tags(self) -> VerificationTags:
         """The verification tags of the study's label config (:attr:`label_config`, else the bundled one)."""
-        from posthoc.paths import label_config as bundled
-
-        text = self.label_config if self.label_config is not None else bundled("entity_verification")
+        text = self.label_config if self.label_config is not None else bundled_config("entity_verification")
         return verification_tags(text)
 
     @property
