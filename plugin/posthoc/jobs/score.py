@@ -205,10 +205,12 @@ class _ScoreRun:
 
     @property
     def report_path(self) -> Path:
+        """``report.html`` in the output folder."""
         return self.target / "report.html"
 
     @property
     def marker(self) -> Path:
+        """The fingerprint file, written last."""
         return self.target / FINGERPRINT_NAME
 
     @property
@@ -220,6 +222,7 @@ class _ScoreRun:
 
     def result(self, status: Literal["updated", "nothing-new"], digest: str, n_judgements: int, n_exclusions: int,
                files: tuple[Path, ...] = ()) -> ScoreJobResult:
+        """What this run did, with the projects it exported and reused."""
         return ScoreJobResult(status=status, out_dir=self.target, report_path=self.report_path,
                               fingerprint=digest, n_judgements=n_judgements, n_exclusions=n_exclusions,
                               files=files, exported=self.exported, reused=self.reused)
@@ -247,6 +250,7 @@ class _ScoreRun:
         return collected.flattened
 
     def commit_cache(self, state: dict[str, object] | None) -> None:
+        """Move the staged cache entries in and, given ``state``, write it (no cache for export files)."""
         if self.cache is not None:
             self.cache.commit(self.keep, state)
 
