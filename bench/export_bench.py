@@ -64,9 +64,9 @@ print(json.dumps({'n': len(judgements), 'seconds': elapsed, 'cpu': cpu, 'growth'
 def build_index(n_tasks: int):  # type: ignore[no-untyped-def]
     import pandas as pd
 
-    from posthoc.export.flatten import ManifestIndex
     from posthoc.labelstudio.label_config import verification_tags
     from posthoc.paths import label_config
+    from posthoc.study.plan.index import ManifestIndex
 
     keys = [f"t{i:07d}" for i in range(n_tasks)]
     tasks = pd.DataFrame({

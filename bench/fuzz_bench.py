@@ -165,10 +165,11 @@ def reader_targets(work: Path) -> dict[str, tuple[st.SearchStrategy[Any], Callab
 
 
 def label_studio_export_target(work: Path) -> tuple[st.SearchStrategy[Any], Callable[[Any], Any]]:
-    from posthoc.export.flatten import ExportFlattener, ManifestIndex
+    from posthoc.export.flatten import ExportFlattener
     from posthoc.export.synthetic import write_synthetic_export
     from posthoc.labelstudio.label_config import verification_tags
     from posthoc.paths import label_config
+    from posthoc.study.plan.index import ManifestIndex
 
     text = "👩‍👩‍👧 Zoë met Jose\u0301 in 東京 and 🇫🇷 Paris."
     spans = [(text.index(w), text.index(w) + len(w)) for w in ("Zoë", "Jose\u0301", "東京")]

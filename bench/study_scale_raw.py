@@ -65,9 +65,9 @@ def plan_scale_study(path: Path, *, n_workers: int, tasks_per_worker: int, name:
 def raw_payloads(manifest: Manifest, label_config: str) -> dict[str, list[dict[str, Any]]]:
     """Per worker, the tasks to import (data + prediction inline), built with the same task data and result."""
     from posthoc.jobs.setup import import_items
-    from posthoc.study.plan.prefill import PrefillIndex
+    from posthoc.study.plan.index import ManifestIndex
 
-    index = PrefillIndex(manifest)
+    index = ManifestIndex.from_manifest(manifest)
     payloads = {}
     for worker in manifest.workers():
         keys = [str(k) for k in manifest.tasks(worker)["task_key"]]

@@ -35,9 +35,10 @@ from posthoc.labelstudio.label_config import region_tags
 from posthoc.predictors.linker import AliasTable, DictionaryLinker
 from posthoc.predictors.registry import ModelFactory, PredictorSpec
 from posthoc.study.live.events import EventStore
+from posthoc.study.plan.index import ManifestIndex, ManifestLike
 from posthoc_backend.auth import OPEN_ENDPOINTS, authorised, webhook_token
 from posthoc_backend.live import DEFAULT_BATCH_SIZE, DEFAULT_BUDGET
-from posthoc_backend.predictor import ManifestIndex, ManifestLike, Predictor
+from posthoc_backend.predictor import Predictor
 from posthoc_backend.protocol import MODEL_VERSION, RequestError, parse_predict, parse_setup, require_object
 
 logger = logging.getLogger("posthoc_backend")
@@ -53,7 +54,7 @@ def _default_config() -> str:
     return label_config("entity_verification")
 
 
-def _json_body() -> Any:
+def _json_body() -> object:
     body = request.get_json(silent=True)
     if body is None:
         raise RequestError("the request body must be JSON (Content-Type: application/json)", field=None)
@@ -62,6 +63,29 @@ def _json_body() -> Any:
 
 def _error(status: int, message: str, field: str | None = None) -> tuple[Response, int]:
     return jsonify({"error": message, "field": field}), status
+
+
+def _manifest_index(manifest: ManifestLike | str | Path | None) -> ManifestIndex | None:
+    """The index of the manifest served (opened from its path, read once, closed), ``None`` without one."""
+    if isinstance(manifest, str | Path):
+        from posthoc.study.plan.manifest import Manifest
+
+        opened = Manifest.open(manifest)
+        try:
+            return ManifestIndex.from_manifest(opened)
+        finally:
+            opened.close()
+    return ManifestIndex.from_manifest(manifest) if manifest is not None else None
+
+
+def _live_model(predictor: PredictorSpec | ModelFactory | None, alias_table: AliasTable | None, *,
+                model_version: str) -> ModelFactory | DictionaryLinker | None:
+    """What pre-fills text in no manifest: the predictor named, else the dictionary linker, else nothing."""
+    if isinstance(predictor, PredictorSpec):
+        return ModelFactory(predictor, model_version=model_version) if predictor.name != "manifest" else None
+    if predictor is not None:
+        return predictor
+    return DictionaryLinker(alias_table) if alias_table is not None else None
 
 
 def create_app(manifest: ManifestLike | str | Path | None = None, *, alias_table: AliasTable | None = None,
@@ -81,26 +105,8 @@ def create_app(manifest: ManifestLike | str | Path | None = None, *, alias_table
     ``default_config``: the label config used when a request carries none (default
     ``label_configs/entity_verification.xml``). ``max_body_bytes``: larger requests get a 413.
     """
-    index: ManifestIndex | None = None
-    if isinstance(manifest, str | Path):
-        from posthoc.study.plan.manifest import Manifest
-
-        opened = Manifest.open(manifest)
-        try:
-            index = ManifestIndex(opened)
-        finally:
-            opened.close()
-    elif manifest is not None:
-        index = ManifestIndex(manifest)
-    live: ModelFactory | DictionaryLinker | None = None
-    if isinstance(predictor, PredictorSpec):
-        live = ModelFactory(predictor, model_version=model_version) if predictor.name != "manifest" else None
-    elif predictor is not None:
-        live = predictor
-    elif alias_table is not None:
-        live = DictionaryLinker(alias_table)
-    served = Predictor(index, live, model_version=model_version, budget=predict_budget,
-                          batch_size=live_batch_size)
+    served = Predictor(_manifest_index(manifest), _live_model(predictor, alias_table, model_version=model_version),
+                       model_version=model_version, budget=predict_budget, batch_size=live_batch_size)
     store = EventStore(events_db) if events_db is not None else None
     fallback_config = default_config or _default_config()
     # warm what /setup needs before a worker takes a request: the SDK's label-config parser is imported lazily
@@ -113,6 +119,14 @@ def create_app(manifest: ManifestLike | str | Path | None = None, *, alias_table
     app.json.ensure_ascii = False  # type: ignore[attr-defined]
     app.extensions["posthoc_predictor"] = served
     app.extensions["posthoc_events"] = store
+    _guard(app, secret)
+    _protocol_routes(app, served, model_version=model_version, fallback_config=fallback_config)
+    _webhook_route(app, store)
+    return app
+
+
+def _guard(app: Flask, secret: str | None) -> None:
+    """The secret's check before every request but the open ones, and every error answered as JSON."""
 
     @app.before_request
     def check_secret() -> tuple[Response, int] | None:
@@ -144,6 +158,10 @@ def create_app(manifest: ManifestLike | str | Path | None = None, *, alias_table
     def unexpected_error(exc: Exception) -> tuple[Response, int]:
         logger.exception("unexpected error on %s", request.path)
         return _error(500, f"internal error ({type(exc).__name__}); see the backend's log")
+
+
+def _protocol_routes(app: Flask, served: Predictor, *, model_version: str, fallback_config: str) -> None:
+    """``/health``, ``/setup``, ``/versions`` and ``/predict`` (see the module docstring)."""
 
     @app.get("/health")
     def health() -> Response:
@@ -180,10 +198,13 @@ def create_app(manifest: ManifestLike | str | Path | None = None, *, alias_table
                            len(batch.results), batch.errors[0]["error"])
         return jsonify(reply), 200
 
+
+def _webhook_route(app: Flask, store: EventStore | None) -> None:
+    """``/webhook``: Label Studio waits for this answer inside the annotator's Submit: check, append, return (no
+    database work here; readers ingest the inbox, see :mod:`posthoc.study.live.events`)."""
+
     @app.post("/webhook")
     def webhook() -> Response:
-        # Label Studio waits for this answer inside the annotator's Submit: check, append, return (no database
-        # work here; readers ingest the inbox, see posthoc.study.live.events)
         payload = require_object(_json_body())
         if store is None:
             from posthoc.study.live.events import event_rows
@@ -192,8 +213,6 @@ def create_app(manifest: ManifestLike | str | Path | None = None, *, alias_table
         queued = store.append(payload) if store is not None else 0
         return jsonify({"status": "ok", "action": payload.get("action"), "queued": queued,
                         "stored": store is not None})
-
-    return app
 
 
 def app_from_environment() -> Flask:

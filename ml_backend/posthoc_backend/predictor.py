@@ -23,21 +23,20 @@ task could be predicted is answered with the first task's 4xx status instead.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from posthoc.errors import PosthocInputError
+from posthoc.labelstudio import records
 from posthoc.labelstudio.label_config import region_tags
 from posthoc.labelstudio.payloads import PredictionMismatch, manifest_prediction
 from posthoc.predictors.linker import DictionaryLinker
 from posthoc.predictors.registry import ModelFactory
 from posthoc.predictors.stored import DictionaryTextLinker
-from posthoc.study.plan.prefill import ManifestLike, PrefillIndex
+from posthoc.study.plan.index import ManifestIndex, ManifestLike
 from posthoc_backend.live import DEFAULT_BATCH_SIZE, DEFAULT_BUDGET, LivePredictor, LiveTask
 from posthoc_backend.protocol import MODEL_VERSION, TASK_KEY_FIELD, RequestError, TaskInput, parse_task
-
-#: the manifest in memory (kept under its old name: the backend and its tests use it)
-ManifestIndex = PrefillIndex
 
 
 @dataclass
@@ -65,7 +64,7 @@ class Predictor:
                  live: ModelFactory | DictionaryLinker | None, *, model_version: str = MODEL_VERSION,
                  budget: float = DEFAULT_BUDGET, batch_size: int = DEFAULT_BATCH_SIZE) -> None:
         if manifest is not None and not isinstance(manifest, ManifestIndex):
-            manifest = ManifestIndex(manifest)
+            manifest = ManifestIndex.from_manifest(manifest)
         self.manifest = manifest
         if isinstance(live, DictionaryLinker):
             live = ModelFactory(linker=DictionaryTextLinker(live), model_version=model_version)
@@ -90,7 +89,7 @@ class Predictor:
                         "re-import the tasks from this manifest (the text must be imported unchanged)",
                         field=f"{where}.text", status=422,
                     )
-                return self.manifest.prefill(task.task_key)
+                return self.manifest.prefill_rows(task.task_key)
         if self.live:
             return None
         if task.task_key is None:
@@ -114,7 +113,7 @@ class Predictor:
         except PosthocInputError as exc:
             raise RequestError(f"tasks[{index}]: {exc}", field=f"tasks[{index}]", status=422) from exc
 
-    def predict_one(self, raw_task: Any, index: int, config: str) -> dict[str, Any]:
+    def predict_one(self, raw_task: object, index: int, config: str) -> dict[str, Any]:
         """The prediction for one task; :class:`RequestError` if the task cannot be pre-filled."""
         batch = self.predict([raw_task], config)
         if batch.errors:
@@ -122,7 +121,7 @@ class Predictor:
             raise RequestError(str(error["error"]), field=error["field"], status=int(error["status"]))
         return batch.results[0]
 
-    def predict(self, tasks: list[Any], config: str, *, context: Any = None) -> BatchPrediction:
+    def predict(self, tasks: Sequence[object], config: str, *, context: object = None) -> BatchPrediction:
         """Predictions for a batch, one element per task in order (see the module docstring)."""
         started = time.monotonic()
         try:
@@ -136,18 +135,19 @@ class Predictor:
                 task = parse_task(raw_task, index, text_key=tags.text_key)
                 mentions = self._manifest_mentions(task)
                 if mentions is None:
-                    pending.append(LiveTask(task, raw_task))
+                    pending.append(LiveTask(task, raw_task if isinstance(raw_task, dict) else {}))
                 else:
                     answers[index] = self._from_manifest(mentions, task, config)
             except RequestError as exc:
                 answers[index] = exc
         if pending and self.live_predictor is not None:
-            answers.update(self.live_predictor.predict(pending, config, started=started, context=context))
+            live_context = context if isinstance(context, dict) else None  # label-studio-ml's context is a JSON object
+            answers.update(self.live_predictor.predict(pending, config, started=started, context=live_context))
         batch = BatchPrediction()
         for index, raw_task in enumerate(tasks):
             answer = answers[index]
             if isinstance(answer, RequestError):
-                task_id = raw_task.get("id") if isinstance(raw_task, dict) else None
+                task_id = records.record_id(raw_task) if isinstance(raw_task, dict) else None
                 entry = {**answer.body(), "task": task_id, "status": answer.status}
                 batch.errors.append(entry)
                 batch.results.append({**entry, "model_version": self.model_version})

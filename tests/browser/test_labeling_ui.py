@@ -17,12 +17,13 @@ import pandas as pd
 import pytest
 
 from lsfixtures import run_backend
-from posthoc.export.flatten import ManifestIndex, flatten_exports
+from posthoc.export.flatten import flatten_exports
 from posthoc.jobs.setup import create_study, read_accounts
 from posthoc.labelstudio.client import LabelStudioClient
 from posthoc.labelstudio.label_config import verification_tags
 from posthoc.paths import label_config
 from posthoc.study import StudyConfig, plan_study
+from posthoc.study.plan.index import ManifestIndex
 from posthoc.study.plan.manifest import Manifest
 
 pytestmark = [pytest.mark.browser, pytest.mark.labelstudio, pytest.mark.slow]

@@ -11,9 +11,10 @@ import pytest
 from ls_tiny_study import EDIT_TYPED, TinyStudy
 
 from posthoc.export.fetch import connect, fetch_export, project_label_config
-from posthoc.export.flatten import ExportFlattener, Flattened, ManifestIndex
+from posthoc.export.flatten import ExportFlattener, Flattened
 from posthoc.labelstudio.label_config import verification_tags
 from posthoc.links import normalise_link
+from posthoc.study.plan.index import ManifestIndex
 from posthoc.tables import JUDGEMENT_COLUMNS
 
 pytestmark = pytest.mark.labelstudio

@@ -7,10 +7,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from posthoc.export.flatten import ExportFlattener, ManifestIndex
+from posthoc.export.flatten import ExportFlattener
 from posthoc.export.synthetic import write_synthetic_export
 from posthoc.labelstudio.label_config import verification_tags
 from posthoc.paths import label_config
+from posthoc.study.plan.index import ManifestIndex
 
 TEXT = "👩‍👩‍👧 Zoë met Jose\u0301 in 東京 and 🇫🇷 Paris yesterday."
 SPANS = [(TEXT.index(w), TEXT.index(w) + len(w)) for w in ("Zoë", "Jose\u0301", "東京", "Paris")]

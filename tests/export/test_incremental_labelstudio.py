@@ -13,7 +13,7 @@ import requests
 from ls_tiny_study import TinyStudy, build_tiny_study
 
 from posthoc.export.incremental import CACHE_NAME
-from posthoc.jobs.score import run_score_job
+from posthoc.jobs.score import JudgementSource, ScoreOptions, run_score_job
 
 pytestmark = pytest.mark.labelstudio
 
@@ -32,8 +32,9 @@ def _outputs(folder: Path) -> dict[str, str]:
 
 
 def _score(study: TinyStudy, out: Path, *, periodic: bool = True) -> Any:
-    return run_score_job(manifest_path=study.manifest_path, ls_url=study.url, token=study.token, out_dir=out,
-                         n_resamples=20, periodic=periodic)
+    return run_score_job(manifest_path=study.manifest_path,
+                         source=JudgementSource(ls_url=study.url, token=study.token), out_dir=out,
+                         options=ScoreOptions(n_resamples=20, periodic=periodic))
 
 
 def _same_as_a_full_run(study: TinyStudy, out: Path, fresh: Path) -> None:
@@ -104,8 +105,9 @@ def test_a_nothing_new_cli_run_imports_no_label_config_parser_and_no_scipy(study
     import sys
 
     out = tmp_path / "out"
-    first = run_score_job(manifest_path=study.manifest_path, ls_url=study.url, token=study.token, out_dir=out,
-                          periodic=True)  # the defaults, as the CLI's
+    first = run_score_job(manifest_path=study.manifest_path,
+                          source=JudgementSource(ls_url=study.url, token=study.token), out_dir=out,
+                          options=ScoreOptions(periodic=True))  # the defaults, as the CLI's
     assert first.status == "updated"
     probe = ("import json, runpy, sys\ncode = 0\n"
              "sys.argv = ['posthoc'] + sys.argv[1:]\n"

@@ -8,11 +8,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from posthoc.export.flatten import ExportFlattener, ManifestIndex, iter_export_tasks
+from posthoc.export.flatten import ExportFlattener, iter_export_tasks
 from posthoc.export.synthetic import write_synthetic_export
 from posthoc.labelstudio.label_config import verification_tags
 from posthoc.links import normalise_link
 from posthoc.paths import label_config
+from posthoc.study.plan.index import ManifestIndex
 
 N_TASKS = 800
 PER_TASK = 10

@@ -19,12 +19,12 @@ import pytest
 
 from lsfixtures import run_backend, small_sample_manifest
 from posthoc.errors import PosthocInputError, PosthocServiceError
-from posthoc.jobs.accounts import default_accounts_file, read_accounts
 from posthoc.jobs.setup import create_study
 from posthoc.jobs.simulate import SimulationConfig, annotate_stream, plan_decisions
 from posthoc.labelstudio.client import LabelStudioClient
 from posthoc.labelstudio.users import login, organisation_users, study_email_domain
 from posthoc.paths import label_config
+from posthoc.study.plan.logins import default_accounts_file, read_accounts
 
 pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]
 
@@ -76,7 +76,7 @@ def test_each_study_has_its_projects_and_tasks_as_planned(twins: Any, ls_server:
 def test_each_studys_workers_annotate_and_score_separately(twins: Any, ls_server: Any, tmp_path: Path) -> None:
     """w001 of each study works their own stream with their own login; each study's score counts exactly its
     own annotations, under its own worker ids, and the other study's never."""
-    from posthoc.jobs.score import run_score_job
+    from posthoc.jobs.score import JudgementSource, ScoreOptions, run_score_job
     from posthoc.labelstudio.label_config import verification_tags
     from posthoc.labelstudio.users import ensure_user
 
@@ -94,8 +94,9 @@ def test_each_studys_workers_annotate_and_score_separately(twins: Any, ls_server
         assert posted[name] == mine["task_key"].nunique() > 0
     for name, study in twins.items():
         out = tmp_path / name
-        result = run_score_job(manifest_path=study["manifest"].path, out_dir=out, ls_url=ls_server.url,
-                               token=ls_server.token, n_resamples=20)
+        result = run_score_job(manifest_path=study["manifest"].path, out_dir=out,
+                               source=JudgementSource(ls_url=ls_server.url, token=ls_server.token),
+                               options=ScoreOptions(n_resamples=20))
         judgements = pd.read_csv(out / "judgements.csv")
         assert set(judgements["worker"]) == {"w001"}
         assert judgements["task_key"].nunique() == posted[name]

@@ -170,9 +170,9 @@ def test_the_cli_and_the_job_default_to_the_library_interval():
     import inspect
 
     from posthoc.cli.score import score_command
-    from posthoc.jobs.score import run_score_job
+    from posthoc.jobs.score import ScoreOptions
 
     option = next(p for p in score_command.params if p.name == "interval")
     assert option.default == DEFAULT_INTERVAL == "bca"
-    assert inspect.signature(run_score_job).parameters["interval"].default == DEFAULT_INTERVAL
+    assert inspect.signature(ScoreOptions).parameters["interval"].default == DEFAULT_INTERVAL
     assert inspect.signature(score_judgements).parameters["interval"].default == DEFAULT_INTERVAL

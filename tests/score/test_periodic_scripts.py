@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from posthoc.export.flatten import ManifestIndex
 from posthoc.export.synthetic import write_synthetic_export
 from posthoc.labelstudio.label_config import verification_tags
 from posthoc.paths import label_config
+from posthoc.study.plan.index import ManifestIndex
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
 WRAPPER = SCRIPTS / "score-periodic.sh"

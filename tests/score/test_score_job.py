@@ -18,12 +18,12 @@ import pandas as pd
 import pytest
 
 from posthoc.errors import PosthocInputError
-from posthoc.export.flatten import ManifestIndex
 from posthoc.export.synthetic import write_synthetic_export
-from posthoc.jobs.score import LOCK_NAME, ScoreJobLocked, run_score_job
+from posthoc.jobs.score import LOCK_NAME, JudgementSource, ScoreJobLocked, ScoreOptions, run_score_job
 from posthoc.labelstudio.label_config import verification_tags
 from posthoc.paths import label_config
 from posthoc.scores import TABLE_NAMES
+from posthoc.study.plan.index import ManifestIndex
 
 RESAMPLES = 30
 
@@ -59,8 +59,9 @@ def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
 
 
 def _run(study: dict[str, Any], out: Path, seed: int = 1, **options: Any) -> Any:
-    return run_score_job(manifest_path=study["manifest"], out_dir=out, export_files=[study["exports"][seed].path],
-                         n_resamples=RESAMPLES, **options)
+    return run_score_job(manifest_path=study["manifest"], out_dir=out,
+                         source=JudgementSource(export_files=[study["exports"][seed].path]),
+                         options=ScoreOptions(n_resamples=RESAMPLES, **options))
 
 
 @pytest.fixture(scope="module")
@@ -203,16 +204,16 @@ def test_workers_with_other_logins_are_matched_through_the_accounts_file(study: 
     export = write_synthetic_export(tmp_path / "export.json", index, verification_tags(label_config(
         "entity_verification")), texts=texts, seed=1, emails=emails)
 
-    unmatched = run_score_job(manifest_path=manifest_path, out_dir=tmp_path / "a", export_files=[export.path],
-                              n_resamples=0)
+    unmatched = run_score_job(manifest_path=manifest_path, out_dir=tmp_path / "a",
+                              source=JudgementSource(export_files=[export.path]), options=ScoreOptions(n_resamples=0))
     assert unmatched.n_judgements == 0
     kinds = set(pd.read_csv(tmp_path / "a" / "tables" / "exclusions.csv")["kind"])
     assert "foreign_annotator" in kinds
 
     accounts = {w: {"email": e, "password": "x"} for w, e in emails.items()}
     (tmp_path / "copy.accounts.json").write_text(json.dumps(accounts), encoding="utf-8")
-    matched = run_score_job(manifest_path=manifest_path, out_dir=tmp_path / "b", export_files=[export.path],
-                            n_resamples=0)
+    matched = run_score_job(manifest_path=manifest_path, out_dir=tmp_path / "b",
+                            source=JudgementSource(export_files=[export.path]), options=ScoreOptions(n_resamples=0))
     assert matched.n_judgements == export.n_judgements
     assert "foreign_annotator" not in set(pd.read_csv(tmp_path / "b" / "tables" / "exclusions.csv")["kind"])
 

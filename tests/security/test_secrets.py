@@ -128,10 +128,10 @@ def test_connect_backend_errors_hide_the_token_and_the_secret() -> None:
 
 
 def test_score_outputs_hold_no_token(manifest_path: Path, tmp_path: Path) -> None:
-    from posthoc.export.flatten import ManifestIndex
     from posthoc.export.synthetic import write_synthetic_export
     from posthoc.labelstudio.label_config import verification_tags
     from posthoc.paths import label_config
+    from posthoc.study.plan.index import ManifestIndex
     from posthoc.study.plan.manifest import Manifest
 
     manifest = Manifest.open(manifest_path)

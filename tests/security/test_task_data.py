@@ -26,8 +26,8 @@ def test_setup_task_data_from_a_hostile_manifest_is_safe_and_blind(tmp_path: Pat
     from posthoc.jobs.setup import import_items
     from posthoc.paths import label_config
     from posthoc.study import plan_study, read_study_inputs, sample_study_config
+    from posthoc.study.plan.index import ManifestIndex
     from posthoc.study.plan.manifest import Manifest
-    from posthoc.study.plan.prefill import PrefillIndex
 
     config = dataclasses.replace(sample_study_config(name=HOSTILE[0], n_workers=3), tasks_per_batch=5,
                                  control_tasks=False)
@@ -47,7 +47,7 @@ def test_setup_task_data_from_a_hostile_manifest_is_safe_and_blind(tmp_path: Pat
     manifest = Manifest.create(tmp_path / "hostile.manifest.sqlite", plan_study(documents, mentions, config))
     try:
         workers = sorted(set(manifest.tasks()["worker"]))
-        index = PrefillIndex(manifest)
+        index = ManifestIndex.from_manifest(manifest)
         keys = {w: list(manifest.tasks(w)["task_key"]) for w in workers}
         tasks = [item["data"] for worker in workers for item in import_items(
             index, keys[worker], range(len(keys[worker])), label_config=label_config("entity_verification"),

@@ -135,13 +135,13 @@ def test_help_explains_every_option(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def scored_study(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The sample study planned, estimated beside its manifest, exported with simulated decisions and scored."""
-    from posthoc.export.flatten import ManifestIndex
     from posthoc.export.synthetic import write_synthetic_export
-    from posthoc.jobs.score import run_score_job
+    from posthoc.jobs.score import JudgementSource, ScoreOptions, run_score_job
     from posthoc.labelstudio.label_config import verification_tags
     from posthoc.paths import label_config
     from posthoc.study.plan.config import load_study_config, read_study_inputs
     from posthoc.study.plan.design import plan_study
+    from posthoc.study.plan.index import ManifestIndex
     from posthoc.study.plan.manifest import Manifest
     from posthoc.study.planner.estimate import estimate_study
 
@@ -154,10 +154,11 @@ def scored_study(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     export = write_synthetic_export(folder / "export.json", index, verification_tags(label_config(
         "entity_verification")), texts=texts, seed=3)
     without = run_score_job(manifest_path=folder / "manifest.sqlite", out_dir=folder / "before",
-                            export_files=[export.path], n_resamples=50)
+                            source=JudgementSource(export_files=[export.path]), options=ScoreOptions(n_resamples=50))
     estimate_study(plan, runs=50).write(folder)
     with_estimate = run_score_job(manifest_path=folder / "manifest.sqlite", out_dir=folder / "after",
-                                  export_files=[export.path], n_resamples=50, periodic=True)
+                                  source=JudgementSource(export_files=[export.path]),
+                                  options=ScoreOptions(n_resamples=50, periodic=True))
     return {"folder": folder, "before": without, "after": with_estimate, "plan": plan, "export": export}
 
 

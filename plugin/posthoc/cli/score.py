@@ -5,11 +5,19 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Literal
 
 import click
 
 from posthoc.errors import PosthocInputError
-from posthoc.jobs.score import EXIT_LOCKED, EXIT_NOTHING_NEW, ScoreJobLocked, run_score_job
+from posthoc.jobs.score import (
+    EXIT_LOCKED,
+    EXIT_NOTHING_NEW,
+    JudgementSource,
+    ScoreJobLocked,
+    ScoreOptions,
+    run_score_job,
+)
 
 _EPILOG = """\b
 Exit codes:
@@ -64,8 +72,8 @@ Example (cron, every 15 minutes):
 @click.option("--quiet", is_flag=True, help="No progress bars; only the final line (and errors).")
 def score_command(manifest_path: Path, ls_url: str | None, out_dir: Path, export_files: tuple[Path, ...],
                   project_ids: tuple[int, ...], label_config_path: Path | None, token_env: str, n_resamples: int,
-                  seed: int, resample_unit: str, union: str, interval: str, fmt: str, periodic: bool,
-                  quiet: bool) -> None:
+                  seed: int, resample_unit: str, union: str, interval: str, fmt: Literal["csv", "parquet"],
+                  periodic: bool, quiet: bool) -> None:
     """Export every project of a study, score it (paper 000 sections 3-4) and write an HTML report with tables.
 
     Reruns on the same data give byte-identical files. Everything left out (skipped tasks, drafts,
@@ -93,12 +101,11 @@ def score_command(manifest_path: Path, ls_url: str | None, out_dir: Path, export
 
         verification_tags(label_config, where=f"--label-config {label_config_path}")  # checked before --out
     try:
-        result = run_score_job(manifest_path=manifest_path, out_dir=out_dir, ls_url=ls_url, token=token,
-                               export_files=list(export_files) or None, project_ids=list(project_ids) or None,
-                               label_config=label_config, n_resamples=n_resamples, seed=seed,
-                               resample_unit=resample_unit, fmt=fmt,  # type: ignore[arg-type]
-                               periodic=periodic, progress=not quiet, union=union,
-                               interval=interval)
+        options = ScoreOptions(n_resamples=n_resamples, seed=seed, resample_unit=resample_unit,
+                               fmt=fmt, union=union, interval=interval, periodic=periodic, progress=not quiet)
+        source = JudgementSource(ls_url=ls_url, token=token, project_ids=project_ids, export_files=export_files,
+                                 label_config=label_config)
+        result = run_score_job(manifest_path=manifest_path, out_dir=out_dir, source=source, options=options)
     except ScoreJobLocked as exc:
         click.echo(f"posthoc: locked: {exc}", err=True)
         sys.exit(EXIT_LOCKED)

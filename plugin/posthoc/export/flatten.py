@@ -25,12 +25,13 @@ objects.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import ijson
+import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
@@ -41,12 +42,9 @@ from posthoc.labelstudio.label_config import VerificationTags
 from posthoc.labelstudio.records import region_value
 from posthoc.labelstudio.regions import parse_regions
 from posthoc.links import normalise_link
-from posthoc.tables import JUDGEMENT_COLUMNS, OUTCOMES, require_columns
-
-TASK_COLUMNS = ("task_key", "worker", "position", "item_id", "chunk_id", "dataset", "doc_id", "system",
-                "is_control")
-PREFILL_COLUMNS = ("task_key", "mention_id", "start", "end", "doc_start", "doc_end", "surface", "link",
-                   "expected_outcome")
+from posthoc.study.plan.index import ManifestIndex, Prefill, TaskInfo
+from posthoc.study.plan.logins import default_user_workers
+from posthoc.tables import JUDGEMENT_COLUMNS, OUTCOMES
 
 _JUDGEMENT_DTYPES = {
     "study": "string", "dataset": "string", "doc_id": "string", "chunk_id": "string", "item_id": "string",
@@ -59,89 +57,6 @@ _JUDGEMENT_DTYPES = {
 _BUFFER = 16 * 1024
 _OUTCOME = {outcome: outcome for outcome in OUTCOMES}
 _SORT = ["worker", "position", "task_key", "start", "end", "mention_id"]
-
-
-def _records(frame: pd.DataFrame, columns: Sequence[str]) -> Iterator[dict[str, Any]]:
-    for values in zip(*(frame[c].tolist() for c in columns), strict=True):
-        yield dict(zip(columns, values, strict=True))
-
-
-def _missing(value: Any) -> bool:
-    return value is None or value is pd.NA or (isinstance(value, float) and value != value)
-
-
-@dataclass(frozen=True)
-class TaskInfo:
-    """What the manifest says about one task (one chunk x system shown to one worker)."""
-
-    worker: str
-    position: int
-    item_id: str
-    chunk_id: str
-    dataset: str
-    doc_id: str
-    system: str
-    is_control: bool
-
-
-@dataclass(frozen=True)
-class Prefill:
-    """One pre-filled annotation of a task: chunk offsets for Label Studio, document offsets for tables."""
-
-    mention_id: str
-    start: int
-    end: int
-    doc_start: int
-    doc_end: int
-    surface: str
-    link: str
-    expected_outcome: str | None
-
-
-@dataclass(frozen=True)
-class ManifestIndex:
-    """Lookups from a study manifest, built once: task key -> task, task key -> its pre-filled annotations."""
-
-    study: str
-    tasks: Mapping[str, TaskInfo]
-    prefills: Mapping[str, tuple[Prefill, ...]]
-
-    @classmethod
-    def from_frames(cls, study: str, tasks: pd.DataFrame, mentions: pd.DataFrame) -> ManifestIndex:
-        """From a tasks table (:data:`TASK_COLUMNS`) and a pre-filled mentions table (:data:`PREFILL_COLUMNS`)."""
-        require_columns(tasks, TASK_COLUMNS, table="manifest tasks")
-        require_columns(mentions, PREFILL_COLUMNS, table="manifest mentions")
-        intern: dict[Any, Any] = {}
-
-        def shared(value: Any) -> Any:  # one object per distinct value keeps a million rows small
-            return intern.setdefault(value, value)
-
-        task_map = {
-            str(row["task_key"]): TaskInfo(
-                worker=shared(str(row["worker"])), position=int(row["position"]),
-                item_id=shared(str(row["item_id"])), chunk_id=shared(str(row["chunk_id"])),
-                dataset=shared(str(row["dataset"])), doc_id=shared(str(row["doc_id"])),
-                system=shared(str(row["system"])), is_control=bool(row["is_control"]))
-            for row in _records(tasks, TASK_COLUMNS)
-        }
-        grouped: dict[str, list[Prefill]] = {}
-        for row in _records(mentions, PREFILL_COLUMNS):
-            expected = None if _missing(row["expected_outcome"]) else shared(str(row["expected_outcome"]))
-            grouped.setdefault(str(row["task_key"]), []).append(Prefill(
-                mention_id=str(row["mention_id"]), start=int(row["start"]), end=int(row["end"]),
-                doc_start=int(row["doc_start"]), doc_end=int(row["doc_end"]), surface=str(row["surface"]),
-                link="" if _missing(row["link"]) else str(row["link"]), expected_outcome=expected))
-        return cls(study=str(study), tasks=task_map, prefills={k: tuple(v) for k, v in grouped.items()})
-
-    @classmethod
-    def from_manifest(cls, manifest: Any) -> ManifestIndex:
-        """From a :class:`posthoc.study.plan.manifest.Manifest` (its ``tasks()`` and ``mentions()``)."""
-        return cls.from_frames(str(manifest.study), manifest.tasks(), manifest.mentions())
-
-    @property
-    def workers(self) -> list[str]:
-        """The workers of the study, sorted."""
-        return sorted({info.worker for info in self.tasks.values()})
 
 
 class _Columns:
@@ -173,7 +88,7 @@ class _Columns:
         self.created_at.append(created_at)
         self.lead_time.append(lead_time)
 
-    def _column(self, name: str) -> Any:
+    def _column(self, name: str) -> Sequence[object]:
         task_fields = {"dataset", "doc_id", "chunk_id", "item_id", "system", "worker", "position", "is_control"}
         if name == "study":
             return [self.study] * len(self.keys)
@@ -184,14 +99,15 @@ class _Columns:
             return [getattr(prefill, attribute) for prefill in self.prefills]
         if name in ("mention_id", "surface", "link", "expected_outcome"):
             return [getattr(prefill, name) for prefill in self.prefills]
-        own = {"task_key": self.keys, "outcome": self.outcomes, "new_link": self.new_links,
+        own: dict[str, Sequence[object]] = {"task_key": self.keys, "outcome": self.outcomes, "new_link": self.new_links,
                "deleted_region": self.deleted, "created_at": self.created_at}
         if name == "lead_time":
             return [float("nan") if v is None else v for v in self.lead_time]
         return own[name]
 
     def frame(self) -> pd.DataFrame:
-        frame = pd.DataFrame({name: pd.Series(self._column(name), dtype=_JUDGEMENT_DTYPES[name])
+        frame = pd.DataFrame({name: pd.Series(np.asarray(self._column(name), dtype=object),
+                                              dtype=_JUDGEMENT_DTYPES[name])
                               for name in JUDGEMENT_COLUMNS})
         return judgement_sort(frame)
 
@@ -239,27 +155,10 @@ def iter_export_tasks(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
         raise PosthocInputError(f"{source}: {what}: {reason}") from exc
 
 
-def user_key(completed_by: Any) -> str:
+def user_key(completed_by: ls.UserRef | None) -> str:
     """A stable key for an annotation's ``completed_by``: the lower-case e-mail, else ``id:N``."""
     email = str(ls.user_email(completed_by) or "").lower()
     return email if email else f"id:{ls.user_id(completed_by)}"
-
-
-def default_user_workers(workers: Iterable[str], *, study: str | None = None) -> dict[str, str]:
-    """Map the login e-mails of study workers (:func:`posthoc.labelstudio.users.worker_email`) to workers: at
-    ``posthoc.local`` (studies made before logins were per study) and, given ``study``, at the study's own
-    domain (:func:`posthoc.labelstudio.users.study_email_domain`, ``study create``'s default)."""
-    from posthoc.labelstudio.users import study_email_domain, worker_email
-
-    own = study_email_domain(study) if study is not None else None
-    mapping: dict[str, str] = {}
-    for worker in workers:
-        mapping[worker_email(worker)] = worker
-        if own is not None:
-            mapping[worker_email(worker, domain=own)] = worker
-        if "@" in worker:
-            mapping[worker.lower()] = worker
-    return mapping
 
 
 def _first_text(item: Mapping[str, Any]) -> str:

@@ -42,15 +42,19 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
 
 from posthoc.errors import PosthocServiceError
 from posthoc.export.checks import exclusions_frame
-from posthoc.export.flatten import ExportFlattener, Flattened, ManifestIndex, empty_judgements, judgement_sort
+from posthoc.export.flatten import ExportFlattener, Flattened, empty_judgements, judgement_sort
+from posthoc.labelstudio import records
+from posthoc.labelstudio.client import LabelStudioClient
 from posthoc.labelstudio.label_config import VerificationTags
 from posthoc.lazy import Lazy
+from posthoc.study.plan.index import ManifestIndex
+from posthoc.study.plan.study import Study
 
 #: projects exported (or asked for their signal) at once: Label Studio is one process, mostly busy in Python, on
 #: one SQLite file (4 at once made a 1,500-task snapshot export fail now and then: its writes wait for a lock)
@@ -61,12 +65,14 @@ CACHE_NAME = ".posthoc-cache"
 STATE_NAME = "state.json"
 #: bump when flattening changes what it writes for the same export (invalidates every cached project)
 CACHE_VERSION = 1
+T = TypeVar("T")
+R = TypeVar("R")
 COUNT_FIELDS = ("task_number", "total_annotations_number", "skipped_annotations_number", "total_predictions_number")
 _DRAFT_QUERY = json.dumps({"filters": {"conjunction": "and", "items": [
     {"filter": "filter:tasks:draft_exists", "operator": "equal", "type": "Boolean", "value": True}]}})
 
 
-def _digest(value: Any) -> str:
+def _digest(value: object) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
@@ -86,14 +92,14 @@ class ProjectSignal:
                         "label_config": hashlib.sha256(self.label_config.encode("utf-8")).hexdigest()})
 
 
-def _pool_map(function: Callable[[Any], Any], items: Sequence[Any], *, threads: int,
-              done: Callable[[Any], None] | None = None) -> list[Any]:
+def _pool_map(function: Callable[[T], R], items: Sequence[T], *, threads: int,
+              done: Callable[[R], None] | None = None) -> list[R]:
     """``[function(item) for item in items]`` on ``threads`` threads; the first failure is raised (the rest
     are cancelled) as it was raised."""
     if not items:
         return []
     with ThreadPoolExecutor(max_workers=max(1, min(threads, len(items))), thread_name_prefix="posthoc-export") as pool:
-        futures: list[Future[Any]] = [pool.submit(function, item) for item in items]
+        futures: list[Future[R]] = [pool.submit(function, item) for item in items]
         pending = set(futures)
         while pending:
             finished, pending = wait(pending, return_when=FIRST_EXCEPTION)
@@ -107,7 +113,7 @@ def _pool_map(function: Callable[[Any], Any], items: Sequence[Any], *, threads: 
         return [future.result() for future in futures]
 
 
-def project_signals(http: Any, project_ids: Sequence[int], *,
+def project_signals(http: LabelStudioClient, project_ids: Sequence[int], *,
                     threads: int = EXPORT_THREADS) -> dict[int, ProjectSignal]:
     """The change signal of each project (see the module docstring): one paged listing plus two one-row
     requests a project. ``http`` is a :class:`posthoc.labelstudio.client.LabelStudioClient`."""
@@ -119,7 +125,7 @@ def project_signals(http: Any, project_ids: Sequence[int], *,
             "ids": ",".join(map(str, chunk)), "include": ",".join(("id", "label_config", *COUNT_FIELDS)),
             "page_size": 100, "page": 1})  # ``include`` names the fields answered and the counts computed
         for project in (answer or {}).get("results", []) if isinstance(answer, dict) else []:
-            listed[int(project["id"])] = project
+            listed[records.int_id(project)] = project
     missing = [p for p in wanted if p not in listed]
     if missing:
         raise PosthocServiceError(f"Label Studio lists no project {', '.join(map(str, missing))}; it was deleted "
@@ -134,7 +140,7 @@ def project_signals(http: Any, project_ids: Sequence[int], *,
         project = listed[project_id]
         return ProjectSignal(
             project_id=project_id, counts=tuple(int(project.get(name) or 0) for name in COUNT_FIELDS),
-            latest_task=(int(latest["id"]), str(latest.get("updated_at"))) if isinstance(latest, dict) else None,
+            latest_task=(records.int_id(latest), str(records.updated_at(latest))) if isinstance(latest, dict) else None,
             draft_tasks=int((drafts or {}).get("total") or 0) if isinstance(drafts, dict) else 0,
             label_config=str(project.get("label_config") or ""))
 
@@ -288,22 +294,26 @@ class Collected:
 class StudyExport:
     """A study's projects on one Label Studio with their signals and cache keys (read before any export).
 
-    ``client`` (exports) and ``http`` (signals): :class:`~posthoc.labelstudio.client.LabelStudioClient` s (one
-    client serves both); ``projects`` are ``(project id, worker or None)``.
+    ``client``: the :class:`~posthoc.labelstudio.client.LabelStudioClient` that reads the signals and exports;
+    ``projects`` are ``(project id, worker or None)``; ``study``: the opened study, whose manifest index is built
+    when the first project is flattened (a run with nothing new never builds it).
     """
 
-    client: Any
-    http: Any
+    client: LabelStudioClient
     projects: list[tuple[int, str | None]]
-    read_index: Lazy[ManifestIndex]
-    user_workers: Mapping[str, str]
+    study: Study
     read_tags: dict[int, Lazy[VerificationTags]]
     keys: dict[int, str]
 
     @property
     def index(self) -> ManifestIndex:
         """The manifest's index, read when the first project is flattened (a run with nothing new never is)."""
-        return self.read_index()
+        return self.study.index
+
+    @property
+    def user_workers(self) -> Mapping[str, str]:
+        """Login e-mail -> worker of the study (:attr:`posthoc.study.plan.study.Study.user_workers`)."""
+        return self.study.user_workers
 
     def tags(self, project_id: int) -> VerificationTags:
         """The verification tags of the project's label config, parsed when the project is first flattened (the
@@ -311,12 +321,10 @@ class StudyExport:
         return self.read_tags[project_id]()
 
     @classmethod
-    def open(cls, client: Any, http: Any, projects: Sequence[tuple[int, str | None]],
-             read_index: Callable[[], ManifestIndex], *, user_workers: Mapping[str, str], manifest_digest: str,
+    def open(cls, client: LabelStudioClient, projects: Sequence[tuple[int, str | None]], study: Study, *,
              threads: int = EXPORT_THREADS) -> StudyExport:
-        """Read every project's signal and label config; PosthocServiceError / PosthocInputError on failure.
-        ``read_index``: makes the manifest's index, called once, when a project is first flattened."""
-        signals = project_signals(http, [p for p, _ in projects], threads=threads)
+        """Read every project's signal and label config; PosthocServiceError / PosthocInputError on failure."""
+        signals = project_signals(client, [p for p, _ in projects], threads=threads)
         tags: dict[int, Lazy[VerificationTags]] = {}
         keys: dict[int, str] = {}
         parsed: dict[str, Lazy[VerificationTags]] = {}  # a study's projects share one config: parsed once
@@ -325,10 +333,9 @@ class StudyExport:
             if config not in parsed:
                 parsed[config] = _tags_reader(config, where=f"project {project_id}")
             tags[project_id] = parsed[config]
-            context = context_key(manifest_digest=manifest_digest, worker=worker, user_workers=user_workers)
+            context = context_key(manifest_digest=study.digest, worker=worker, user_workers=study.user_workers)
             keys[project_id] = combined_key(signals[project_id], context)
-        return cls(client=client, http=http, projects=list(projects), read_index=Lazy(read_index),
-                   user_workers=user_workers, read_tags=tags, keys=keys)
+        return cls(client=client, projects=list(projects), study=study, read_tags=tags, keys=keys)
 
     def _export_part(self, project: tuple[int, str | None], work_dir: Path) -> ProjectPart:
         from posthoc.export.fetch import fetch_export

@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 
 from posthoc.atomic import atomic_open
-from posthoc.export.flatten import ManifestIndex, Prefill
 from posthoc.labelstudio.label_config import UNDECIDED, VerificationTags
 from posthoc.labelstudio.tasks import kb_pages_html
+from posthoc.study.plan.index import ManifestIndex, Prefill
 
 DECISIONS = ("verify", "edit", "remove", "deleted")
 
@@ -49,16 +49,18 @@ def _region(prefill: Prefill, text: str, from_name: str, kind: str, value: dict[
 
 
 def write_synthetic_export(path: str | os.PathLike[str], index: ManifestIndex, tags: VerificationTags, *,
-                           texts: Mapping[str, str], seed: int = 0,
+                           texts: Mapping[str, str] | None = None, seed: int = 0,
                            probabilities: tuple[float, float, float, float] = (0.8, 0.1, 0.05, 0.05),
                            emails: Mapping[str, str] | None = None,
                            control_accuracy: float = 1.0) -> SyntheticExport:
-    """Write an export of every task of ``index`` (``texts``: task key -> chunk text) annotated at random.
+    """Write an export of every task of ``index`` (``texts``: task key -> chunk text, default the index's own)
+    annotated at random.
 
     ``probabilities`` of :data:`DECISIONS`; ``emails``: worker -> login e-mail (default
     ``<worker>@posthoc.local``). Timestamps are fixed functions of the task, so the file is reproducible.
     """
     rng = np.random.default_rng(seed)
+    texts = texts if texts is not None else index.texts
     prefilled = UNDECIDED if tags.decision_in_labels else "Entity"  # the label the backend pre-fills
     counts: Counter[str] = Counter()
     target = Path(path)

@@ -37,33 +37,12 @@ from posthoc.labelstudio.users import (
     study_email_domain,
     worker_email,
 )
-
-
-def read_accounts(path: Path) -> dict[str, dict[str, str]]:
-    """``{worker: {"email", "password", ...}}`` from the accounts file (empty when it does not exist)."""
-    if not path.is_file():
-        return {}
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise PosthocInputError(f"{path}: not an accounts file ({exc}); restore it or remove it") from exc
-    if not isinstance(raw, dict):
-        raise PosthocInputError(f"{path}: not an accounts file (expected an object of workers)")
-    for worker, account in raw.items():
-        if not isinstance(account, dict):
-            raise PosthocInputError(f"{path}: worker {worker!r} is not an object with email and password; "
-                                    "restore the file or remove it")
-    return {str(k): dict(v) for k, v in raw.items()}
+from posthoc.study.plan.logins import read_accounts
 
 
 def write_accounts(path: Path, accounts: dict[str, dict[str, str]]) -> None:
     """Write the accounts file atomically, readable by its owner only (0600)."""
     write_text_atomic(path, json.dumps(accounts, indent=2, sort_keys=True) + "\n", permissions=0o600)
-
-
-def default_accounts_file(manifest_path: Path) -> Path:
-    """Where the annotators' generated passwords are kept: ``<manifest stem>.accounts.json`` beside it."""
-    return manifest_path.with_name(f"{manifest_path.stem}.accounts.json")
 
 
 @dataclass(frozen=True)

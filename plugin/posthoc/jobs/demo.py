@@ -106,11 +106,11 @@ def plan_sample_study(manifest_path: Path, *, seed: int, n_workers: int | None) 
 def _score(manifest_path: Path, *, url: str, token: str, out_dir: Path, n_resamples: int,
            progress: bool) -> Path | None:
     try:
-        from posthoc.jobs.score import run_score_job
+        from posthoc.jobs.score import JudgementSource, ScoreOptions, run_score_job
     except ImportError:
         return None
-    result = run_score_job(manifest_path=manifest_path, ls_url=url, token=token, out_dir=out_dir,
-                           n_resamples=n_resamples, progress=progress)
+    result = run_score_job(manifest_path=manifest_path, source=JudgementSource(ls_url=url, token=token),
+                           out_dir=out_dir, options=ScoreOptions(n_resamples=n_resamples, progress=progress))
     return Path(result.report_path)
 
 

@@ -15,9 +15,10 @@ import pandas as pd
 from posthoc.export.checks import exclusions_frame
 from posthoc.export.flatten import Flattened
 from posthoc.html import Section
+from posthoc.scores import Scores
 
 
-def _json_ready(value: Any) -> Any:
+def _json_ready(value: object) -> object:
     if isinstance(value, dict):
         return {str(k): _json_ready(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -48,8 +49,10 @@ def merge_exclusions(export_exclusions: pd.DataFrame, scoring_exclusions: pd.Dat
     return exclusions_frame(rows)
 
 
-def stage_outputs(stage: Path, *, scores: Any, flattened: Flattened, manifest: Any, fmt: str,
-                   summary: dict[str, Any], extra_sections: Iterable[Section]) -> list[Path]:
+def stage_outputs(stage: Path, *, scores: Scores, flattened: Flattened, documents: pd.DataFrame, fmt: str,
+                  summary: dict[str, Any], extra_sections: Iterable[Section]) -> list[Path]:
+    """Write every output into ``stage`` (``documents``: the study's, for the corrected gold); returns the files
+    written, relative to ``stage``."""
     from posthoc.readers.corpus import Corpus
     from posthoc.report.study_report import build_report
     from posthoc.writers import write_jsonl, write_nif
@@ -65,7 +68,6 @@ def stage_outputs(stage: Path, *, scores: Any, flattened: Flattened, manifest: A
     (stage / "summary.json").write_text(json.dumps(_json_ready(summary), sort_keys=True, indent=2,
                                                    ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8")
     written.append(Path("summary.json"))
-    documents = manifest.documents()
     gold = scores.corrected_gold
     keys = set(zip(gold["dataset"].astype(str), gold["doc_id"].astype(str), strict=True)) if len(gold) else set()
     gold_documents = documents[[(str(d), str(i)) in keys

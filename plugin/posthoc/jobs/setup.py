@@ -48,11 +48,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from posthoc.errors import PosthocInputError, PosthocServiceError
-from posthoc.jobs.accounts import (
-    default_accounts_file,
-    ensure_accounts,
-    read_accounts,
-)
+from posthoc.jobs.accounts import ensure_accounts
 from posthoc.jobs.setup_record import SetupRecord, default_setup_file
 from posthoc.labelstudio import records as ls
 from posthoc.labelstudio.backend import BACKEND_WAIT, BackendLink, check_backend_health
@@ -62,7 +58,8 @@ from posthoc.labelstudio.tasks import task_data
 from posthoc.labelstudio.views import ensure_tabs
 from posthoc.lazy import Lazy
 from posthoc.study.live.projects import MARKER, marker_html, project_marker, project_markers, study_projects
-from posthoc.study.plan.prefill import PrefillIndex
+from posthoc.study.plan.index import ManifestIndex
+from posthoc.study.plan.logins import default_accounts_file, read_accounts
 
 if TYPE_CHECKING:
     from posthoc.study.plan.manifest import Manifest
@@ -181,19 +178,19 @@ class _Study:
     config: str
     counts: _Counts
     record: SetupRecord
-    _index: Lazy[PrefillIndex] = field(init=False)
+    _index: Lazy[ManifestIndex] = field(init=False)
 
     def __post_init__(self) -> None:
-        self._index = Lazy(lambda: PrefillIndex(self.manifest))
+        self._index = Lazy(lambda: ManifestIndex.from_manifest(self.manifest))
 
     @property
-    def index(self) -> PrefillIndex:
+    def index(self) -> ManifestIndex:
         """The manifest's texts and pre-fill, read when a project first needs them (a rerun with nothing to do
         never does)."""
         return self._index()
 
 
-def import_items(index: PrefillIndex, keys: list[str], positions: range | list[int], *, label_config: str,
+def import_items(index: ManifestIndex, keys: list[str], positions: range | list[int], *, label_config: str,
                  model_version: str) -> list[dict[str, Any]]:
     """The tasks to import for the worker batch ``keys`` at ``positions`` (0-based): each task's data and its
     prediction inline (what the backend answers for it: :func:`posthoc.labelstudio.payloads.manifest_prediction`;
@@ -201,7 +198,7 @@ def import_items(index: PrefillIndex, keys: list[str], positions: range | list[i
     items = []
     for number, position in enumerate(positions):
         key = keys[position]
-        text, mentions = index.texts[key], index.prefill(key)
+        text, mentions = index.texts[key], index.prefill_rows(key)
         prediction = manifest_prediction(mentions, text, label_config, model_version=model_version,
                                          validate=number == 0)
         items.append({"data": task_data(key, text, mentions, number=position + 1, total=len(keys)),
@@ -275,7 +272,7 @@ def _check_predictions(ctx: _Study, project_id: int, tasks: list[ls.Task], model
         imported = []
         for task in lacking:
             key = str(ls.task_data(task)["task_key"])
-            prediction = manifest_prediction(ctx.index.prefill(key), ctx.index.texts[key], ctx.config,
+            prediction = manifest_prediction(ctx.index.prefill_rows(key), ctx.index.texts[key], ctx.config,
                                              model_version=model_version)
             imported.append({"task": ls.int_id(task), **prediction})
         ctx.client.import_predictions(project_id, imported)

@@ -19,6 +19,7 @@ import pandas as pd
 from posthoc.errors import PosthocInputError, PosthocServiceError
 from posthoc.study.plan import storage
 from posthoc.study.plan.design import StudyPlan
+from posthoc.study.plan.index import TaskInfo
 
 _TASK_SELECT = (
     "SELECT t.task_key, t.worker, t.position, t.batch, t.item_id, t.chunk_id, c.dataset, c.doc_id, t.system, "
@@ -34,19 +35,12 @@ _MENTIONS_SELECT = (
 
 
 @dataclass(frozen=True)
-class TaskRecord:
-    """One task, as a row of :meth:`Manifest.tasks`."""
+class TaskRecord(TaskInfo):
+    """One task, as a row of :meth:`Manifest.tasks`: what :class:`~posthoc.study.plan.index.TaskInfo` holds, and
+    its key, batch, chunk text and the chunk's start in its document."""
 
     task_key: str
-    worker: str
-    position: int
     batch: int
-    item_id: str
-    chunk_id: str
-    dataset: str
-    doc_id: str
-    system: str
-    is_control: bool
     text: str
     chunk_start: int
 

@@ -1,0 +1,87 @@
+"""What a ``posthoc score`` run is asked for: the scoring options (:class:`ScoreOptions`) and where the
+judgements come from (:class:`JudgementSource`), each one value, checked in one place before any output is
+touched."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from posthoc.errors import PosthocInputError
+
+FORMATS = ("csv", "parquet")
+
+
+@dataclass(frozen=True)
+class ScoreOptions:
+    """How a study is scored (:func:`posthoc.metrics.score_judgements`) and how the run behaves.
+
+    ``n_resamples`` bootstrap resamples (0 or more) drawn with ``seed`` over ``resample_unit``; ``fmt``: the
+    tables' format, ``csv`` or ``parquet``; ``union``: the verification union, ``exact`` or ``overlap``;
+    ``interval``: the intervals' method, ``bca`` or ``percentile``. ``periodic``: an unchanged fingerprint
+    writes nothing (status ``nothing-new``); ``progress``: progress bars. PosthocInputError on a bad value.
+    """
+
+    n_resamples: int = 1000
+    seed: int = 0
+    resample_unit: str = "doc_id"
+    fmt: Literal["csv", "parquet"] = "csv"
+    union: str = "exact"
+    interval: str = "bca"
+    periodic: bool = False
+    progress: bool = False
+
+    def __post_init__(self) -> None:
+        if self.fmt not in FORMATS:
+            raise PosthocInputError(f"--format must be one of {', '.join(FORMATS)}, not {self.fmt!r}")
+        if self.n_resamples < 0:
+            raise PosthocInputError(f"--resamples must be 0 or more, not {self.n_resamples}")
+        from posthoc.metrics.intervals import check_method
+        from posthoc.metrics.verification import check_union
+
+        check_union(self.union)
+        check_method(self.interval)
+
+    def fingerprinted(self) -> dict[str, int | str]:
+        """The options that decide the outputs, as the fingerprint digests them and ``summary.json`` holds them."""
+        return {"n_resamples": self.n_resamples, "seed": self.seed, "resample_unit": self.resample_unit,
+                "format": self.fmt, "union": self.union, "interval": self.interval}
+
+
+@dataclass(frozen=True)
+class JudgementSource:
+    """Where a study's judgements come from: Label Studio export files (``export_files``, made with
+    ``label_config``, ``None``: the bundled one), else Label Studio at ``ls_url`` with ``token`` (the study's
+    projects, or only ``project_ids``)."""
+
+    ls_url: str | None = None
+    token: str | None = None
+    project_ids: Sequence[int] = ()
+    export_files: Sequence[str | os.PathLike[str]] = ()
+    label_config: str | None = None
+
+    def check(self) -> None:
+        """PosthocInputError unless the judgements have a source: readable export files, or a URL and a token."""
+        if self.export_files:
+            for path in self.export_files:
+                if not Path(path).is_file():
+                    what = "is a folder" if Path(path).is_dir() else "does not exist"
+                    raise PosthocInputError(f"--export-file {path} {what}; give a Label Studio JSON export file")
+            return
+        self.labelstudio()
+
+    def labelstudio(self) -> tuple[str, str]:
+        """``(URL, token)`` of the Label Studio to export from; PosthocInputError when either is missing or the URL
+        is not an http(s) URL."""
+        if not self.ls_url:
+            raise PosthocInputError("give a Label Studio URL (--url) or export files (--export-file)")
+        from posthoc.labelstudio.url import check_url
+
+        check_url(self.ls_url)
+        if not self.token:
+            raise PosthocInputError("no Label Studio API token: set LABEL_STUDIO_TOKEN (or the variable named by "
+                                    "--token-env)")
+        return self.ls_url, self.token
