@@ -4,8 +4,10 @@ nginx's ``auth_request`` sends a body-less sub-request to ``/authorise`` with th
 ``X-Original-Method`` / ``X-Original-URI`` and the original headers (the ``Cookie`` among them). The authoriser
 
 1. finds the Label Studio user of the session: ``whoami`` with the forwarded cookie
-   (:func:`posthoc.labelstudio.gateway_lookup.session_user`), kept :data:`SESSION_SECONDS` per cookie; a forged
-   or expired cookie is an anonymous caller;
+   (:func:`posthoc.labelstudio.gateway_lookup.session_user`), kept :data:`SESSION_SECONDS` per session cookie; a
+   forged or expired cookie is an anonymous caller, and so is one that logged out through the gateway (Label
+   Studio 1.23 keeps sessions in signed cookies: it cannot revoke a copied cookie itself, see :meth:`Authority.revoke`;
+   the authoriser remembers logouts in memory, so it is served by one process);
 2. maps the user to a role: an owner (the admin token's user and ``owners``), a worker of the study (the
    accounts file beside the manifest names each worker's e-mail; the project is the one ``posthoc study
    create`` marked for that worker, :func:`posthoc.study.live.projects.study_projects`; its task ids are read
@@ -22,11 +24,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from http.cookies import CookieError, SimpleCookie
 from pathlib import Path
 
 from flask import Flask, Response, jsonify, request
@@ -45,6 +49,21 @@ STUDY_SECONDS = 60.0
 MAX_SESSIONS = 10_000
 #: headers the authoriser's own caller (nginx) sets: never read as the original request's
 GATEWAY_HEADERS = frozenset({"x-original-method", "x-original-uri"})
+#: Label Studio's session cookie (Django's default name; 1.23 keeps the session *in* it, signed)
+SESSION_COOKIE = "sessionid"
+LOGOUT = re.compile(r"/user/logout/?(\?.*)?")
+
+
+def session_key(cookie_header: str) -> str | None:
+    """A digest of the session cookie in a raw ``Cookie`` header (``None``: none, or an unreadable header)."""
+    try:
+        cookies = SimpleCookie(cookie_header)
+    except CookieError:
+        return None
+    morsel = cookies.get(SESSION_COOKIE)
+    if morsel is None or not morsel.value:
+        return None
+    return hashlib.sha256(morsel.value.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -77,14 +96,17 @@ class Authority:
     """Decides one request: the caller from their session, then the rules (thread-safe, caches inside)."""
 
     def __init__(self, *, url: str, client: LabelStudioClient, load_access: Callable[[], StudyAccess],
-                 lookup: Lookup | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+                 lookup: Lookup | None = None, clock: Callable[[], float] = time.monotonic,
+                 session_seconds: float = SESSION_SECONDS) -> None:
         self.url = url
+        self.session_seconds = session_seconds
         self.client = client
         self.load_access = load_access
         self.lookup = lookup or ProjectObjects(client)
         self.clock = clock
         self._lock = threading.Lock()
         self._sessions: OrderedDict[str, tuple[float, str | None]] = OrderedDict()
+        self._revoked: OrderedDict[str, None] = OrderedDict()
         self._access: tuple[float, StudyAccess] | None = None
         self._tasks: dict[int, tuple[float, frozenset[int]]] = {}
 
@@ -107,12 +129,22 @@ class Authority:
             self._tasks[project_id] = (self.clock(), ids)
         return ids
 
-    def session_email(self, cookie: str) -> str | None:
-        """The e-mail of the session's user (``None``: no valid session), kept :data:`SESSION_SECONDS`."""
-        key = hashlib.sha256(cookie.encode("utf-8", "surrogateescape")).hexdigest()
+    def revoke(self, key: str) -> None:
+        """Refuse the session ``key`` from now on: Label Studio 1.23 keeps sessions in signed cookies, so a copy of
+        the cookie stays valid after logging out until it expires, unless the gateway remembers the logout."""
         with self._lock:
+            self._revoked[key] = None
+            self._sessions.pop(key, None)
+            while len(self._revoked) > MAX_SESSIONS * 10:
+                self._revoked.popitem(last=False)
+
+    def session_email(self, key: str, cookie: str) -> str | None:
+        """The e-mail of the user of session ``key`` (``None``: no valid session), kept ``session_seconds``."""
+        with self._lock:
+            if key in self._revoked:
+                return None
             kept = self._sessions.get(key)
-            if kept is not None and self.clock() - kept[0] < SESSION_SECONDS:
+            if kept is not None and self.clock() - kept[0] < self.session_seconds:
                 return kept[1]
         user = session_user(self.url, cookie)
         email = None if user is None else user.email
@@ -124,7 +156,8 @@ class Authority:
         return email
 
     def caller(self, cookie: str) -> Caller:
-        email = self.session_email(cookie) if cookie.strip() else None
+        key = session_key(cookie)
+        email = self.session_email(key, cookie) if key is not None else None
         if email is None:
             return Caller(Role.ANONYMOUS)
         access = self.access()
@@ -136,8 +169,13 @@ class Authority:
         return Caller(Role.WORKER, project_id=project_id, task_ids=self.task_ids(project_id))
 
     def decide(self, method: str, uri: str, headers: Mapping[str, str]) -> tuple[Decision, Caller]:
-        caller = self.caller(headers.get("cookie", ""))
-        return decide(GatewayRequest(method, uri, headers), caller, self.lookup), caller
+        cookie = headers.get("cookie", "")
+        caller = self.caller(cookie)
+        decision = decide(GatewayRequest(method, uri, headers), caller, self.lookup)
+        key = session_key(cookie)
+        if decision.allowed and key is not None and LOGOUT.fullmatch(uri):
+            self.revoke(key)
+        return decision, caller
 
 
 def create_gateway_app(authority: Authority) -> Flask:
