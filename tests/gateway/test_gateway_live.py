@@ -1,5 +1,5 @@
 """The gateway against the real things: a real Label Studio (``ls_server``), a real study (``create_study`` with
-the real ML backend), the authoriser (:mod:`posthoc_backend.gateway`) and Debian's nginx.
+the real ML backend), the authoriser as ``posthoc gateway serve`` runs it (gunicorn) and Debian's nginx.
 
 w001 logs in through the gateway with Label Studio's own form and makes the request matrix of issue 23 against
 w002's project, the admin's project and the server: every answer is the gateway's refusal, and Label Studio holds
@@ -13,10 +13,12 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import logging
-import threading
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -24,11 +26,12 @@ import pytest
 
 from gateway.matrix import MatrixRequest, Target, project_matrix, server_matrix
 from lsfixtures import make_annotator, make_project, run_backend, small_sample_manifest
-from posthoc.jobs.accounts import read_accounts
+from posthoc.http import answers_ok
+from posthoc.jobs.accounts import default_accounts_file, read_accounts
 from posthoc.jobs.setup import create_study
 from posthoc.labelstudio.client import LabelStudioClient
-from posthoc.labelstudio.gateway_nginx import REFUSAL, NginxGateway
-from posthoc_backend.gateway import Authority, create_gateway_app, load_study_access
+from posthoc.labelstudio.gateway_nginx import REFUSAL, NginxGateway, free_loopback_port
+from posthoc.processes import die_with_parent
 
 pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]
 SIMPLE_CONFIG = ('<View><Text name="text" value="$text"/><Choices name="c" toName="text"><Choice value="a"/>'
@@ -36,19 +39,23 @@ SIMPLE_CONFIG = ('<View><Text name="text" value="$text"/><Choices name="c" toNam
 
 
 @contextlib.contextmanager
-def serve_authoriser(authority: Authority) -> Iterator[str]:
-    """The authoriser's app on a free loopback port, in a thread; yields its URL."""
-    from werkzeug.serving import make_server
-
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)
-    server = make_server("127.0.0.1", 0, create_gateway_app(authority), threaded=True)
-    thread = threading.Thread(target=server.serve_forever, name="posthoc-gateway", daemon=True)
-    thread.start()
+def serve_authoriser(manifest: Path, ls_url: str, token: str) -> Iterator[str]:
+    """``posthoc gateway serve`` (gunicorn) on a free loopback port, stopped on exit (and with this process)."""
+    port = free_loopback_port()
+    env = {**os.environ, "POSTHOC_LS_TOKEN": token}
+    process = subprocess.Popen([sys.executable, "-m", "posthoc.cli.main", "gateway", "serve", "--manifest",
+                                str(manifest), "--url", ls_url, "--port", str(port)], env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=die_with_parent())
+    url = f"http://127.0.0.1:{port}"
     try:
-        yield f"http://127.0.0.1:{server.server_port}"
+        deadline = time.monotonic() + 60
+        while not answers_ok(f"{url}/health"):
+            assert process.poll() is None and time.monotonic() < deadline, process.communicate()[1][-2000:]
+            time.sleep(0.2)
+        yield url
     finally:
-        server.shutdown()
-        thread.join(timeout=10)
+        process.terminate()
+        process.wait(timeout=20)
 
 
 def login(gateway_url: str, email: str, password: str) -> httpx.Client:
@@ -112,7 +119,7 @@ def gateway(ls_server: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     with contextlib.ExitStack() as stack:
         backend_url = stack.enter_context(run_backend(manifest.path))
         setup = create_study(manifest, url=ls_server.url, token=ls_server.token, backend_url=backend_url,
-                             accounts_file=folder / "manifest.accounts.json", email_domain="gwlive.posthoc.local")
+                             email_domain="gwlive.posthoc.local")
         projects = setup.project_ids()
         own = stack.enter_context(make_project(ls_server, SIMPLE_CONFIG, title="admin's own"))
         admin.import_tasks(own.id, [{"data": {"text": "Paris is big."}}])
@@ -120,11 +127,9 @@ def gateway(ls_server: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         admin.import_tasks(scratch.id, [{"data": {"text": "Rome is old."}}])
         targets = {"w002": target_of(admin, projects["w002"]), "admin": target_of(admin, own.id),
                    "scratch": target_of(admin, scratch.id)}
-        authority = Authority(url=ls_server.url, client=admin, session_seconds=0.5, load_access=lambda: (
-            load_study_access(manifest.path, admin)))
-        authoriser = stack.enter_context(serve_authoriser(authority))
+        authoriser = stack.enter_context(serve_authoriser(Path(manifest.path), ls_server.url, ls_server.token))
         nginx = stack.enter_context(NginxGateway(ls_url=ls_server.url, authoriser_url=authoriser))
-        accounts = read_accounts(folder / "manifest.accounts.json")
+        accounts = read_accounts(default_accounts_file(Path(manifest.path)))
         yield {"url": nginx.url, "admin": admin, "projects": projects, "targets": targets, "accounts": accounts,
                "server": ls_server, "tasks": {w: [int(t["id"]) for t in admin.tasks(p)] for w, p in projects.items()}}
 
@@ -199,8 +204,7 @@ def test_forged_and_logged_out_cookies_are_refused(gateway: dict[str, Any]) -> N
     w001 = worker_session(gateway)
     assert w001.get(f"/api/projects/{project}/").status_code == 200
     stolen = dict(w001.cookies)
-    w001.get("/user/logout/")
-    time.sleep(0.6)  # the authoriser keeps a session's user 0.5 s here
+    w001.get("/user/logout/")  # the cookie stays valid for Label Studio (a signed cookie): the gateway remembers
     replay = httpx.Client(base_url=gateway["url"], cookies=stolen, follow_redirects=False)
     assert refused_by_gateway(replay.get(f"/api/projects/{project}/"))
 
