@@ -57,6 +57,15 @@ def query_shape(query: str) -> list[str]:
     return [f"{k}={v if k in KEPT_VALUES else '{...}'}" for k, v in parse_qsl(query, keep_blank_values=True)]
 
 
+def browser_login(page: Any, url: str, account: dict[str, str]) -> None:
+    """Log ``account`` (``email``, ``password``) in with Label Studio's form at ``url``."""
+    page.goto(f"{url}/user/login/")
+    page.fill("input[name=email]", account["email"])
+    page.fill("input[name=password]", account["password"])
+    page.click("button[type=submit], input[type=submit]")
+    page.wait_for_load_state("networkidle")
+
+
 def decide_task(page: Any) -> None:
     """Verify every mention of the open task by keyboard, then Submit: Submit with an undecided mention opens a
     warning and selects that mention (OK, then 1 verifies it), so Submit is pressed until the task changes."""
@@ -106,11 +115,7 @@ def record(folder: Path) -> dict[str, Any]:
                                       "query": query_shape(parts.query)})
 
                 page.on("request", on_request)
-                page.goto(f"{server.url}/user/login/")
-                page.fill("input[name=email]", account["email"])
-                page.fill("input[name=password]", account["password"])
-                page.click("button[type=submit], input[type=submit]")
-                page.wait_for_load_state("networkidle")
+                browser_login(page, server.url, account)
                 page.goto(f"{server.url}/projects/{project_id}/data?labeling=1")
                 decide_task(page)
                 decide_task(page)

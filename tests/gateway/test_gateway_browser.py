@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from gateway.live_study import study_behind_gateway
-from gateway.record_worker_calls import decide_task
+from gateway.record_worker_calls import browser_login, decide_task
 from posthoc.labelstudio.records import completed_by, task_annotations, user_id
 
 pytestmark = [pytest.mark.browser, pytest.mark.labelstudio, pytest.mark.slow]
@@ -25,11 +25,7 @@ def worked(browser: Any, ls_server: Any, tmp_path_factory: pytest.TempPathFactor
         page.on("dialog", lambda dialog: dialog.dismiss())
         refused: list[str] = []
         page.on("response", lambda r: refused.append(r.url) if r.status in (401, 403) else None)
-        page.goto(f"{url}/user/login/")
-        page.fill("input[name=email]", account["email"])
-        page.fill("input[name=password]", account["password"])
-        page.click("button[type=submit], input[type=submit]")
-        page.wait_for_load_state("networkidle")
+        browser_login(page, url, account)
         page.goto(f"{url}/projects/")
         page.wait_for_timeout(3000)
         seen: dict[str, Any] = {"projects_page": page.inner_text("body")}

@@ -27,8 +27,8 @@ REFERENCE = {
     "/api/dm/actions": ("POST", "id project tabID", "id project"),
     "/api/label_links": ("GET HEAD", "project expand", "project"), "/api/users": ("GET HEAD", "project", "project"),
     "/api/tasks": ("GET HEAD", "page page_size project view fields", "project"),
-    f"/api/annotations/{A}": ("GET HEAD PATCH PUT", "project taskID", ""),
-    f"/api/drafts/{D}": ("GET HEAD PATCH PUT", "project", ""),
+    f"/api/annotations/{A}": ("GET HEAD", "project taskID", ""),
+    f"/api/drafts/{D}": ("GET HEAD", "project", ""),
     "/user/login": ("GET HEAD POST", "next", ""), "/user/logout": ("GET HEAD", "", ""),
     "/favicon.ico": ("GET HEAD", "", ""), "/user/signup": ("GET HEAD POST", "token next", "token"),
 }
@@ -46,6 +46,7 @@ def reference_allows(method: str, uri: str, headers: dict[str, str]) -> bool:
     if not re.fullmatch(r"/[A-Za-z0-9/_.~-]*(\?[A-Za-z0-9/_.~=&,%-]*)?", uri):
         return False
     path, _, query = uri.partition("?")
+    query = query.replace("%2C", ",").replace("%2c", ",")
     if any("%" in pair and not pair.startswith("next=") for pair in query.split("&")):
         return False
     if "//" in path or "/./" in path + "/" or "/../" in path + "/":
@@ -83,6 +84,7 @@ TRICKS = ["", "/..", "/.", "/%2e%2e", "%2f", "%2F..", "//", "\\", "%5c", "%00", 
 QUERY_NAMES = ["project", "task", "taskID", "view", "tabID", "id", "page", "page_size", "include", "interaction",
                "expand", "labeling", "token", "next", "fields", "x", "Project", "project[]"]
 QUERY_VALUES = [P, str(OTHER.project), "70", "80", V, str(OTHER.view), "next_task", "delete_tasks", "", "07", "%37",
+                "task_count%2Ctask_number", "7%2C8", "%2c",
                 "1", "label", "timer", "abc", "7,8", "/"]
 HEADERS = [{}, {}, {}, {"x-http-method-override": "DELETE"}, {"X-HTTP-Method": "PUT"}, {"x-method-override": "GET"}]
 

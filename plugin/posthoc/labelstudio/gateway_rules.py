@@ -15,7 +15,7 @@ Everyone's request is refused first when it is not plain: a method outside :data
 method override header (:data:`OVERRIDE_HEADERS`), a URI that is not a plain absolute path (``..`` or ``.``
 segments, ``//``, a backslash, an encoded ``/`` ``\\`` ``.`` or NUL, double encoding, control characters, a
 fragment). A worker's path must be plain ASCII (letters, digits, ``/ _ . - ~``), and anyone's but the owner's
-query too (``, = & %`` besides; percent-encoding only in the login page's ``next``); it may name each
+query too (``, = & %`` besides; percent-encoding only of a comma, or in the login page's ``next``); it may name each
 parameter once, and every id it carries (``project``, ``task``, a Data Manager ``view`` / ``tabID``, an
 annotation or a draft in the path) must be of their project: task ids from the caller, the others from
 :class:`Lookup` (the authoriser's cached Label Studio look-ups).
@@ -42,6 +42,7 @@ OVERRIDE_HEADERS = ("x-http-method-override", "x-http-method", "x-method-overrid
 _ENCODED_TRICKS = re.compile(r"%(2f|5c|2e|00|25)", re.IGNORECASE)
 _WORKER_PATH = re.compile(r"[A-Za-z0-9/_.~-]+")
 _QUERY = re.compile(r"[A-Za-z0-9/_.~=&,%-]*")
+_ENCODED_COMMA = re.compile(r"%2c", re.IGNORECASE)
 _ID_DIGITS = "[1-9][0-9]{0,17}"
 #: static files the pages load, for every caller (a path below one of these, made of plain characters)
 STATIC_PREFIXES = ("/static/", "/react-app/", "/label-studio-frontend/")
@@ -151,9 +152,15 @@ WORKER_ROUTES = (
     _route("/api/tasks/{task}", "GET HEAD", "project"),
     _route("/api/tasks/{task}/annotations", "GET HEAD POST", "project"),
     _route("/api/tasks/{task}/drafts", "GET HEAD POST", "project"),
-    _route("/api/annotations/{annotation}", "GET HEAD PATCH PUT", "project taskID"),
-    _route("/api/drafts/{draft}", "GET HEAD PATCH PUT", "project"),
+    _route("/api/annotations/{annotation}", "GET HEAD", "project taskID"),  # no PATCH / PUT: see BODY_RETARGETS
+    _route("/api/drafts/{draft}", "GET HEAD", "project"),
 )
+
+#: Label Studio 1.23 moves an annotation to the task (and project) a ``PATCH /api/annotations/{id}/`` body names
+#: (measured: ``tests/gateway/test_gateway_live.py``), and ``auth_request`` forwards no body, so a worker gets no
+#: PATCH / PUT of annotations or drafts: Submit creates (``POST /api/tasks/{task}/annotations``, whose task is the
+#: path's whatever the body says); updating a submitted annotation and saving a draft a second time are refused.
+BODY_RETARGETS = ("/api/annotations/{annotation}", "/api/drafts/{draft}")
 
 #: pages everyone reaches (logging in and out); sign-up only with the organisation's invite ``token``
 PUBLIC_ROUTES = (
@@ -229,8 +236,9 @@ def _plain_query(query: str) -> dict[str, str] | str:
     after logging in), or the reason it is refused."""
     if _QUERY.fullmatch(query) is None:
         return "the query holds characters other than letters, digits and _ . ~ = & , / % -"
+    query = _ENCODED_COMMA.sub(",", query)  # the UI writes include=a%2Cb
     if any("%" in pair and not pair.startswith("next=") for pair in query.split("&")):
-        return "percent-encoding in a query parameter other than next"
+        return "percent-encoding (but of a comma) in a query parameter other than next"
     try:
         pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query), errors="strict")
     except (ValueError, UnicodeDecodeError):
