@@ -41,7 +41,7 @@ GOOD_VALUES = {"project": {P}, "view": {V}, "tabID": {V}, "task": OWN_TASKS, "ta
 
 def reference_allows(method: str, uri: str, headers: dict[str, str]) -> bool:
     """Whether worker 7 may make this request, judged bluntly."""
-    if any(h.lower().startswith("x-") and "method" in h.lower() for h in headers):
+    if any((h.lower().startswith("x-") and "method" in h.lower()) or h.lower() == "authorization" for h in headers):
         return False
     if not re.fullmatch(r"/[A-Za-z0-9/_.~-]*(\?[A-Za-z0-9/_.~=&,%-]*)?", uri):
         return False
@@ -86,7 +86,8 @@ QUERY_NAMES = ["project", "task", "taskID", "view", "tabID", "id", "page", "page
 QUERY_VALUES = [P, str(OTHER.project), "70", "80", V, str(OTHER.view), "next_task", "delete_tasks", "", "07", "%37",
                 "task_count%2Ctask_number", "7%2C8", "%2c",
                 "1", "label", "timer", "abc", "7,8", "/"]
-HEADERS = [{}, {}, {}, {"x-http-method-override": "DELETE"}, {"X-HTTP-Method": "PUT"}, {"x-method-override": "GET"}]
+HEADERS = [{}, {}, {}, {"x-http-method-override": "DELETE"}, {"X-HTTP-Method": "PUT"}, {"x-method-override": "GET"},
+           {"Authorization": "Token abc"}]
 
 
 def generated(rng: random.Random) -> tuple[str, str, dict[str, str]]:

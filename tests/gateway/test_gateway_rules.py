@@ -139,6 +139,12 @@ def test_unknown_methods_are_refused(method: str) -> None:
     assert not ask(method, "/api/projects/", OWNER).allowed
 
 
+def test_an_authorization_header_is_the_owners_only() -> None:
+    assert not ask("GET", "/api/current-user/whoami", authorization="Token abc").allowed
+    assert not ask("GET", "/user/login/", Caller(Role.ANONYMOUS), Authorization="Basic eDp5").allowed
+    assert ask("GET", "/api/projects/", OWNER, Authorization="Token abc").allowed
+
+
 @pytest.mark.parametrize("header", ["X-HTTP-Method-Override", "x-http-method", "X-Method-Override"])
 def test_method_override_headers_are_refused(header: str) -> None:
     assert not ask("POST", "/api/tasks/70/annotations?project=7", **{header.lower(): "DELETE"}).allowed

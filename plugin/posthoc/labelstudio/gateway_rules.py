@@ -15,13 +15,15 @@ Everyone's request is refused first when it is not plain: a method outside :data
 method override header (:data:`OVERRIDE_HEADERS`), a URI that is not a plain absolute path (``..`` or ``.``
 segments, ``//``, a backslash, an encoded ``/`` ``\\`` ``.`` or NUL, double encoding, control characters, a
 fragment). A worker's path must be plain ASCII (letters, digits, ``/ _ . - ~``), and anyone's but the owner's
-query too (``, = & %`` besides; percent-encoding only of a comma, or in the login page's ``next``); it may name each
-parameter once, and every id it carries (``project``, ``task``, a Data Manager ``view`` / ``tabID``, an
+query too (``, = & %`` besides; percent-encoding only of a comma, or in the login page's ``next``); it may
+name each parameter once, and every id it carries (``project``, ``task``, a Data Manager ``view`` / ``tabID``, an
 annotation or a draft in the path) must be of their project: task ids from the caller, the others from
 :class:`Lookup` (the authoriser's cached Label Studio look-ups).
 
-What the rules cannot see: request bodies (``auth_request`` forwards none) and answers. docs/security.md says what
-follows from that.
+An ``Authorization`` header (an API token) is refused for all but the owner: the gateway knows callers by their
+session, and Label Studio would know them by the token. What the rules cannot see: request bodies
+(``auth_request`` forwards none; hence :data:`BODY_RETARGETS`) and answers. docs/gateway.md and docs/security.md
+say what follows from that.
 """
 
 from __future__ import annotations
@@ -300,6 +302,8 @@ def decide(request: GatewayRequest, caller: Caller, lookup: Lookup) -> Decision:
     path, query = parts
     if caller.role is Role.OWNER:
         return allow("the study owner")
+    if any(key.lower() == "authorization" for key in request.headers):
+        return deny("an Authorization header is the owner's: annotators use their session")
     params = _plain_query(query)
     if isinstance(params, str):
         return deny(params)
