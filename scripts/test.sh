@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 # show such text instead of empty boxes (the tests' texts hold both)
 missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing+=(nginx)  # the study gateway (issue 23)
 for package in fonts-noto-cjk fonts-noto-color-emoji fonts-symbola; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done

@@ -38,6 +38,9 @@ COMMANDS: dict[str, str] = {
     "flags apply": "posthoc.cli.flags:apply_command",
     "sequence": "posthoc.cli.sequence:sequence_command",
     "predict": "posthoc.cli.predict:predict_command",
+    "gateway config": "posthoc.cli.gateway:config_command",
+    "gateway serve": "posthoc.cli.gateway:serve_command",
+    "gateway run": "posthoc.cli.gateway:run_command",
 }
 
 GROUP_HELP: dict[str, str] = {
@@ -45,6 +48,7 @@ GROUP_HELP: dict[str, str] = {
     "ls": "Run a local Label Studio (embedded SQLite) for the demo and for small studies.",
     "backend": "The ML backend that pre-fills every task with a system's annotations.",
     "flags": "Eaglet's rule-based error flags for gold standards, and their review in Label Studio.",
+    "gateway": "The study gateway: nginx in front of Label Studio, each annotator confined to their own batch.",
 }
 
 EXIT_INPUT = 2

@@ -1,0 +1,231 @@
+"""The study gateway's authoriser (issue 23): nginx asks it about every request before Label Studio sees it.
+
+nginx's ``auth_request`` sends a body-less sub-request to ``/authorise`` with the original method and URI in
+``X-Original-Method`` / ``X-Original-URI`` and the original headers (the ``Cookie`` among them). The authoriser
+
+1. finds the Label Studio user of the session: ``whoami`` with the forwarded cookie
+   (:func:`posthoc.labelstudio.gateway_lookup.session_user`), kept :data:`SESSION_SECONDS` per session cookie; a
+   forged or expired cookie is an anonymous caller, and so is one that logged out through the gateway (Label
+   Studio 1.23 keeps sessions in signed cookies: it cannot revoke a copied cookie itself, see :meth:`Authority.revoke`;
+   the authoriser remembers logouts in memory, so it is served by one process);
+2. maps the user to a role: an owner (the admin token's user and ``owners``), a worker of the study (the
+   accounts file beside the manifest names each worker's e-mail; the project is the one ``posthoc study
+   create`` marked for that worker, :func:`posthoc.study.live.projects.study_projects`; its task ids are read
+   once a minute), or an outsider;
+3. decides with :func:`posthoc.labelstudio.gateway_rules.decide` (annotation, draft and view ids looked up in
+   Label Studio and kept) and answers ``204``, or ``403`` with a JSON reason (``401`` for an anonymous caller,
+   which nginx turns into the login page).
+
+Served like the ML backend: gunicorn (``posthoc gateway serve``) on ``posthoc_backend.gateway_wsgi:app``, or
+:func:`create_gateway_app` in a thread for tests. It never proxies: nginx does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from http.cookies import CookieError, SimpleCookie
+from pathlib import Path
+
+from flask import Flask, Response, jsonify, request
+
+from posthoc.errors import PosthocInputError, PosthocServiceError
+from posthoc.jobs.accounts import default_accounts_file, read_accounts
+from posthoc.labelstudio.client import LabelStudioClient
+from posthoc.labelstudio.gateway_lookup import ProjectObjects, session_user
+from posthoc.labelstudio.gateway_rules import Caller, Decision, GatewayRequest, Lookup, Role, decide
+from posthoc.study.live.projects import study_projects
+
+#: how long a session's user, and the study's workers and task ids, are kept (seconds)
+SESSION_SECONDS = 10.0
+STUDY_SECONDS = 60.0
+#: sessions kept at most (the oldest go first): a flood of made-up cookies cannot grow the cache without bound
+MAX_SESSIONS = 10_000
+#: headers the authoriser's own caller (nginx) sets: never read as the original request's
+GATEWAY_HEADERS = frozenset({"x-original-method", "x-original-uri"})
+#: Label Studio's session cookie (Django's default name; 1.23 keeps the session *in* it, signed)
+SESSION_COOKIE = "sessionid"
+LOGOUT = re.compile(r"/user/logout/?(\?.*)?")
+
+
+def session_key(cookie_header: str) -> str | None:
+    """A digest of the session cookie in a raw ``Cookie`` header (``None``: none, or an unreadable header)."""
+    try:
+        cookies = SimpleCookie(cookie_header)
+    except CookieError:
+        return None
+    morsel = cookies.get(SESSION_COOKIE)
+    if morsel is None or not morsel.value:
+        return None
+    return hashlib.sha256(morsel.value.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+@dataclass(frozen=True)
+class StudyAccess:
+    """Who may do what: owners' e-mails, and each worker's e-mail -> (worker id, project id)."""
+
+    owners: frozenset[str]
+    workers: Mapping[str, tuple[str, int]]
+
+
+def load_study_access(manifest_path: Path, client: LabelStudioClient, *, accounts_file: Path | None = None,
+                      owners: Iterable[str] = ()) -> StudyAccess:
+    """The study's :class:`StudyAccess` from its manifest, accounts file and Label Studio's marked projects; the
+    admin token's user is an owner."""
+    from posthoc.study.plan.manifest import Manifest
+
+    manifest = Manifest.open(manifest_path)
+    accounts = read_accounts(accounts_file or default_accounts_file(manifest_path))
+    projects = study_projects(client.projects(), str(manifest.study), manifest.workers())
+    workers: dict[str, tuple[str, int]] = {}
+    for worker, project in projects.items():
+        email = str(accounts.get(worker, {}).get("email", "")).strip().lower()
+        if email:
+            workers[email] = (worker, int(project["id"]))
+    admin = str(client.whoami().get("email", "")).strip().lower()
+    return StudyAccess(frozenset({admin, *(o.strip().lower() for o in owners)} - {""}), workers)
+
+
+class Authority:
+    """Decides one request: the caller from their session, then the rules (thread-safe, caches inside)."""
+
+    def __init__(self, *, url: str, client: LabelStudioClient, load_access: Callable[[], StudyAccess],
+                 lookup: Lookup | None = None, clock: Callable[[], float] = time.monotonic,
+                 session_seconds: float = SESSION_SECONDS) -> None:
+        self.url = url
+        self.session_seconds = session_seconds
+        self.client = client
+        self.load_access = load_access
+        self.lookup = lookup or ProjectObjects(client)
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._sessions: OrderedDict[str, tuple[float, str | None]] = OrderedDict()
+        self._revoked: OrderedDict[str, None] = OrderedDict()
+        self._access: tuple[float, StudyAccess] | None = None
+        self._tasks: dict[int, tuple[float, frozenset[int]]] = {}
+
+    def access(self) -> StudyAccess:
+        with self._lock:
+            if self._access is not None and self.clock() - self._access[0] < STUDY_SECONDS:
+                return self._access[1]
+        loaded = self.load_access()
+        with self._lock:
+            self._access = (self.clock(), loaded)
+        return loaded
+
+    def task_ids(self, project_id: int) -> frozenset[int]:
+        with self._lock:
+            kept = self._tasks.get(project_id)
+            if kept is not None and self.clock() - kept[0] < STUDY_SECONDS:
+                return kept[1]
+        ids = frozenset(int(t["id"]) for t in self.client.tasks(project_id, fields="task_only", include="id"))
+        with self._lock:
+            self._tasks[project_id] = (self.clock(), ids)
+        return ids
+
+    def revoke(self, key: str) -> None:
+        """Refuse the session ``key`` from now on: Label Studio 1.23 keeps sessions in signed cookies, so a copy of
+        the cookie stays valid after logging out until it expires, unless the gateway remembers the logout."""
+        with self._lock:
+            self._revoked[key] = None
+            self._sessions.pop(key, None)
+            while len(self._revoked) > MAX_SESSIONS * 10:
+                self._revoked.popitem(last=False)
+
+    def session_email(self, key: str, cookie: str) -> str | None:
+        """The e-mail of the user of session ``key`` (``None``: no valid session), kept ``session_seconds``."""
+        with self._lock:
+            if key in self._revoked:
+                return None
+            kept = self._sessions.get(key)
+            if kept is not None and self.clock() - kept[0] < self.session_seconds:
+                return kept[1]
+        user = session_user(self.url, cookie)
+        email = None if user is None else user.email
+        with self._lock:
+            self._sessions[key] = (self.clock(), email)
+            self._sessions.move_to_end(key)
+            while len(self._sessions) > MAX_SESSIONS:
+                self._sessions.popitem(last=False)
+        return email
+
+    def caller(self, cookie: str) -> Caller:
+        key = session_key(cookie)
+        email = self.session_email(key, cookie) if key is not None else None
+        if email is None:
+            return Caller(Role.ANONYMOUS)
+        access = self.access()
+        if email in access.owners:
+            return Caller(Role.OWNER)
+        if email not in access.workers:
+            return Caller(Role.OUTSIDER)
+        _, project_id = access.workers[email]
+        return Caller(Role.WORKER, project_id=project_id, task_ids=self.task_ids(project_id))
+
+    def decide(self, method: str, uri: str, headers: Mapping[str, str]) -> tuple[Decision, Caller]:
+        cookie = headers.get("cookie", "")
+        caller = self.caller(cookie)
+        decision = decide(GatewayRequest(method, uri, headers), caller, self.lookup)
+        key = session_key(cookie)
+        if decision.allowed and key is not None and LOGOUT.fullmatch(uri):
+            self.revoke(key)
+        return decision, caller
+
+
+def create_gateway_app(authority: Authority) -> Flask:
+    """The authoriser's Flask app: ``/authorise`` (any method) and ``/health``."""
+    app = Flask("posthoc_gateway", static_folder=None)
+
+    @app.route("/authorise", methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
+    def authorise() -> Response | tuple[Response, int]:
+        headers = {key.lower(): value for key, value in request.headers.items()
+                   if key.lower() not in GATEWAY_HEADERS}
+        method = request.headers.get("X-Original-Method", "")
+        uri = request.headers.get("X-Original-URI", "")
+        try:
+            decision, caller = authority.decide(method, uri, headers)
+        except PosthocServiceError as exc:
+            return jsonify(detail="refused by the study gateway", reason=str(exc)), 403
+        if decision.allowed:
+            return Response(status=204)
+        status = 401 if caller.role is Role.ANONYMOUS else 403
+        return jsonify(detail="refused by the study gateway", reason=decision.reason), status
+
+    @app.get("/health")
+    def health() -> Response:
+        return jsonify(status="UP")
+
+    return app
+
+
+def gateway_from_settings(*, manifest: Path, url: str, token: str, accounts_file: Path | None = None,
+                          owners: Iterable[str] = ()) -> Flask:
+    """The authoriser's app for the study of ``manifest`` in the Label Studio at ``url`` (admin ``token``)."""
+    if not manifest.is_file():
+        raise PosthocInputError(f"{manifest}: no such manifest")
+    client = LabelStudioClient(url, token)
+    owner_list = list(owners)
+
+    def load() -> StudyAccess:
+        return load_study_access(manifest, client, accounts_file=accounts_file, owners=owner_list)
+
+    return create_gateway_app(Authority(url=url, client=client, load_access=load))
+
+
+def app_from_environment() -> Flask:
+    """The app from ``POSTHOC_MANIFEST``, ``LABEL_STUDIO_URL``, ``LABEL_STUDIO_TOKEN`` and the optional
+    ``POSTHOC_ACCOUNTS_FILE`` and ``POSTHOC_GATEWAY_OWNERS`` (comma-separated e-mails)."""
+    env = os.environ
+    missing = [name for name in ("POSTHOC_MANIFEST", "LABEL_STUDIO_URL", "LABEL_STUDIO_TOKEN") if not env.get(name)]
+    if missing:
+        raise PosthocInputError(f"the gateway's authoriser needs {', '.join(missing)} in its environment")
+    accounts = env.get("POSTHOC_ACCOUNTS_FILE")
+    return gateway_from_settings(manifest=Path(env["POSTHOC_MANIFEST"]), url=env["LABEL_STUDIO_URL"],
+                                 token=env["LABEL_STUDIO_TOKEN"], accounts_file=Path(accounts) if accounts else None,
+                                 owners=[o for o in env.get("POSTHOC_GATEWAY_OWNERS", "").split(",") if o])

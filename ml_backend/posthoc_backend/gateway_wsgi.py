@@ -1,0 +1,12 @@
+"""The WSGI entry point of the gateway's authoriser for gunicorn: ``gunicorn posthoc_backend.gateway_wsgi:app``.
+
+Configuration from the environment only (:func:`posthoc_backend.gateway.app_from_environment`):
+``POSTHOC_MANIFEST``, ``LABEL_STUDIO_URL``, ``LABEL_STUDIO_TOKEN``, ``POSTHOC_ACCOUNTS_FILE``,
+``POSTHOC_GATEWAY_OWNERS``.
+"""
+
+from __future__ import annotations
+
+from posthoc_backend.gateway import app_from_environment
+
+app = app_from_environment()

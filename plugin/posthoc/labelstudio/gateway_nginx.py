@@ -1,0 +1,178 @@
+"""The study gateway's reverse proxy (issue 23): Debian's nginx in front of Label Studio, asking the authoriser
+(:mod:`posthoc_backend.gateway`) about every request with ``auth_request``.
+
+:func:`nginx_config` writes the configuration (``posthoc gateway config`` prints it, for a deployed Label Studio
+too); :class:`NginxGateway` runs it in the foreground under a private prefix (its own temp dir, pid, logs) on a
+loopback port, and stops it on exit, also when the process that started it is killed
+(:func:`posthoc.processes.die_with_parent`).
+
+Why nginx: it is the server Label Studio's own Docker image puts in front of it, Debian ships it, and
+``auth_request`` asks a sub-request (method, raw URI, the original headers, no body) before proxying, so the
+rules live in one Python function that tests can drive directly. The raw ``$request_uri`` is what the authoriser
+judges and, with ``proxy_pass`` given no URI, exactly what Label Studio receives.
+"""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from posthoc.errors import PosthocInputError, PosthocServiceError
+from posthoc.processes import die_with_parent
+
+NGINX = "nginx"
+#: the internal location of the authorisation sub-request (not reachable from outside: ``internal``)
+AUTH_LOCATION = "/_posthoc_gateway/authorise"
+REFUSAL = '{"detail": "refused by the study gateway"}'
+
+
+def _origin(url: str, option: str) -> str:
+    """``http://host:port`` of ``url`` (PosthocInputError unless it is an http(s) URL with a host)."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname or any(ch in url for ch in " ;{}'\"\n\\$"):
+        raise PosthocInputError(f"{option} {url!r}: give an http(s) URL such as http://127.0.0.1:8080")
+    return f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}"
+
+
+def _listen(listen: str) -> str:
+    host, _, port = listen.rpartition(":")
+    if not port.isdigit() or not 0 < int(port) < 65536 or any(ch in host for ch in " ;{}'\"\n\\$"):
+        raise PosthocInputError(f"--listen {listen!r}: give host:port, e.g. 127.0.0.1:8081")
+    return listen
+
+
+def nginx_config(*, ls_url: str, authoriser_url: str, listen: str, prefix: Path | None = None) -> str:
+    """The nginx configuration of the gateway: ``listen`` (host:port) proxies to Label Studio at ``ls_url`` after
+    ``authoriser_url``'s ``/authorise`` allowed the request (401: to the login page; 403: a JSON refusal).
+
+    ``prefix``: a private directory for a foreground nginx of one user (pid, logs and temp files there, no daemon,
+    no master process); ``None``: a configuration for a deployed server (system logs and temp paths)."""
+    label_studio = _origin(ls_url, "--ls-url")
+    authoriser = _origin(authoriser_url, "--authoriser-url")
+    listen = _listen(listen)
+    local = ""
+    logs = "    access_log off;\n"
+    if prefix is not None:
+        local = (f"daemon off;\nmaster_process off;\npid {prefix}/nginx.pid;\nerror_log {prefix}/error.log warn;\n")
+        logs = (f"    access_log {prefix}/access.log;\n"
+                + "".join(f"    {kind}_temp_path {prefix / 'temp' / kind};\n"
+                          for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")))
+    return f"""# The posthoc study gateway (issue 23): every request is first authorised by {authoriser}/authorise.
+{local}worker_processes 1;
+events {{ worker_connections 512; }}
+http {{
+{logs}    client_max_body_size 200m;
+    server_tokens off;
+    server {{
+        listen {listen};
+        merge_slashes off;
+        location = {AUTH_LOCATION} {{
+            internal;
+            proxy_pass {authoriser}/authorise;
+            proxy_pass_request_body off;
+            proxy_set_header Content-Length "";
+            proxy_set_header X-Original-Method $request_method;
+            proxy_set_header X-Original-URI $request_uri;
+        }}
+        location / {{
+            auth_request {AUTH_LOCATION};
+            error_page 401 = @posthoc_login;
+            error_page 403 = @posthoc_refused;
+            proxy_pass {label_studio};
+            proxy_set_header Host $http_host;
+            proxy_set_header X-Forwarded-For $remote_addr;
+            proxy_set_header X-Forwarded-Proto $scheme;
+            proxy_read_timeout 300s;
+        }}
+        location @posthoc_login {{
+            return 302 /user/login/;
+        }}
+        location @posthoc_refused {{
+            default_type application/json;
+            return 403 '{REFUSAL}';
+        }}
+    }}
+}}
+"""
+
+
+def free_loopback_port() -> int:
+    """A TCP port free on 127.0.0.1 now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _listening(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.settimeout(0.2)
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+class NginxGateway:
+    """nginx in the foreground on ``127.0.0.1:port`` (free when not given) under a private temp prefix."""
+
+    def __init__(self, *, ls_url: str, authoriser_url: str, port: int | None = None) -> None:
+        self.ls_url = ls_url
+        self.authoriser_url = authoriser_url
+        self.port = port or free_loopback_port()
+        self.prefix: Path | None = None
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def error_log(self) -> str:
+        log = self.prefix / "error.log" if self.prefix else None
+        return log.read_text(encoding="utf-8", errors="replace")[-2000:] if log and log.is_file() else ""
+
+    def start(self, *, timeout: float = 20.0) -> NginxGateway:
+        """Write the configuration, start nginx and wait until it listens; PosthocServiceError when it cannot."""
+        executable = shutil.which(NGINX) or shutil.which(NGINX, path="/usr/sbin:/sbin")
+        if executable is None:
+            raise PosthocServiceError("nginx is not installed (Debian: apt-get install nginx)")
+        self.prefix = Path(tempfile.mkdtemp(prefix="posthoc-gateway-"))
+        for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"):
+            (self.prefix / "temp" / kind).mkdir(parents=True)
+        config = self.prefix / "nginx.conf"
+        config.write_text(nginx_config(ls_url=self.ls_url, authoriser_url=self.authoriser_url,
+                                       listen=f"127.0.0.1:{self.port}", prefix=self.prefix), encoding="utf-8")
+        self.process = subprocess.Popen(
+            [executable, "-p", str(self.prefix), "-c", str(config), "-e", str(self.prefix / "error.log")],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            preexec_fn=die_with_parent(signal.SIGTERM))
+        deadline = time.monotonic() + timeout
+        while not _listening(self.port):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                log = self.error_log()
+                self.stop()
+                raise PosthocServiceError(f"nginx did not start on 127.0.0.1:{self.port}: {log.strip()[-500:]}")
+            time.sleep(0.05)
+        return self
+
+    def stop(self, *, timeout: float = 10.0) -> None:
+        """Stop nginx (``SIGTERM``: fast shutdown) and remove the private prefix."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=timeout)
+        self.process = None
+        if self.prefix is not None:
+            shutil.rmtree(self.prefix, ignore_errors=True)
+            self.prefix = None
+
+    def __enter__(self) -> NginxGateway:
+        return self.start() if self.process is None else self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

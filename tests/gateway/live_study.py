@@ -1,0 +1,106 @@
+"""A study behind the gateway, for the tests through the real nginx: Label Studio (``ls_server``), a three-worker
+study made by ``create_study`` with the real ML backend, two more projects of the admin's ("admin's own" and a
+"scratch" one the owner's tests may wreck), one of each object in w002's and those projects, the authoriser as
+``posthoc gateway serve`` runs it (gunicorn) and Debian's nginx in front."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from gateway.matrix import Target
+from lsfixtures import make_project, run_backend, small_sample_manifest
+from posthoc.http import answers_ok
+from posthoc.jobs.accounts import default_accounts_file, read_accounts
+from posthoc.jobs.setup import create_study
+from posthoc.labelstudio.client import LabelStudioClient
+from posthoc.labelstudio.gateway_nginx import REFUSAL, NginxGateway, free_loopback_port
+from posthoc.processes import die_with_parent
+
+SIMPLE_CONFIG = ('<View><Text name="text" value="$text"/><Choices name="c" toName="text"><Choice value="a"/>'
+                 '</Choices></View>')
+
+
+@contextlib.contextmanager
+def serve_authoriser(manifest: Path, ls_url: str, token: str) -> Iterator[str]:
+    """``posthoc gateway serve`` (gunicorn) on a free loopback port, stopped on exit (and with this process)."""
+    port = free_loopback_port()
+    env = {**os.environ, "POSTHOC_LS_TOKEN": token}
+    process = subprocess.Popen([sys.executable, "-m", "posthoc.cli.main", "gateway", "serve", "--manifest",
+                                str(manifest), "--url", ls_url, "--port", str(port)], env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=die_with_parent())
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while not answers_ok(f"{url}/health"):
+            assert process.poll() is None and time.monotonic() < deadline, process.communicate()[1][-2000:]
+            time.sleep(0.2)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+def login(gateway_url: str, email: str, password: str) -> httpx.Client:
+    """A browser-like session logged in through the gateway with Label Studio's form (CSRF header set)."""
+    session = httpx.Client(base_url=gateway_url, follow_redirects=False, timeout=60)
+    assert session.get("/user/login/").status_code == 200
+    csrf = session.cookies["csrftoken"]
+    answer = session.post("/user/login/", data={"email": email, "password": password, "csrfmiddlewaretoken": csrf},
+                          headers={"Referer": f"{gateway_url}/user/login/"})
+    assert answer.status_code == 302, answer.text[:300]
+    session.headers["X-CSRFToken"] = session.cookies["csrftoken"]
+    session.headers["Referer"] = f"{gateway_url}/"
+    return session
+
+
+def refused_by_gateway(answer: httpx.Response) -> bool:
+    return (answer.status_code == 403 and answer.text == REFUSAL) or (
+        answer.status_code == 302 and answer.headers.get("location", "").endswith("/user/login/"))
+
+
+def target_of(admin: LabelStudioClient, project_id: int) -> Target:
+    """One of each object of the project, made by the admin where the project has none."""
+    (task, *_) = admin.tasks(project_id)
+    task_id = int(task["id"])
+    annotation = admin.request("POST", f"/api/tasks/{task_id}/annotations/", json={"result": []})
+    draft = admin.request("POST", f"/api/tasks/{task_id}/drafts", json={"result": [], "lead_time": 1})
+    view = admin.request("POST", "/api/dm/views/", json={"project": project_id, "data": {}})
+    predictions = admin.predictions(task_id)
+    return Target(project=project_id, task=task_id, annotation=int(annotation["id"]), draft=int(draft["id"]),
+                  prediction=int(predictions[0]["id"]) if predictions else 0, view=int(view["id"]))
+
+
+@contextlib.contextmanager
+def study_behind_gateway(ls_server: Any, folder: Path, *, name: str = "gwlive") -> Iterator[dict[str, Any]]:
+    """The study ``name`` behind a gateway. Yields ``url`` (the gateway), ``admin`` (a client), ``projects`` and
+    ``tasks`` by worker, ``targets`` (w002, admin, scratch), ``accounts`` and ``server``."""
+    manifest = small_sample_manifest(folder / "manifest.sqlite", name=name, n_documents=4, n_workers=3,
+                                     tasks_per_batch=3, control_tasks=False)
+    admin = LabelStudioClient(ls_server.url, ls_server.token)
+    with contextlib.ExitStack() as stack:
+        backend_url = stack.enter_context(run_backend(manifest.path))
+        setup = create_study(manifest, url=ls_server.url, token=ls_server.token, backend_url=backend_url,
+                             email_domain=f"{name}.posthoc.local")
+        projects = setup.project_ids()
+        own = stack.enter_context(make_project(ls_server, SIMPLE_CONFIG, title=f"{name}: admin's own"))
+        admin.import_tasks(own.id, [{"data": {"text": "Paris is big."}}])
+        scratch = stack.enter_context(make_project(ls_server, SIMPLE_CONFIG, title=f"{name}: scratch"))
+        admin.import_tasks(scratch.id, [{"data": {"text": "Rome is old."}}])
+        targets = {"w002": target_of(admin, projects["w002"]), "admin": target_of(admin, own.id),
+                   "scratch": target_of(admin, scratch.id)}
+        authoriser = stack.enter_context(serve_authoriser(Path(manifest.path), ls_server.url, ls_server.token))
+        nginx = stack.enter_context(NginxGateway(ls_url=ls_server.url, authoriser_url=authoriser))
+        accounts = read_accounts(default_accounts_file(Path(manifest.path)))
+        yield {"url": nginx.url, "admin": admin, "projects": projects, "targets": targets, "accounts": accounts,
+               "server": ls_server, "tasks": {w: [int(t["id"]) for t in admin.tasks(p)] for w, p in projects.items()}}
+
+

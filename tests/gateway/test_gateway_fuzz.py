@@ -1,0 +1,124 @@
+"""Fuzzing the gateway's rules: generated requests (methods, paths with ids of three projects, path tricks, query
+parameters, override headers) for a worker; no exception, and nothing allowed that a reference predicate, written
+separately and more bluntly (character set, exact strings), denies."""
+
+from __future__ import annotations
+
+import random
+import re
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gateway.test_gateway_rules import ADMIN, LOOKUP, OTHER, OWN, WORKER
+from posthoc.labelstudio.gateway_rules import GatewayRequest, decide
+
+OWN_TASKS = {str(t) for t in WORKER.task_ids}
+P, A, D, V = str(OWN.project), str(OWN.annotation), str(OWN.draft), str(OWN.view)
+#: path (no trailing slash) -> (methods, query names allowed, query names required), for worker 7
+REFERENCE = {
+    "": ("GET HEAD", "", ""), "/projects": ("GET HEAD", "", ""),
+    f"/projects/{P}/data": ("GET HEAD", "labeling tab task", ""),
+    "/api/current-user/whoami": ("GET HEAD", "", ""), "/api/version": ("GET HEAD", "", ""),
+    f"/api/projects/{P}": ("GET HEAD", "include", ""), f"/api/projects/{P}/next": ("GET HEAD", "", ""),
+    f"/api/projects/{P}/label-stream-history": ("GET HEAD", "project", ""),
+    "/api/dm/columns": ("GET HEAD", "project", "project"), "/api/dm/views": ("GET HEAD", "project", "project"),
+    "/api/dm/project": ("GET HEAD", "project include interaction", "project"),
+    "/api/dm/actions": ("POST", "id project tabID", "id project"),
+    "/api/label_links": ("GET HEAD", "project expand", "project"), "/api/users": ("GET HEAD", "project", "project"),
+    "/api/tasks": ("GET HEAD", "page page_size project view fields", "project"),
+    f"/api/annotations/{A}": ("GET HEAD", "project taskID", ""),
+    f"/api/drafts/{D}": ("GET HEAD", "project", ""),
+    "/user/login": ("GET HEAD POST", "next", ""), "/user/logout": ("GET HEAD", "", ""),
+    "/favicon.ico": ("GET HEAD", "", ""), "/user/signup": ("GET HEAD POST", "token next", "token"),
+}
+for _task in OWN_TASKS:
+    REFERENCE[f"/api/tasks/{_task}"] = ("GET HEAD", "project", "")
+    REFERENCE[f"/api/tasks/{_task}/annotations"] = ("GET HEAD POST", "project", "")
+    REFERENCE[f"/api/tasks/{_task}/drafts"] = ("GET HEAD POST", "project", "")
+GOOD_VALUES = {"project": {P}, "view": {V}, "tabID": {V}, "task": OWN_TASKS, "taskID": OWN_TASKS, "id": {"next_task"}}
+
+
+def reference_allows(method: str, uri: str, headers: dict[str, str]) -> bool:
+    """Whether worker 7 may make this request, judged bluntly."""
+    if any((h.lower().startswith("x-") and "method" in h.lower()) or h.lower() == "authorization" for h in headers):
+        return False
+    if not re.fullmatch(r"/[A-Za-z0-9/_.~-]*(\?[A-Za-z0-9/_.~=&,%-]*)?", uri):
+        return False
+    path, _, query = uri.partition("?")
+    query = query.replace("%2C", ",").replace("%2c", ",")
+    if any("%" in pair and not pair.startswith("next=") for pair in query.split("&")):
+        return False
+    if "//" in path or "/./" in path + "/" or "/../" in path + "/":
+        return False
+    if method in ("GET", "HEAD") and path.startswith(("/static/", "/react-app/", "/label-studio-frontend/")):
+        return True
+    pairs = [pair.partition("=") for pair in query.split("&")] if query else []
+    names = [name for name, _, _ in pairs]
+    if len(set(names)) != len(names) or any(sep != "=" for _, sep, _ in pairs):
+        return False
+    if path.endswith("/"):
+        path = path[:-1]
+    if path not in REFERENCE:
+        return False
+    methods, allowed, required = (set(part.split()) for part in REFERENCE[path])
+    if method not in methods or not set(names) <= allowed or not required <= set(names):
+        return False
+    if path == "/user/signup":
+        return all(value for name, _, value in pairs if name == "token")
+    return all(value in GOOD_VALUES[name] for name, _, value in pairs if name in GOOD_VALUES)
+
+
+METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "get", "CONNECT", "PROPFIND", ""]
+IDS = [P, str(OTHER.project), str(ADMIN.project), "70", "71", "80", "10", A, str(OTHER.annotation), D,
+       str(OTHER.draft), V, str(OTHER.view), "07", "0", "-7", "%37", "7.0", "99999999999999999999", "", "x"]
+TEMPLATES = ["/api/projects/{}/", "/api/projects/{}/next", "/api/tasks/{}/", "/api/tasks/{}/annotations/",
+             "/api/tasks/{}/drafts", "/api/annotations/{}/", "/api/drafts/{}", "/projects/{}/data",
+             "/api/projects/{}/export", "/api/projects/{}/label-stream-history", "/api/predictions/{}/",
+             "/api/dm/views/{}/", "/api/users/{}/", "/api/webhooks/{}/", "/api/ml/{}", "/api/storages/{}",
+             "/static/js/{}.js", "/react-app/{}", "/api/dm/actions", "/api/dm/views", "/api/tasks", "/api/users",
+             "/api/label_links", "/api/dm/project", "/api/dm/columns", "/", "/projects/", "/user/login/",
+             "/user/signup/", "/user/logout", "/api/current-user/whoami", "/api/version", "/api/projects/"]
+TRICKS = ["", "/..", "/.", "/%2e%2e", "%2f", "%2F..", "//", "\\", "%5c", "%00", "%252e", " ", "\t", ";x", "/x/..",
+          "#f", "\u2215", "%ff", "?", "&"]
+QUERY_NAMES = ["project", "task", "taskID", "view", "tabID", "id", "page", "page_size", "include", "interaction",
+               "expand", "labeling", "token", "next", "fields", "x", "Project", "project[]"]
+QUERY_VALUES = [P, str(OTHER.project), "70", "80", V, str(OTHER.view), "next_task", "delete_tasks", "", "07", "%37",
+                "task_count%2Ctask_number", "7%2C8", "%2c",
+                "1", "label", "timer", "abc", "7,8", "/"]
+HEADERS = [{}, {}, {}, {"x-http-method-override": "DELETE"}, {"X-HTTP-Method": "PUT"}, {"x-method-override": "GET"},
+           {"Authorization": "Token abc"}]
+
+
+def generated(rng: random.Random) -> tuple[str, str, dict[str, str]]:
+    """One request: a method, a URI made of a template, an id, a trick and a query, and headers."""
+    template = rng.choice(TEMPLATES)
+    path = template.format(rng.choice(IDS)) if "{}" in template else template
+    trick = rng.choice(TRICKS) if rng.random() < 0.3 else ""
+    cut = rng.randrange(len(path) + 1)
+    path = path[:cut] + trick + path[cut:]
+    pairs = [f"{rng.choice(QUERY_NAMES)}={rng.choice(QUERY_VALUES)}" for _ in range(rng.choice([0, 0, 1, 2, 3]))]
+    uri = path + ("?" + "&".join(pairs) if pairs else "")
+    return rng.choice(METHODS), uri, dict(rng.choice(HEADERS))
+
+
+def check(method: str, uri: str, headers: dict[str, str]) -> bool:
+    decision = decide(GatewayRequest(method, uri, headers), WORKER, LOOKUP)
+    if decision.allowed:
+        assert reference_allows(method, uri, headers), (method, uri, headers, decision.reason)
+    return decision.allowed
+
+
+def test_twenty_thousand_generated_requests_raise_nothing_and_allow_nothing_the_reference_denies() -> None:
+    rng = random.Random(20261203)
+    allowed = sum(check(*generated(rng)) for _ in range(20_000))
+    assert 100 < allowed < 19_000  # the generator reaches both sides
+
+
+@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(method=st.sampled_from(METHODS), uri=st.text(alphabet=st.sampled_from(list("/apitskrojec0178.%2feE5c?&=_-#;\\ "
+                                                                               "\x00\u2215")), max_size=40),
+       header=st.sampled_from(HEADERS))
+def test_arbitrary_strings_raise_nothing_and_allow_nothing_the_reference_denies(method: str, uri: str,
+                                                                                header: dict[str, str]) -> None:
+    check(method, uri, header)

@@ -1,0 +1,177 @@
+"""The gateway against the real things: a real Label Studio (``ls_server``), a real study (``create_study`` with
+the real ML backend), the authoriser as ``posthoc gateway serve`` runs it (gunicorn) and Debian's nginx.
+
+w001 logs in through the gateway with Label Studio's own form and makes the request matrix of issue 23 against
+w002's project, the admin's project and the server: every answer is the gateway's refusal, and Label Studio holds
+exactly what it held before (counts and a digest of every project's export). The owner's same requests pass the
+gateway. w001's own labelling calls pass; forged and logged-out cookies, another project's ids in a query and
+accounts in no study are refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from gateway.live_study import login, refused_by_gateway, study_behind_gateway
+from gateway.matrix import MatrixRequest, project_matrix, server_matrix
+from lsfixtures import make_annotator
+from posthoc.labelstudio.client import LabelStudioClient
+
+pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]
+
+
+def send(session: httpx.Client, request: MatrixRequest) -> httpx.Response:
+    body = None if request.body is None else json.dumps(request.body)
+    headers = {"Content-Type": "application/json"} if body is not None else {}
+    return session.request(request.method, request.uri, content=body, headers=headers)
+
+
+def state_of(admin: LabelStudioClient) -> dict[str, Any]:
+    """What Label Studio holds: every project's counts and the SHA-256 of its full export, and the members."""
+    projects = {}
+    for project in admin.projects():
+        pid = int(project["id"])
+        export = admin.request("GET", f"/api/projects/{pid}/export", params={"exportType": "JSON",
+                                                                           "download_all_tasks": "true"})
+        projects[pid] = {
+            "title": project["title"], "tasks": project.get("task_number"),
+            "export": hashlib.sha256(json.dumps(export, sort_keys=True).encode()).hexdigest(),
+            "views": len(admin.request("GET", "/api/dm/views/", params={"project": pid})),
+            "webhooks": len(admin.webhooks(pid)), "ml": len(admin.ml_backends(pid)),
+        }
+    return {"projects": projects, "members": sorted(m["email"] for m in admin.members())}
+
+
+@pytest.fixture(scope="module")
+def gateway(ls_server: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    with study_behind_gateway(ls_server, tmp_path_factory.mktemp("gateway")) as found:
+        yield found
+
+
+def worker_session(gateway: dict[str, Any], worker: str = "w001") -> httpx.Client:
+    account = gateway["accounts"][worker]
+    return login(gateway["url"], account["email"], account["password"])
+
+
+def test_the_matrix_as_w001_is_refused_and_changes_nothing(gateway: dict[str, Any]) -> None:
+    w001 = worker_session(gateway)
+    requests = (project_matrix(gateway["targets"]["w002"]) + project_matrix(gateway["targets"]["admin"])
+                + server_matrix())
+    assert len(requests) >= 40
+    before = state_of(gateway["admin"])
+    answers = [(r.method, r.uri, send(w001, r)) for r in requests]
+    passed = [(method, uri, a.status_code, a.text[:100]) for method, uri, a in answers if not refused_by_gateway(a)]
+    assert passed == []
+    assert state_of(gateway["admin"]) == before
+
+
+def test_the_same_requests_pass_the_gateway_for_the_owner(gateway: dict[str, Any]) -> None:
+    server = gateway["server"]
+    owner = login(gateway["url"], server.username, server.password)
+    requests = project_matrix(gateway["targets"]["scratch"]) + [r for r in server_matrix() if r.method == "GET"]
+    requests.sort(key=lambda r: (r.method == "DELETE", r.uri.rstrip("/").count("/") == 3))  # deletes last, the
+    # project's own last of all
+    answers = [(r.method, r.uri, send(owner, r)) for r in requests]
+    refused = [(method, uri, a.status_code) for method, uri, a in answers if refused_by_gateway(a)]
+    assert refused == []
+    succeeded = [(m, u) for m, u, a in answers if a.status_code < 300]
+    assert len(succeeded) >= 50, sorted((a.status_code, m, u) for m, u, a in answers)  # 55 measured; the rest are
+    # Label Studio's own 400s (bodies it rejects) and 404s (objects a DELETE before removed, no prediction)
+
+
+def test_w001s_own_labelling_calls_pass(gateway: dict[str, Any]) -> None:
+    w001 = worker_session(gateway)
+    project, tasks = gateway["projects"]["w001"], gateway["tasks"]["w001"]
+    assert w001.get(f"/projects/{project}/data?labeling=1").status_code == 200
+    assert w001.get("/api/current-user/whoami").status_code == 200
+    assert w001.get(f"/api/projects/{project}/").status_code == 200
+    nxt = w001.get(f"/api/projects/{project}/next/")
+    assert nxt.status_code == 200 and nxt.json()["id"] in tasks
+    assert w001.get(f"/api/tasks/{tasks[0]}/?project={project}").status_code == 200
+    draft = w001.post(f"/api/tasks/{tasks[0]}/drafts?project={project}", json={"result": [], "lead_time": 1})
+    assert draft.status_code == 201, draft.text[:200]
+    assert refused_by_gateway(w001.patch(f"/api/drafts/{draft.json()['id']}/", json={"result": []}))
+    made = w001.post(f"/api/tasks/{tasks[0]}/annotations/?project={project}", json={"result": [], "lead_time": 2})
+    assert made.status_code == 201, made.text[:200]
+    annotation = made.json()["id"]
+    assert w001.get(f"/api/annotations/{annotation}/").status_code == 200
+    assert refused_by_gateway(w001.patch(f"/api/annotations/{annotation}/", json={"result": []}))
+    page = w001.get(f"/projects/{project}/data?labeling=1").text
+    static = next(part.split('"')[0] for part in page.split('src="')[1:] if part.startswith("/static/"))
+    assert w001.get(static).status_code == 200
+
+
+def test_another_projects_ids_in_the_query_are_refused(gateway: dict[str, Any]) -> None:
+    w001 = worker_session(gateway)
+    project, own_task = gateway["projects"]["w001"], gateway["tasks"]["w001"][0]
+    other = gateway["targets"]["w002"]
+    for uri in (f"/api/tasks/{own_task}/?project={other.project}", f"/api/dm/views?project={other.project}",
+                f"/api/tasks?project={project}&view={other.view}", f"/api/tasks/{own_task}/?project={project}"
+                f"&project={other.project}", f"/projects/{project}/data?task={other.task}"):
+        assert refused_by_gateway(w001.get(uri)), uri
+
+
+def test_forged_and_logged_out_cookies_are_refused(gateway: dict[str, Any]) -> None:
+    project = gateway["projects"]["w001"]
+    forged = httpx.Client(base_url=gateway["url"], cookies={"sessionid": "forged" * 5}, follow_redirects=False)
+    assert refused_by_gateway(forged.get(f"/api/projects/{project}/"))
+    w001 = worker_session(gateway)
+    assert w001.get(f"/api/projects/{project}/").status_code == 200
+    stolen = dict(w001.cookies)
+    w001.get("/user/logout/")  # the cookie stays valid for Label Studio (a signed cookie): the gateway remembers
+    replay = httpx.Client(base_url=gateway["url"], cookies=stolen, follow_redirects=False)
+    assert refused_by_gateway(replay.get(f"/api/projects/{project}/"))
+
+
+def test_accounts_in_no_study_and_anonymous_callers_are_refused(gateway: dict[str, Any]) -> None:
+    server = gateway["server"]
+    outsider = make_annotator(server, "outsider@gwlive-other.local", password="pw-outsider-123456")
+    session = login(gateway["url"], outsider.email, "pw-outsider-123456")
+    for uri in ("/api/projects/", f"/api/projects/{gateway['projects']['w001']}/", "/api/current-user/whoami"):
+        assert refused_by_gateway(session.get(uri)), uri
+    anonymous = httpx.Client(base_url=gateway["url"], follow_redirects=False)
+    assert anonymous.get("/user/login/").status_code == 200
+    assert refused_by_gateway(anonymous.get("/api/projects/"))
+    assert refused_by_gateway(anonymous.get("/user/signup/"))
+
+
+def test_path_tricks_through_nginx_are_refused(gateway: dict[str, Any]) -> None:
+    w001 = worker_session(gateway)
+    project, other = gateway["projects"]["w001"], gateway["projects"]["w002"]
+    for uri in (f"/api/projects/{project}/../{other}/", f"/api/projects/{project}/%2e%2e/{other}/",
+                f"/api//projects/{other}/", f"/api/projects%2F{other}/", f"/api/projects/{project}/%252e%252e/{other}"):
+        answer = w001.get(uri)
+        assert refused_by_gateway(answer) or answer.status_code == 400, (uri, answer.status_code)
+    override = w001.post(f"/api/tasks/{gateway['tasks']['w001'][0]}/annotations/?project={project}",
+                         json={"result": []}, headers={"X-HTTP-Method-Override": "DELETE"})
+    assert refused_by_gateway(override)
+
+
+
+def test_a_body_naming_another_projects_task_moves_nothing(gateway: dict[str, Any]) -> None:
+    """``auth_request`` forwards no body. Label Studio 1.23 creates an annotation or a draft on the path's task
+    whatever the body says, but ``PATCH /api/annotations/{id}/`` with another task in the body moves the annotation
+    there (measured, as the owner below): so a worker gets no PATCH / PUT of annotations or drafts."""
+    w001 = worker_session(gateway)
+    admin, project = gateway["admin"], gateway["projects"]["w001"]
+    own_task, other = gateway["tasks"]["w001"][-1], gateway["targets"]["w002"]
+    made = w001.post(f"/api/tasks/{own_task}/annotations/?project={project}",
+                     json={"result": [], "task": other.task, "project": other.project})
+    assert made.status_code == 201, made.text[:300]
+    annotation = made.json()["id"]
+    draft = w001.post(f"/api/tasks/{own_task}/drafts?project={project}", json={"result": [], "task": other.task})
+    assert draft.status_code == 201, draft.text[:300]
+    for path in (f"/api/annotations/{annotation}/", f"/api/drafts/{draft.json()['id']}/"):
+        for method in ("PATCH", "PUT"):
+            assert refused_by_gateway(w001.request(method, path, json={"task": other.task, "project": other.project}))
+    assert admin.request("GET", f"/api/annotations/{annotation}/")["task"] == own_task
+    assert admin.request("GET", f"/api/drafts/{draft.json()['id']}/")["task"] == own_task
+    owner = admin.request("PATCH", f"/api/annotations/{annotation}/", json={"task": other.task})
+    assert owner["task"] == other.task  # what the refusal prevents: Label Studio moves it
+    admin.request("DELETE", f"/api/annotations/{annotation}/")
