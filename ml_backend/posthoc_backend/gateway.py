@@ -36,11 +36,12 @@ from pathlib import Path
 from flask import Flask, Response, jsonify, request
 
 from posthoc.errors import PosthocInputError, PosthocServiceError
-from posthoc.jobs.accounts import default_accounts_file, read_accounts
+from posthoc.labelstudio import records
 from posthoc.labelstudio.client import LabelStudioClient
 from posthoc.labelstudio.gateway_lookup import ProjectObjects, session_user
 from posthoc.labelstudio.gateway_rules import Caller, Decision, GatewayRequest, Lookup, Role, decide
 from posthoc.study.live.projects import study_projects
+from posthoc.study.plan.logins import default_accounts_file, read_accounts
 
 #: how long a session's user, and the study's workers and task ids, are kept (seconds)
 SESSION_SECONDS = 10.0
@@ -87,7 +88,7 @@ def load_study_access(manifest_path: Path, client: LabelStudioClient, *, account
     for worker, project in projects.items():
         email = str(accounts.get(worker, {}).get("email", "")).strip().lower()
         if email:
-            workers[email] = (worker, int(project["id"]))
+            workers[email] = (worker, records.int_id(project))
     admin = str(client.whoami().get("email", "")).strip().lower()
     return StudyAccess(frozenset({admin, *(o.strip().lower() for o in owners)} - {""}), workers)
 
@@ -124,7 +125,7 @@ class Authority:
             kept = self._tasks.get(project_id)
             if kept is not None and self.clock() - kept[0] < STUDY_SECONDS:
                 return kept[1]
-        ids = frozenset(int(t["id"]) for t in self.client.tasks(project_id, fields="task_only", include="id"))
+        ids = frozenset(records.int_id(t) for t in self.client.tasks(project_id, fields="task_only", include="id"))
         with self._lock:
             self._tasks[project_id] = (self.clock(), ids)
         return ids

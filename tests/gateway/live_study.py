@@ -19,11 +19,11 @@ import httpx
 from gateway.matrix import Target
 from lsfixtures import make_project, run_backend, small_sample_manifest
 from posthoc.http import answers_ok
-from posthoc.jobs.accounts import default_accounts_file, read_accounts
 from posthoc.jobs.setup import create_study
 from posthoc.labelstudio.client import LabelStudioClient
 from posthoc.labelstudio.gateway_nginx import REFUSAL, NginxGateway, free_loopback_port
 from posthoc.processes import die_with_parent
+from posthoc.study.plan.logins import default_accounts_file, read_accounts
 
 SIMPLE_CONFIG = ('<View><Text name="text" value="$text"/><Choices name="c" toName="text"><Choice value="a"/>'
                  '</Choices></View>')
