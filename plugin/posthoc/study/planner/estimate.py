@@ -83,12 +83,14 @@ class StudyEstimate:
 
     def write(self, out_dir: str | Path) -> tuple[Path, Path]:
         """Write ``estimate.json`` and ``estimate.csv`` (the cells) into ``out_dir``, each atomically."""
+        from posthoc.writers import write_table  # the corpus writers load rdflib: only when writing
+
         folder = Path(out_dir)
         if folder.exists() and not folder.is_dir():
             raise PosthocInputError(f"--out {folder} is a file; give a folder for estimate.json and estimate.csv")
         folder.mkdir(parents=True, exist_ok=True)
         text = json.dumps(self.record(), sort_keys=True, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
-        write_text_atomic(folder / ESTIMATE_CSV, self.cells[CELL_COLUMNS].to_csv(index=False, lineterminator="\n"))
+        write_table(self.cells[CELL_COLUMNS], folder / ESTIMATE_CSV)
         write_text_atomic(folder / ESTIMATE_JSON, text)
         return folder / ESTIMATE_JSON, folder / ESTIMATE_CSV
 
