@@ -1,8 +1,7 @@
-"""The project's writers: a corpus (JSONL, GERBIL NIF 2.0 Turtle), a table (CSV, Parquet) and a summary (JSON).
+"""The project's writers of a corpus (JSONL, GERBIL NIF 2.0 Turtle) and of a table (CSV, Parquet).
 
 :func:`write_table` writes every table a command writes (CSV: no index, LF line ends, UTF-8; Parquet:
-pyarrow, no index); :func:`write_summary_json` every ``summary.json`` (NaN and infinities as ``null``, numpy
-scalars as Python numbers, keys sorted, indent 2), so each is valid JSON.
+pyarrow, no index); every ``summary.json`` is :func:`posthoc.atomic.write_summary_json`'s.
 
 The corpus writers write atomically (:mod:`posthoc.atomic`): a complete file or the old one, never a partial one.
 What they write reads back (:func:`posthoc.readers.read_mentions`) to the same documents and
@@ -18,17 +17,16 @@ from __future__ import annotations
 
 import io
 import json
-import math
 import os
 import re
-from collections.abc import Mapping
 from pathlib import Path
+from typing import Literal
 from urllib.parse import quote
 
 import pandas as pd
 from rdflib import XSD, Namespace
 
-from posthoc.atomic import atomic_open, write_bytes_atomic, write_text_atomic
+from posthoc.atomic import atomic_open, write_bytes_atomic
 from posthoc.errors import PosthocInputError
 from posthoc.links import NIL_PREFIX
 from posthoc.readers.corpus import Corpus
@@ -39,9 +37,10 @@ NIF = Namespace("http://persistence.uni-leipzig.org/nlp2rdf/ontologies/nif-core#
 ITSRDF = Namespace("http://www.w3.org/2005/11/its/rdf#")
 NOT_IN_WIKI = "http://aksw.org/notInWiki/"
 DEFAULT_BASE_URI = WRITER_BASE_URI
+ParquetCompression = Literal["snappy", "zstd"]
 
 
-def table_bytes(frame: pd.DataFrame, *, fmt: str, parquet_compression: str = "snappy") -> bytes:
+def table_bytes(frame: pd.DataFrame, *, fmt: str, parquet_compression: ParquetCompression = "snappy") -> bytes:
     """``frame`` without its index: ``csv`` (UTF-8, LF line ends) or ``parquet`` (pyarrow, ``parquet_compression``)."""
     if fmt == "parquet":
         buffer = io.BytesIO()
@@ -53,35 +52,10 @@ def table_bytes(frame: pd.DataFrame, *, fmt: str, parquet_compression: str = "sn
 
 
 def write_table(frame: pd.DataFrame, path: str | os.PathLike[str], *, fmt: str = "csv",
-                parquet_compression: str = "snappy", permissions: int | None = None) -> None:
+                parquet_compression: ParquetCompression = "snappy", permissions: int | None = None) -> None:
     """Write ``frame`` atomically as :func:`table_bytes` gives it (``permissions`` as in :mod:`posthoc.atomic`)."""
     write_bytes_atomic(path, table_bytes(frame, fmt=fmt, parquet_compression=parquet_compression),
                        permissions=permissions)
-
-
-def json_ready(value: object) -> object:
-    """``value`` as plain JSON values: NaN and infinities None, numpy scalars Python ones, tuples lists, keys str."""
-    if isinstance(value, Mapping):
-        return {str(k): json_ready(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_ready(v) for v in value]
-    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
-        return None
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):  # numpy scalars
-        return json_ready(value.item())
-    return value
-
-
-def summary_json(summary: Mapping[str, object]) -> str:
-    """The text of a ``summary.json``: :func:`json_ready`, keys sorted, indent 2, other values as ``str``."""
-    return json.dumps(json_ready(summary), sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False,
-                      default=str) + "\n"
-
-
-def write_summary_json(path: str | os.PathLike[str], summary: Mapping[str, object], *,
-                       permissions: int | None = None) -> None:
-    """Write :func:`summary_json` of ``summary`` atomically."""
-    write_text_atomic(path, summary_json(summary), permissions=permissions)
 
 
 def _systems_to_write(corpus: Corpus, system: str | None) -> list[str]:

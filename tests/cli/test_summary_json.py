@@ -1,6 +1,6 @@
 """Every ``summary.json`` is valid JSON: NaN and infinities as null, numpy scalars as numbers (one writer).
 
-Each command's summary is handed to :func:`posthoc.writers.write_summary_json`; here a summary holding NaN, inf
+Each command's summary is handed to :func:`posthoc.atomic.write_summary_json`; here a summary holding NaN, inf
 and numpy ints and floats goes through the ``sequence`` and ``crowdtruth`` commands (the score job's is in
 ``tests/score/test_score_job.py``), and the file they write is read back by a parser that refuses NaN.
 """
@@ -14,9 +14,9 @@ import pandas as pd
 import pytest
 from tests.cli.hostile_summary import EXPECTED, HOSTILE, strict_load
 
+from posthoc.atomic import json_ready, summary_json, write_summary_json
 from posthoc.cli.main import main
 from posthoc.sequence.simulate import simulate_binary
-from posthoc.writers import json_ready, summary_json, write_summary_json
 
 
 def _hostile_writer(monkeypatch: pytest.MonkeyPatch, module: str) -> list[Path]:

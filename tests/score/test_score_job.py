@@ -258,10 +258,10 @@ def test_a_summary_with_nan_inf_and_numpy_values_is_valid_json(study: dict[str, 
     """The score job's summary goes through the one summary writer (tests/cli/test_summary_json.py)."""
     from tests.cli.hostile_summary import EXPECTED, HOSTILE, strict_load
 
-    import posthoc.writers
+    import posthoc.atomic
 
-    write = posthoc.writers.write_summary_json
-    monkeypatch.setattr(posthoc.writers, "write_summary_json",
+    write = posthoc.atomic.write_summary_json
+    monkeypatch.setattr(posthoc.atomic, "write_summary_json",
                         lambda path, summary, **options: write(path, {**summary, **HOSTILE}, **options))
     out = tmp_path / "hostile"
     assert _run(study, out).status == "updated"

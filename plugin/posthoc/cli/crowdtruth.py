@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 import pandas as pd
 
-from posthoc.atomic import write_bytes_atomic, write_text_atomic
+from posthoc.atomic import write_bytes_atomic, write_summary_json, write_text_atomic
 from posthoc.crowdtruth.io import (
     CrowdTruthConfig,
     judgements_from_label_studio,
@@ -18,7 +18,7 @@ from posthoc.crowdtruth.pipeline import run_crowdtruth
 from posthoc.errors import PosthocInputError
 from posthoc.html import page
 from posthoc.tables import require_columns
-from posthoc.writers import table_bytes, write_summary_json
+from posthoc.writers import table_bytes
 
 
 def _split(values: tuple[str, ...]) -> tuple[str, ...]:

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 import pandas as pd
 
-from posthoc.atomic import write_text_atomic
+from posthoc.atomic import write_summary_json, write_text_atomic
 from posthoc.errors import PosthocInputError
 from posthoc.html import page
 from posthoc.sequence import (
@@ -23,7 +23,7 @@ from posthoc.sequence import (
 from posthoc.sequence.labelstudio import sequence_table_from_rating_export
 from posthoc.sequence.lag_model import is_binary
 from posthoc.sequence.report import sequence_section
-from posthoc.writers import write_summary_json, write_table
+from posthoc.writers import write_table
 
 SNOW_CAVEAT = (
     "Snow et al. (2008) released no record of the order each worker saw; the in-HIT order of the released files "

@@ -29,9 +29,10 @@ def merge_exclusions(export_exclusions: pd.DataFrame, scoring_exclusions: pd.Dat
 
 def stage_outputs(stage: Path, *, scores: Any, flattened: Flattened, manifest: Any, fmt: str,
                    summary: dict[str, Any], extra_sections: Iterable[Section]) -> list[Path]:
+    from posthoc.atomic import write_summary_json
     from posthoc.readers.corpus import Corpus
     from posthoc.report.study_report import build_report
-    from posthoc.writers import write_jsonl, write_nif, write_summary_json, write_table
+    from posthoc.writers import write_jsonl, write_nif, write_table
 
     tables = stage / "tables"
     tables.mkdir(parents=True)
