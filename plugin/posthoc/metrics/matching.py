@@ -85,13 +85,6 @@ class SpanCodes:
         span = dense_codes(doc, start, end)[0]
         return cls(doc, start, end, link, span, dense_codes(span, link)[0], dense_codes(doc, link)[0])
 
-    @classmethod
-    def of_table(cls, table: pd.DataFrame) -> SpanCodes:
-        """Codes of a table with ``dataset, doc_id, start, end, link``."""
-        doc = _combine(_codes(table["dataset"]), _codes(table["doc_id"]))
-        start, end = table["start"].to_numpy(np.int64), table["end"].to_numpy(np.int64)
-        return cls.of(doc, start, end, _codes(table["link"]))
-
 
 def code_flags(
     codes: SpanCodes, left: np.ndarray, right: np.ndarray, *, flags: Iterable[str] = FLAGS
