@@ -14,13 +14,13 @@ import hashlib
 import os
 import sqlite3
 import tempfile
-import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from posthoc.lazy import PerThread
 from posthoc.study.plan._columns import object_values
 
 FORMAT = "posthoc-study-manifest"
@@ -148,21 +148,15 @@ class Reader:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._local = threading.local()
-
-    def connection(self) -> sqlite3.Connection:
-        connection = getattr(self._local, "connection", None)
-        if connection is None:
-            connection = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True,
-                                         check_same_thread=False)
-            self._local.connection = connection
-        return connection
+        self.connection = PerThread(lambda: sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True,
+                                                            check_same_thread=False))
 
     def close(self) -> None:
-        connection = getattr(self._local, "connection", None)
+        """Close this thread's connection (the next query opens another)."""
+        connection = self.connection.peek()
         if connection is not None:
             connection.close()
-            self._local.connection = None
+            self.connection.forget()
 
     def meta(self) -> dict[str, str]:
         return dict(self.connection().execute("SELECT key, value FROM meta").fetchall())
