@@ -18,7 +18,7 @@ An item is an annotation of one system ``(dataset, doc_id, system, start, end, l
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
 import pandas as pd
@@ -140,7 +140,7 @@ def dawid_skene_workers(judgements: pd.DataFrame, *, n_iter: int = 100, tol: flo
 
     rows = judged_rows(judgements)
     _, codes = verdicts_of(rows)
-    model: Any = DawidSkene(n_iter=n_iter, tol=tol).fit(crowd_frame(rows, codes))
+    model = DawidSkene(n_iter=n_iter, tol=tol).fit(crowd_frame(rows, codes))
     labels = pd.Series(model.labels_).sort_index().rename("dawid_skene")
     errors, priors = pd.DataFrame(model.errors_), pd.Series(model.priors_)
     workers = sorted(errors.index.get_level_values(0).unique())

@@ -28,13 +28,13 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from tqdm import tqdm
 
 from posthoc.errors import PosthocInputError, PosthocServiceError
 from posthoc.labelstudio.label_config import region_tags
-from posthoc.predictors.base import PredictedMention, TextLinker, call_model, mentions_of_prediction
+from posthoc.predictors.base import PredictedMention, PredictModel, TextLinker, call_model, mentions_of_prediction
 from posthoc.readers.corpus import Corpus
 from posthoc.writers import _json_line
 
@@ -56,7 +56,7 @@ class PredictSummary:
     seconds: float
 
 
-def model_linker(model: Any, label_config: str, *, name: str) -> Linker:
+def model_linker(model: PredictModel, label_config: str, *, name: str) -> Linker:
     """A label-studio-ml-style model as a function texts -> mentions (its predictions read back)."""
     tags = region_tags(label_config)
 
