@@ -13,6 +13,9 @@ Links go through :func:`posthoc.links.normalise_link`. Formats (:data:`FORMATS`)
 ``aida``   AIDA-CoNLL TSV, the AIDA-YAGO2 layout (:mod:`posthoc.readers.aida`);
 ``rel``    REL's output JSON; it carries no text, so ``documents=`` is required (:mod:`posthoc.readers.rel`).
 
+Every reader has the one signature :class:`Reader` states; the ones other than ``jsonl`` are imported at their
+first use (rdflib, the XML parser).
+
 Paper 000 (posthoc verification) starts from "a corpus, the ground truth and the outputs of one or
 more systems": each file read here is one of those, the ground truth under the system name ``GT``.
 """
