@@ -31,14 +31,6 @@ def _hostile_writer(monkeypatch: pytest.MonkeyPatch, module: str) -> list[Path]:
     return written
 
 
-def _run(args: list[str]) -> int:
-    try:
-        main(args)
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    return 0
-
-
 def test_the_writer_turns_nan_inf_and_numpy_into_json(tmp_path: Path) -> None:
     assert json_ready(HOSTILE) == EXPECTED
     write_summary_json(tmp_path / "summary.json", {"b": 1, "a": HOSTILE})
@@ -51,7 +43,7 @@ def test_sequence_writes_valid_json(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     written = _hostile_writer(monkeypatch, "posthoc.cli.sequence")
     table = tmp_path / "sim.csv"
     simulate_binary(12, 10, b1=0.5, seed=3).to_csv(table, index=False)
-    assert _run(["sequence", str(table), "--out", str(tmp_path / "out"), "--gold-col", "gold"]) == 0
+    main(["sequence", str(table), "--out", str(tmp_path / "out"), "--gold-col", "gold"])  # a failure exits
     assert written == [tmp_path / "out" / "summary.json"]
     summary = strict_load(written[0])
     assert {key: summary[key] for key in EXPECTED} == EXPECTED
@@ -64,7 +56,7 @@ def test_crowdtruth_writes_valid_json(tmp_path: Path, monkeypatch: pytest.Monkey
                           "annotation": ["x", "x", "y", "y", "y", "y"]})
     source = tmp_path / "table.csv"
     table.to_csv(source, index=False)
-    assert _run(["crowdtruth", str(source), "--out", str(tmp_path / "out"), "--layout", "table"]) == 0
+    main(["crowdtruth", str(source), "--out", str(tmp_path / "out"), "--layout", "table"])
     assert written == [tmp_path / "out" / "summary.json"]
     summary = strict_load(written[0])
     assert {key: summary[key] for key in EXPECTED} == EXPECTED
