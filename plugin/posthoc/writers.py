@@ -90,7 +90,7 @@ def _json_link(link: str) -> str | None:
     return None if link == NIL_PREFIX else link
 
 
-def _json_line(record: dict[str, object]) -> str:
+def json_line(record: dict[str, object]) -> str:
     """One JSON line; the line separators JSON leaves raw (U+2028, U+2029, U+0085) are escaped too."""
     line = json.dumps(record, ensure_ascii=False)
     for char in ("\u2028", "\u2029", "\u0085"):
@@ -120,7 +120,7 @@ def write_jsonl(corpus: Corpus, path: str | os.PathLike[str], *, system: str | N
                     {"start": int(start), "end": int(end), "surface": str(surface), "link": _json_link(str(link))}
                     for start, end, surface, link in group[["start", "end", "surface", "link"]].itertuples(index=False)
                 ]
-                handle.write(_json_line(record))
+                handle.write(json_line(record))
 
 
 def _nif_link(link: str) -> str:

@@ -36,7 +36,7 @@ from posthoc.errors import PosthocInputError, PosthocServiceError
 from posthoc.labelstudio.label_config import region_tags
 from posthoc.predictors.base import PredictedMention, PredictModel, TextLinker, call_model, mentions_of_prediction
 from posthoc.readers.corpus import Corpus
-from posthoc.writers import _json_line
+from posthoc.writers import json_line
 
 Linker = Callable[[Sequence[str]], list[list[PredictedMention]]]
 #: texts in, one mention list a text out, lazily and in order (``SpacyLinker.link_stream``)
@@ -81,7 +81,7 @@ def _line(dataset: str, doc_id: str, system: str, text: str, mentions: list[Pred
         if item.score is not None:
             row["score"] = item.score
         rows.append(row)
-    return _json_line({"id": doc_id, "dataset": dataset, "system": system, "text": text, "mentions": rows})
+    return json_line({"id": doc_id, "dataset": dataset, "system": system, "text": text, "mentions": rows})
 
 
 def _written(path: Path, *, system: str, texts: dict[tuple[str, str], str]) -> dict[tuple[str, str], str]:
