@@ -25,7 +25,7 @@ import pandas as pd
 
 from posthoc.metrics.inputs import judged_rows
 from posthoc.metrics.verification import verdicts_of
-from posthoc.tables import OUTCOMES
+from posthoc.tables import OUTCOMES, empty_table
 
 RELIABILITY_COLUMNS: Final = ["dataset", "measure", "value", "n_items"]
 AGGREGATED_COLUMNS: Final = ["mention_id", "dataset", "system", "n_judges", "majority", "dawid_skene"]
@@ -155,7 +155,7 @@ def aggregated_from(rows: pd.DataFrame, verdicts: pd.DataFrame, codes: np.ndarra
     Empty with those columns when no annotation has 2 or more judges.
     """
     if len(verdicts) == 0 or int(verdicts["n_judges"].max()) < 2:
-        return pd.DataFrame({c: pd.Series(dtype="int64" if c == "n_judges" else "str") for c in AGGREGATED_COLUMNS})
+        return empty_table({c: "int64" if c == "n_judges" else "str" for c in AGGREGATED_COLUMNS})
     from crowdkit.aggregation import DawidSkene, MajorityVote
 
     frame = crowd_frame(rows, codes)
