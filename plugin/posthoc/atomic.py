@@ -1,11 +1,17 @@
-"""Atomic file writes: a job either leaves a complete file or the previous one, never a partial one."""
+"""Atomic file writes: a job either leaves a complete file or the previous one, never a partial one.
+
+:func:`write_summary_json` writes every ``summary.json`` (:func:`json_ready`: NaN and infinities as ``null``,
+numpy scalars as Python numbers; keys sorted, indent 2), so each is valid JSON.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import json
+import math
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -47,3 +53,28 @@ def write_bytes_atomic(path: str | os.PathLike[str], data: bytes, *, permissions
     """Write ``data`` to ``path`` atomically."""
     with atomic_open(path, "wb", encoding=None, permissions=permissions) as handle:
         handle.write(data)
+
+
+def json_ready(value: object) -> object:
+    """``value`` as plain JSON values: NaN and infinities None, numpy scalars Python ones, tuples lists, keys str."""
+    if isinstance(value, Mapping):
+        return {str(k): json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_ready(v) for v in value]
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return None
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):  # numpy scalars
+        return json_ready(value.item())
+    return value
+
+
+def summary_json(summary: Mapping[str, object]) -> str:
+    """The text of a ``summary.json``: :func:`json_ready`, keys sorted, indent 2, other values as ``str``."""
+    return json.dumps(json_ready(summary), sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False,
+                      default=str) + "\n"
+
+
+def write_summary_json(path: str | os.PathLike[str], summary: Mapping[str, object], *,
+                       permissions: int | None = None) -> None:
+    """Write :func:`summary_json` of ``summary`` atomically."""
+    write_text_atomic(path, summary_json(summary), permissions=permissions)

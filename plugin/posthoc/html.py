@@ -11,10 +11,13 @@ import html
 import io
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import pandas as pd
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 _STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;
@@ -39,7 +42,7 @@ class Section:
     anchor: str = ""
 
 
-def esc(value: Any) -> str:
+def esc(value: object) -> str:
     """HTML-escape any value's ``str``."""
     return html.escape("" if value is None else str(value), quote=True)
 
@@ -130,7 +133,7 @@ def table_html(frame: pd.DataFrame, *, float_format: str = "{:.3f}", max_rows: i
     return table + more
 
 
-def figure_html(figure: Any, *, caption: str = "", alt: str = "") -> str:
+def figure_html(figure: Figure, *, caption: str = "", alt: str = "") -> str:
     """Embed a matplotlib figure as a PNG data URI (deterministic: no timestamps in the PNG). Figures are
     made after :func:`posthoc.report.fonts.use_figure_fonts` (CJK and emoji glyphs when such fonts exist)."""
     buffer = io.BytesIO()

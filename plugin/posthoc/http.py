@@ -24,6 +24,7 @@ from typing import Any
 import httpx
 
 from posthoc.errors import connection_failure
+from posthoc.lazy import PerThread
 
 __all__ = ["NO_RETRY", "RetryTransport", "ServiceSession", "TransportFailure", "answers_ok", "jwt_claims",
            "retrying_client", "web_get_json"]
@@ -123,7 +124,7 @@ def answers_ok(url: str, *, timeout: float = 2.0) -> bool:
 
 
 def web_get_json(url: str, *, params: dict[str, str] | None = None, headers: dict[str, str] | None = None,
-                 timeout: float = 20.0) -> Any:
+                 timeout: float = 20.0) -> object:
     """``GET url`` -> parsed JSON; :class:`TransportFailure` on no answer, a non-2xx answer or no JSON."""
     try:
         response = httpx.get(url, params=params, headers=headers, timeout=timeout, follow_redirects=True)
@@ -142,14 +143,7 @@ class ServiceSession:
 
     def __init__(self, url: str) -> None:
         self.url = url
-        self._local = threading.local()
-
-    def _client(self) -> httpx.Client:
-        client = getattr(self._local, "client", None)
-        if client is None:
-            client = httpx.Client()
-            self._local.client = client
-        return client
+        self._client = PerThread(httpx.Client)
 
     def post(self, *, connect_timeout: float, read_timeout: float, **kwargs: Any) -> tuple[int, str, bytes]:
         """One POST (``json=`` / ``data=`` / ``headers=`` as in httpx) -> ``(status, text, body)``;

@@ -43,7 +43,6 @@ from dataclasses import dataclass
 from typing import Final
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
-WIKIPEDIA_PREFIX: Final = "https://en.wikipedia.org/wiki/"
 NIL_PREFIX: Final = "nil:"
 _SAFE: Final = "-._~;@$!*(),/:"
 _NIL_WORDS: Final = frozenset({"", "nil", "<nil>", "--nme--", "null", "none"})

@@ -48,6 +48,8 @@ from typing import Any, Final
 
 import pandas as pd
 
+from posthoc.tables import empty_table
+
 TABLE_NAMES = (
     "rates",
     "preannotation",
@@ -89,7 +91,7 @@ def typed_rankings(table: pd.DataFrame) -> pd.DataFrame:
 
 def empty_comparisons() -> pd.DataFrame:
     """The comparisons table of fewer than two systems per dataset."""
-    return typed_comparisons(pd.DataFrame({c: pd.Series(dtype="float64") for c in COMPARISON_COLUMNS}))
+    return typed_comparisons(empty_table(dict.fromkeys(COMPARISON_COLUMNS, "float64")))
 
 
 def _empty(name: str) -> pd.DataFrame:

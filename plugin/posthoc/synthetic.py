@@ -55,22 +55,17 @@ _CHUNK_CHARS: Final = 300
 _WIKI: Final = "https://en.wikipedia.org/wiki/"
 
 
-def synthetic_study(
-    n_docs: int = 20,
-    *,
-    datasets: Sequence[str] = ("SYN-A", "SYN-B"),
-    systems: Sequence[str] = ("GT", "E2E", "REL"),
-    k: int = 1,
-    verify_prob: Mapping[str, float] | None = None,
-    edit_prob: Mapping[str, float] | None = None,
-    mentions_per_doc: float = 8.0,
-    shared_share: float = 0.6,
-    n_control: int = 3,
-    failing_worker_share: float = 0.0,
-    tasks_per_worker: int = 19,
-    study: str = "synthetic",
-    seed: int = 0,
-) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+#: ``(documents, mentions, judgements)``
+Tables = tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]
+#: probabilities of a verify or an edit judgement, by system
+Probabilities = Mapping[str, float] | None
+
+
+def synthetic_study(n_docs: int = 20, *, datasets: Sequence[str] = ("SYN-A", "SYN-B"),
+                    systems: Sequence[str] = ("GT", "E2E", "REL"), k: int = 1, verify_prob: Probabilities = None,
+                    edit_prob: Probabilities = None, mentions_per_doc: float = 8.0, shared_share: float = 0.6,
+                    n_control: int = 3, failing_worker_share: float = 0.0, tasks_per_worker: int = 19,
+                    study: str = "synthetic", seed: int = 0) -> Tables:
     """A synthetic study of ``n_docs`` documents per dataset: ``(documents, mentions, judgements)``.
 
     ``verify_prob`` / ``edit_prob`` map a system to its true probability of a ``verify`` /
@@ -79,29 +74,13 @@ def synthetic_study(
     dataset, spread over documents at random. Tables have the columns of :mod:`posthoc.tables`.
     """
     counts = {name: (n_docs, {m: round(mentions_per_doc * n_docs) for m in systems}) for name in datasets}
-    return _generate(
-        counts,
-        k=k,
-        verify_prob=verify_prob,
-        edit_prob=edit_prob,
-        shared_share=shared_share,
-        n_control=n_control,
-        failing_worker_share=failing_worker_share,
-        tasks_per_worker=tasks_per_worker,
-        study=study,
-        seed=seed,
-    )
+    return _generate(counts, k=k, verify_prob=verify_prob, edit_prob=edit_prob, shared_share=shared_share,
+                     n_control=n_control, failing_worker_share=failing_worker_share,
+                     tasks_per_worker=tasks_per_worker, study=study, seed=seed)
 
 
-def paper_sized_study(
-    *,
-    k: int = 1,
-    seed: int = 0,
-    scale: float = 1.0,
-    n_control: int = 3,
-    failing_worker_share: float = 0.0,
-    shared_share: float = 0.6,
-) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+def paper_sized_study(*, k: int = 1, seed: int = 0, scale: float = 1.0, n_control: int = 3,
+                      failing_worker_share: float = 0.0, shared_share: float = 0.6) -> Tables:
     """A synthetic study with seed 000's Table 1 sizes: 8 datasets, 3 systems, 167,432 judgements at k=1.
 
     The 167,432 are the non-control judgements; each worker's control task adds ``n_control`` rows
@@ -113,29 +92,14 @@ def paper_sized_study(
         counts[name] = (max(1, round(n_docs * scale)), scaled)
     if scale == 1.0:
         counts["AIDA-train"][1]["GT"] -= 1
-    return _generate(
-        counts,
-        k=k,
-        n_control=n_control,
-        failing_worker_share=failing_worker_share,
-        shared_share=shared_share,
-        seed=seed,
-    )
+    return _generate(counts, k=k, n_control=n_control, failing_worker_share=failing_worker_share,
+                     shared_share=shared_share, seed=seed)
 
 
-def _generate(
-    counts: Mapping[str, tuple[int, Mapping[str, int]]],
-    *,
-    k: int = 1,
-    verify_prob: Mapping[str, float] | None = None,
-    edit_prob: Mapping[str, float] | None = None,
-    shared_share: float = 0.6,
-    n_control: int = 3,
-    failing_worker_share: float = 0.0,
-    tasks_per_worker: int = 19,
-    study: str = "synthetic",
-    seed: int = 0,
-) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+def _generate(counts: Mapping[str, tuple[int, Mapping[str, int]]], *, k: int = 1, verify_prob: Probabilities = None,
+              edit_prob: Probabilities = None, shared_share: float = 0.6, n_control: int = 3,
+              failing_worker_share: float = 0.0, tasks_per_worker: int = 19, study: str = "synthetic",
+              seed: int = 0) -> Tables:
     if k < 1:
         raise ValueError("k must be at least 1")
     rng = np.random.default_rng(seed)

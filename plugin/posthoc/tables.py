@@ -23,7 +23,7 @@ judgements
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Final
 
 import pandas as pd
@@ -84,18 +84,13 @@ def require_columns(frame: pd.DataFrame, columns: Sequence[str], *, table: str =
     )
 
 
+def empty_table(dtypes: Mapping[str, str]) -> pd.DataFrame:
+    """An empty table with the columns of ``dtypes`` (column -> dtype), in that order."""
+    return pd.DataFrame({column: pd.Series(dtype=dtype) for column, dtype in dtypes.items()})
+
+
 def empty_mentions() -> pd.DataFrame:
     """An empty mentions table with the right columns and dtypes."""
-    return pd.DataFrame(
-        {
-            "dataset": pd.Series(dtype="string"),
-            "doc_id": pd.Series(dtype="string"),
-            "system": pd.Series(dtype="string"),
-            "start": pd.Series(dtype="int64"),
-            "end": pd.Series(dtype="int64"),
-            "surface": pd.Series(dtype="string"),
-            "link": pd.Series(dtype="string"),
-            "link_original": pd.Series(dtype="string"),
-            "is_nil": pd.Series(dtype="bool"),
-        }
-    )
+    return empty_table({"dataset": "string", "doc_id": "string", "system": "string", "start": "int64",
+                        "end": "int64", "surface": "string", "link": "string", "link_original": "string",
+                        "is_nil": "bool"})

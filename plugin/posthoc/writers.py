@@ -1,6 +1,9 @@
-"""Writers of a :class:`~posthoc.readers.Corpus`: the project's JSONL and GERBIL NIF 2.0 Turtle.
+"""The project's writers of a corpus (JSONL, GERBIL NIF 2.0 Turtle) and of a table (CSV, Parquet).
 
-Both write atomically (:mod:`posthoc.atomic`): a complete file or the old one, never a partial one.
+:func:`write_table` writes every table a command writes (CSV: no index, LF line ends, UTF-8; Parquet:
+pyarrow, no index); every ``summary.json`` is :func:`posthoc.atomic.write_summary_json`'s.
+
+The corpus writers write atomically (:mod:`posthoc.atomic`): a complete file or the old one, never a partial one.
 What they write reads back (:func:`posthoc.readers.read_mentions`) to the same documents and
 mentions: texts byte for byte (emoji, ZWJ sequences, flags, CJK, combining marks), code point
 offsets, canonical links. Links are written in canonical form (:mod:`posthoc.links`); an anonymous
@@ -12,16 +15,18 @@ The curation step (design.md, last stage) writes the corrected gold standard wit
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
 from pathlib import Path
+from typing import Literal
 from urllib.parse import quote
 
 import pandas as pd
 from rdflib import XSD, Namespace
 
-from posthoc.atomic import atomic_open
+from posthoc.atomic import atomic_open, write_bytes_atomic
 from posthoc.errors import PosthocInputError
 from posthoc.links import NIL_PREFIX
 from posthoc.readers.corpus import Corpus
@@ -32,6 +37,25 @@ NIF = Namespace("http://persistence.uni-leipzig.org/nlp2rdf/ontologies/nif-core#
 ITSRDF = Namespace("http://www.w3.org/2005/11/its/rdf#")
 NOT_IN_WIKI = "http://aksw.org/notInWiki/"
 DEFAULT_BASE_URI = WRITER_BASE_URI
+ParquetCompression = Literal["snappy", "zstd"]
+
+
+def table_bytes(frame: pd.DataFrame, *, fmt: str, parquet_compression: ParquetCompression = "snappy") -> bytes:
+    """``frame`` without its index: ``csv`` (UTF-8, LF line ends) or ``parquet`` (pyarrow, ``parquet_compression``)."""
+    if fmt == "parquet":
+        buffer = io.BytesIO()
+        frame.to_parquet(buffer, index=False, engine="pyarrow", compression=parquet_compression)
+        return buffer.getvalue()
+    if fmt == "csv":
+        return frame.to_csv(index=False, lineterminator="\n").encode("utf-8")
+    raise PosthocInputError(f"unknown table format {fmt!r}; give csv or parquet")
+
+
+def write_table(frame: pd.DataFrame, path: str | os.PathLike[str], *, fmt: str = "csv",
+                parquet_compression: ParquetCompression = "snappy", permissions: int | None = None) -> None:
+    """Write ``frame`` atomically as :func:`table_bytes` gives it (``permissions`` as in :mod:`posthoc.atomic`)."""
+    write_bytes_atomic(path, table_bytes(frame, fmt=fmt, parquet_compression=parquet_compression),
+                       permissions=permissions)
 
 
 def _systems_to_write(corpus: Corpus, system: str | None) -> list[str]:
@@ -66,7 +90,7 @@ def _json_link(link: str) -> str | None:
     return None if link == NIL_PREFIX else link
 
 
-def _json_line(record: dict[str, object]) -> str:
+def json_line(record: dict[str, object]) -> str:
     """One JSON line; the line separators JSON leaves raw (U+2028, U+2029, U+0085) are escaped too."""
     line = json.dumps(record, ensure_ascii=False)
     for char in ("\u2028", "\u2029", "\u0085"):
@@ -96,7 +120,7 @@ def write_jsonl(corpus: Corpus, path: str | os.PathLike[str], *, system: str | N
                     {"start": int(start), "end": int(end), "surface": str(surface), "link": _json_link(str(link))}
                     for start, end, surface, link in group[["start", "end", "surface", "link"]].itertuples(index=False)
                 ]
-                handle.write(_json_line(record))
+                handle.write(json_line(record))
 
 
 def _nif_link(link: str) -> str:

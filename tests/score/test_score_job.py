@@ -252,3 +252,19 @@ def test_the_interval_option_reaches_the_tables_and_the_summary(study: dict[str,
     assert not np.allclose(old["ci_low"], new["ci_low"])  # other bounds
     with pytest.raises(PosthocInputError, match="interval method"):
         _run(study, tmp_path / "bad", interval="studentized")
+
+
+def test_a_summary_with_nan_inf_and_numpy_values_is_valid_json(study: dict[str, Any], tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The score job's summary goes through the one summary writer (tests/cli/test_summary_json.py)."""
+    from tests.cli.hostile_summary import EXPECTED, HOSTILE, strict_load
+
+    import posthoc.atomic
+
+    write = posthoc.atomic.write_summary_json
+    monkeypatch.setattr(posthoc.atomic, "write_summary_json",
+                        lambda path, summary, **options: write(path, {**summary, **HOSTILE}, **options))
+    out = tmp_path / "hostile"
+    assert _run(study, out).status == "updated"
+    summary = strict_load(out / "summary.json")
+    assert {key: summary[key] for key in EXPECTED} == EXPECTED and summary["study"]

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import io
-import json
 from pathlib import Path
 
 import click
 import pandas as pd
 
-from posthoc.atomic import write_bytes_atomic, write_text_atomic
+from posthoc.atomic import write_bytes_atomic, write_summary_json, write_text_atomic
 from posthoc.crowdtruth.io import (
     CrowdTruthConfig,
     judgements_from_label_studio,
@@ -20,6 +18,7 @@ from posthoc.crowdtruth.pipeline import run_crowdtruth
 from posthoc.errors import PosthocInputError
 from posthoc.html import page
 from posthoc.tables import require_columns
+from posthoc.writers import table_bytes
 
 
 def _split(values: tuple[str, ...]) -> tuple[str, ...]:
@@ -34,14 +33,6 @@ def _read_table(path: Path) -> pd.DataFrame:
         raise PosthocInputError(f"{path}: file not found") from exc
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise PosthocInputError(f"{path}: not a readable CSV/TSV ({exc})") from exc
-
-
-def _table_bytes(frame: pd.DataFrame, fmt: str) -> bytes:
-    if fmt == "parquet":
-        buffer = io.BytesIO()
-        frame.to_parquet(buffer, index=False)
-        return buffer.getvalue()
-    return frame.to_csv(index=False).encode("utf-8")
 
 
 @click.command("crowdtruth")
@@ -160,13 +151,12 @@ def crowdtruth_command(file: Path, out_dir: Path, layout: str, input_columns: tu
             raise PosthocInputError(f"{file}: {exc}") from None
         raise
     run.summary.update(file=str(file), layout=layout)
-    outputs = {f"{name}.{fmt}": _table_bytes(table, fmt) for name, table in run.tables.items()}
+    outputs = {f"{name}.{fmt}": table_bytes(table, fmt=fmt) for name, table in run.tables.items()}
     html = page(f"CrowdTruth metrics: {file.name}", [run.section])
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, payload in outputs.items():
         write_bytes_atomic(out_dir / name, payload, permissions=0o644)
-    write_text_atomic(out_dir / "summary.json", json.dumps(run.summary, indent=2, sort_keys=True, default=str) + "\n",
-                      permissions=0o644)
+    write_summary_json(out_dir / "summary.json", run.summary, permissions=0o644)
     write_text_atomic(out_dir / "report.html", html, permissions=0o644)
     s = run.summary
     click.echo(f"{s['n_units']} units, {s['n_workers']} workers, {s['n_judgements']} judgements; "

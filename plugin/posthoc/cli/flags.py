@@ -79,7 +79,7 @@ def check_command(mentions: tuple[str, ...], out_dir: Path, checked: str, kb_red
     from posthoc.eaglet.pipeline import default_pipeline
     from posthoc.eaglet.report import flags_section, rule_shares
     from posthoc.readers import read_mentions
-    from posthoc.writers import write_jsonl
+    from posthoc.writers import write_jsonl, write_table
 
     corpus = None
     for value in mentions:
@@ -101,7 +101,7 @@ def check_command(mentions: tuple[str, ...], out_dir: Path, checked: str, kb_red
     out_dir.mkdir(parents=True, exist_ok=True)
     write_flags(flags, out_dir / f"flags.{fmt}", fmt=fmt)
     shares = rule_shares(flags, corpus.documents, corpus.mentions, system=checked)
-    write_text_atomic(out_dir / "rule_shares.csv", shares.to_csv(index=False))
+    write_table(shares, out_dir / "rule_shares.csv")
     write_flagged_nif(corpus, flags, out_dir / "flags.nif.ttl", system=checked)
     write_jsonl(corpus, out_dir / "checked.jsonl", system=checked)
     write_text_atomic(out_dir / "meta.json", json.dumps({"system": checked, "rules": pipeline.names,

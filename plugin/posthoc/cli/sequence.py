@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 import pandas as pd
 
-from posthoc.atomic import write_text_atomic
+from posthoc.atomic import write_summary_json, write_text_atomic
 from posthoc.errors import PosthocInputError
 from posthoc.html import page
 from posthoc.sequence import (
@@ -23,6 +23,7 @@ from posthoc.sequence import (
 from posthoc.sequence.labelstudio import sequence_table_from_rating_export
 from posthoc.sequence.lag_model import is_binary
 from posthoc.sequence.report import sequence_section
+from posthoc.writers import write_table
 
 SNOW_CAVEAT = (
     "Snow et al. (2008) released no record of the order each worker saw; the in-HIT order of the released files "
@@ -117,15 +118,15 @@ def sequence_command(table: Path, out_dir: Path, layout: str, kind: str, worker_
     continuous = kind == "continuous" or (kind == "auto" and not is_binary(sequences["label"]))
     after = scores_after_previous(sequences) if continuous else None
     out_dir.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(out_dir / "coefficients.csv", by_subset.to_csv(index=False))
-    write_text_atomic(out_dir / "tertiles.csv", by_tertile.to_csv(index=False))
-    write_text_atomic(out_dir / "audit.csv", audit.per_worker.to_csv(index=False))
+    write_table(by_subset, out_dir / "coefficients.csv")
+    write_table(by_tertile, out_dir / "tertiles.csv")
+    write_table(audit.per_worker, out_dir / "audit.csv")
     if after is not None:
-        write_text_atomic(out_dir / "after_previous.csv", after.means.to_csv(index=False))
+        write_table(after.means, out_dir / "after_previous.csv")
     summary = {"table": str(table), "layout": layout, "n_judgements": len(sequences),
                "n_workers": int(sequences["worker"].nunique()), "audit": audit.message,
                "b1": {row.subset: row.b1 for row in by_subset.itertuples()}}
-    write_text_atomic(out_dir / "summary.json", json.dumps(summary, indent=2, sort_keys=True, default=str) + "\n")
+    write_summary_json(out_dir / "summary.json", summary)
     section = sequence_section(by_subset, by_tertile, after=after, audit=audit, caveat=caveat)
     write_text_atomic(out_dir / "report.html", page(f"Sequence effects: {table.name}", [section]))
     for row in by_subset.itertuples():

@@ -19,7 +19,7 @@ import html
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -73,9 +73,6 @@ class CrowdTruthConfig:
     lowercase: bool = False
     remove_chars: str = ""
     csv_separator: str = ","
-
-    def with_(self, **changes: Any) -> CrowdTruthConfig:
-        return replace(self, **changes)
 
 
 @dataclass(frozen=True)

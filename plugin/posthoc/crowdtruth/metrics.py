@@ -123,7 +123,6 @@ class _Iteration:
         e_key = self.e_j * n_ann + self.e_col
         self.e_own = np.zeros(self.e_j.size)
         self.e_own[np.searchsorted(e_key, self.v_row * n_ann + self.v_col)] = self.v_data
-        self.e_unit = unit_of[self.e_j]
         # pairs
         first, second = _ordered_pairs(unit_of, self.n_units)
         self.first, self.second, self.pair_unit = first, second, unit_of[first]

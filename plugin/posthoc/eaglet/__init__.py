@@ -12,5 +12,7 @@ modules that flags them (Sect. 4.3), a completion module (Sect. 4.2) and a revie
   an optional online MediaWiki checker behind the same interface;
 - :mod:`posthoc.eaglet.nif_out`, :mod:`posthoc.eaglet.report`: NIF with the flags, a report section
   in the form of the paper's Table 1;
-- :mod:`posthoc.eaglet.review`: flags -> Label Studio review tasks -> corrected gold + change log.
+- :mod:`posthoc.eaglet.review`: flags -> Label Studio review tasks -> corrected gold + change log;
+- :mod:`posthoc.eaglet.words`, :mod:`posthoc.eaglet.places`: what the rules share: words as Rule 2 defines
+  them, and the states and countries of combined marking's evidence.
 """

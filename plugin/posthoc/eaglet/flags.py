@@ -25,7 +25,6 @@ from typing import Final
 
 import pandas as pd
 
-from posthoc.atomic import atomic_open
 from posthoc.errors import PosthocInputError
 from posthoc.tables import require_columns
 
@@ -101,15 +100,12 @@ def flags_frame(flags: list[Flag]) -> pd.DataFrame:
 
 def write_flags(flags: pd.DataFrame, path: str | os.PathLike[str], *, fmt: str = "csv") -> Path:
     """Write the flags table atomically as ``csv`` or ``parquet``; returns the path written."""
+    from posthoc.writers import write_table  # the corpus writers load rdflib: only when writing
+
     path = Path(path)
-    if fmt == "csv":
-        with atomic_open(path, "w") as handle:
-            flags.to_csv(handle, index=False)
-    elif fmt == "parquet":
-        with atomic_open(path, "wb", encoding=None) as handle:
-            flags.to_parquet(handle, index=False)
-    else:
+    if fmt not in ("csv", "parquet"):
         raise PosthocInputError(f"unknown flags format {fmt!r}; give csv or parquet")
+    write_table(flags, path, fmt=fmt)
     return path
 
 

@@ -41,7 +41,6 @@ from posthoc.atomic import write_text_atomic
 from posthoc.errors import PosthocInputError, PosthocServiceError
 from posthoc.links import normalise_link, title_of, wikipedia_url
 
-KINDS = ("page", "redirect", "disambiguation", "missing", "unknown")
 _TRIPLE = re.compile(r'^\s*<([^>]*)>\s+<([^>]*)>\s+<([^>]*)>\s*\.\s*$')
 _UESCAPE = re.compile(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8})")
 
@@ -204,7 +203,6 @@ class MediaWikiChecker:
     batch: int = 50
     timeout: float = 20.0
     user_agent: str = "posthoc-review (Eaglet URI checks; https://github.com/)"
-    requests_made: int = 0
     _cache: dict[str, UriStatus] = field(default_factory=dict)
     _last_request: float = 0.0
 
@@ -250,7 +248,6 @@ class MediaWikiChecker:
             raise PosthocServiceError(f"MediaWiki API {self.api_url} failed: {error}") from None
         finally:
             self._last_request = time.monotonic()
-            self.requests_made += 1
         normalized = {n["from"]: n["to"] for n in query.get("normalized", [])}
         redirects = {r["from"]: r["to"] for r in query.get("redirects", [])}
         pages = {p.get("title"): p for p in query.get("pages", [])}

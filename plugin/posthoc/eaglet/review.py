@@ -331,7 +331,7 @@ class ApplyResult:
 def apply_review(flags_dir: str | os.PathLike[str], *, url: str, token: str, project_id: int | None,
                  out_dir: str | os.PathLike[str]) -> ApplyResult:
     """Export the review project; write ``corrected.jsonl``, ``corrected.nif.ttl`` and ``changes.csv``."""
-    from posthoc.writers import write_jsonl, write_nif
+    from posthoc.writers import write_jsonl, write_nif, write_table
 
     flags_dir, out_dir = Path(flags_dir), Path(out_dir)
     meta, flags, corpus = _load_flags_dir(flags_dir)
@@ -347,6 +347,6 @@ def apply_review(flags_dir: str | os.PathLike[str], *, url: str, token: str, pro
                 else None)
     write_nif(corrected, out_dir / "corrected.nif.ttl", system=meta["system"] if not corrected.mentions.empty
               else None)
-    write_text_atomic(out_dir / "changes.csv", changes.to_csv(index=False))
+    write_table(changes, out_dir / "changes.csv")
     applied = int((changes["action"] != "none").sum())
     return ApplyResult(applied, corrected, changes)

@@ -32,13 +32,18 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from types import FrameType
+from typing import TYPE_CHECKING
 
 from posthoc.atomic import write_text_atomic
 from posthoc.errors import PosthocServiceError
 from posthoc.http import answers_ok
 from posthoc.labelstudio.server import LOOPBACK, LabelStudioServer, free_port, port_is_free, stop_process_group
 from posthoc.processes import die_with_parent
+
+if TYPE_CHECKING:
+    from posthoc.jobs.setup import StudySetup
+    from posthoc.study.plan.manifest import Manifest
 
 PORTS_FILE = "demo-ports.json"
 
@@ -52,10 +57,8 @@ class DemoResult:
     backend_url: str
     manifest_path: Path
     accounts_file: Path
-    setup: Any
-    simulated_annotations: int | None
+    setup: StudySetup
     report_path: Path | None
-    your_worker: str | None = None
 
 
 @contextlib.contextmanager
@@ -88,7 +91,7 @@ def backend_process(manifest_path: Path, *, port: int | None = None, log_path: P
             process.wait(timeout=2)
 
 
-def plan_sample_study(manifest_path: Path, *, seed: int, n_workers: int | None) -> Any:
+def plan_sample_study(manifest_path: Path, *, seed: int, n_workers: int | None) -> Manifest:
     """Plan the bundled sample study into ``manifest_path`` (the same plan again is a no-op)."""
     from posthoc.study import plan_study, read_study_inputs, sample_study_config
     from posthoc.study.plan.manifest import Manifest
@@ -115,7 +118,7 @@ def _score(manifest_path: Path, *, url: str, token: str, out_dir: Path, n_resamp
 
 
 def _wait_for_interrupt(echo: Callable[[str], None]) -> None:
-    def raise_interrupt(signum: int, frame: Any) -> None:
+    def raise_interrupt(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGTERM, raise_interrupt)
@@ -164,7 +167,6 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo-out", *, simulate: bool = F
                 echo(f"  worker {project.worker}: {project.link}  login {project.email} / "
                      f"{accounts[project.worker]['password']}")
             echo(f"(passwords are kept in {accounts_file} and {server.data_dir / 'credentials.json'}, 0600)")
-            simulated = None
             report = None
             yours = setup.projects[0]  # left for the person running the demo
             if simulate:
@@ -185,7 +187,7 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo-out", *, simulate: bool = F
                 _wait_for_interrupt(echo)
             result = DemoResult(out_dir=root, ls_url=server.url, backend_url=backend_url,
                                 manifest_path=manifest_path, accounts_file=accounts_file, setup=setup,
-                                simulated_annotations=simulated, report_path=report, your_worker=yours.worker)
+                                report_path=report)
     finally:
         server.stop()
     if not serve:
@@ -202,7 +204,7 @@ def demo_ports(root: Path, *, ls_port: int | None, backend_port: int | None) -> 
     (``root/demo-ports.json``) while they are free, else free ones; written back, so the links the demo prints
     (Label Studio's port) and the backend URL Label Studio keeps in each project stay right on a rerun."""
     path = root / PORTS_FILE
-    stored: dict[str, Any] = {}
+    stored: dict[str, object] = {}
     with contextlib.suppress(OSError, ValueError):
         loaded = json.loads(path.read_text(encoding="utf-8"))
         stored = loaded if isinstance(loaded, dict) else {}
@@ -227,7 +229,7 @@ def _unlabelled(server: LabelStudioServer, project_id: int) -> int:
                == 0)
 
 
-def _simulate(manifest: Any, setup: Any, accounts: dict[str, dict[str, str]], *, server: LabelStudioServer,
+def _simulate(manifest: Manifest, setup: StudySetup, accounts: dict[str, dict[str, str]], *, server: LabelStudioServer,
               seed: int, workers: list[str], progress: bool) -> int:
     from posthoc.jobs.simulate import SimulationConfig, annotate_study
     from posthoc.labelstudio.users import ensure_user

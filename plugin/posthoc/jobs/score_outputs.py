@@ -3,8 +3,6 @@ moved in file by file with ``os.replace``; see :mod:`posthoc.jobs.score`)."""
 
 from __future__ import annotations
 
-import json
-import math
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -16,25 +14,6 @@ from posthoc.export.checks import exclusions_frame
 from posthoc.export.flatten import Flattened
 from posthoc.html import Section
 from posthoc.scores import Scores
-
-
-def _json_ready(value: object) -> object:
-    if isinstance(value, dict):
-        return {str(k): _json_ready(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_ready(v) for v in value]
-    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
-        return None
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):  # numpy scalars
-        return _json_ready(value.item())
-    return value
-
-
-def _write_table(frame: pd.DataFrame, path: Path, fmt: str) -> None:
-    if fmt == "csv":
-        frame.to_csv(path, index=False, lineterminator="\n", encoding="utf-8")
-    else:
-        frame.reset_index(drop=True).to_parquet(path, index=False, engine="pyarrow", compression="zstd")
 
 
 def merge_exclusions(export_exclusions: pd.DataFrame, scoring_exclusions: pd.DataFrame) -> pd.DataFrame:
@@ -53,20 +32,20 @@ def stage_outputs(stage: Path, *, scores: Scores, flattened: Flattened, document
                   summary: dict[str, Any], extra_sections: Iterable[Section]) -> list[Path]:
     """Write every output into ``stage`` (``documents``: the study's, for the corrected gold); returns the files
     written, relative to ``stage``."""
+    from posthoc.atomic import write_summary_json
     from posthoc.readers.corpus import Corpus
     from posthoc.report.study_report import build_report
-    from posthoc.writers import write_jsonl, write_nif
+    from posthoc.writers import write_jsonl, write_nif, write_table
 
     tables = stage / "tables"
     tables.mkdir(parents=True)
     written: list[Path] = []
     for name, frame in scores.tables().items():
-        _write_table(frame, tables / f"{name}.{fmt}", fmt)
+        write_table(frame, tables / f"{name}.{fmt}", fmt=fmt, parquet_compression="zstd")
         written.append(Path("tables") / f"{name}.{fmt}")
-    _write_table(flattened.judgements, stage / f"judgements.{fmt}", fmt)
+    write_table(flattened.judgements, stage / f"judgements.{fmt}", fmt=fmt, parquet_compression="zstd")
     written.append(Path(f"judgements.{fmt}"))
-    (stage / "summary.json").write_text(json.dumps(_json_ready(summary), sort_keys=True, indent=2,
-                                                   ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8")
+    write_summary_json(stage / "summary.json", summary)
     written.append(Path("summary.json"))
     gold = scores.corrected_gold
     keys = set(zip(gold["dataset"].astype(str), gold["doc_id"].astype(str), strict=True)) if len(gold) else set()

@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -42,6 +42,9 @@ from posthoc.labelstudio.records import (
     result_items,
     task_data,
 )
+
+if TYPE_CHECKING:
+    from posthoc.study.plan.manifest import Manifest
 
 OUTCOMES = ("verify", "edit", "remove")
 DEFAULT_OUTCOME_PROBABILITIES: dict[str, tuple[float, float, float]] = {
@@ -176,7 +179,7 @@ class SimulationResult:
 
 def annotate_stream(client: LabelStudioClient, project_id: int, decisions: pd.DataFrame,
                     tags: VerificationTags, *, done: frozenset[str] = frozenset(),
-                    on_posted: Callable[[int], Any] | None = None) -> int:
+                    on_posted: Callable[[int], object] | None = None) -> int:
     """Walk one worker's stream with their own ``client`` and post their decisions; returns annotations posted.
 
     Checks that ``/next`` serves the tasks in the planned order (``decisions``' positions); raises
@@ -210,7 +213,7 @@ def annotate_stream(client: LabelStudioClient, project_id: int, decisions: pd.Da
     return posted
 
 
-def annotate_study(manifest: Any, *, url: str, tokens: Mapping[str, str], project_ids: Mapping[str, int],
+def annotate_study(manifest: Manifest, *, url: str, tokens: Mapping[str, str], project_ids: Mapping[str, int],
                    label_config: str, config: SimulationConfig | None = None, admin_token: str | None = None,
                    workers: Collection[str] | None = None, progress: bool = False) -> SimulationResult:
     """Simulate every worker of ``manifest`` (or only ``workers``; tokens by worker id) in their own project.

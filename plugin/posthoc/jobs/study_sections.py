@@ -10,12 +10,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from posthoc.errors import PosthocInputError
 from posthoc.html import Section
+
+if TYPE_CHECKING:
+    from posthoc.crowdtruth.pipeline import CrowdTruthRun
 
 
 def sequence_effects_section(judgements: pd.DataFrame, *, exclude_workers: Iterable[str] = ()) -> Section | None:
@@ -75,7 +78,7 @@ def crowdtruth_section(judgements: pd.DataFrame) -> Section | None:
     return None if run is None else run.section
 
 
-def crowdtruth_run(judgements: pd.DataFrame) -> Any:
+def crowdtruth_run(judgements: pd.DataFrame) -> CrowdTruthRun | None:
     """CrowdTruth on verify / edit / remove with one unit per annotation, or None with fewer than two judges."""
     from posthoc.crowdtruth.io import judgements_from_posthoc
     from posthoc.crowdtruth.pipeline import run_crowdtruth

@@ -2,8 +2,13 @@
 
 Paper 000 (seeds/000), section 2.1 and Figure 2: annotators verify, edit or remove pre-filled entity
 links in an unmodified open-source Label Studio. This package holds the one HTTP client
-(:mod:`~posthoc.labelstudio.client`), the reading of Label Studio's JSON (:mod:`~posthoc.labelstudio.records`),
-a local server's lifecycle (:mod:`~posthoc.labelstudio.server`, :mod:`~posthoc.labelstudio.database`),
-accounts over HTTP (:mod:`~posthoc.labelstudio.users`) and the ML backend connection
-(:mod:`~posthoc.labelstudio.backend`). Study setup and simulated annotators are jobs (:mod:`posthoc.jobs`).
+(:mod:`~posthoc.labelstudio.client`, its JSON API calls in :mod:`~posthoc.labelstudio.calls`), the reading of
+Label Studio's JSON (:mod:`~posthoc.labelstudio.records`, the one region parser :mod:`~posthoc.labelstudio.regions`,
+label configs :mod:`~posthoc.labelstudio.label_config`, predictions and results
+:mod:`~posthoc.labelstudio.payloads`), task data (:mod:`~posthoc.labelstudio.tasks`) and the Data Manager tab
+(:mod:`~posthoc.labelstudio.views`), a local server's lifecycle (:mod:`~posthoc.labelstudio.server`,
+:mod:`~posthoc.labelstudio.database`, :mod:`~posthoc.labelstudio.server_log`, :mod:`~posthoc.labelstudio.capacity`,
+:mod:`~posthoc.labelstudio.url`), accounts over HTTP (:mod:`~posthoc.labelstudio.users`) and the ML backend
+connection (:mod:`~posthoc.labelstudio.backend`). Study setup and simulated annotators are jobs
+(:mod:`posthoc.jobs`).
 """

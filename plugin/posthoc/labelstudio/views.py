@@ -42,15 +42,10 @@ def _fix(client: LabelStudioClient, project_id: int, views: list[dict[str, Any]]
     return changed
 
 
-def ensure_tab(client: LabelStudioClient, project_id: int) -> int:
-    """Make every Data Manager tab of ``project_id`` hide :data:`HIDDEN_COLUMNS` (one tab is created when
-    the project has none); returns the number of tabs created or changed (0 on a rerun)."""
-    return _fix(client, project_id, list(client.get("/api/dm/views/", project=project_id) or []))
-
-
 def ensure_tabs(client: LabelStudioClient, project_ids: list[int]) -> int:
-    """:func:`ensure_tab` for many projects after one listing of the organisation's tabs (a rerun makes no other
-    call); returns the number of tabs created or changed."""
+    """Make every Data Manager tab of each of ``project_ids`` hide :data:`HIDDEN_COLUMNS` (one tab is created for
+    a project with none), after one listing of the organisation's tabs (a rerun makes no other call); returns the
+    number of tabs created or changed (0 on a rerun)."""
     by_project: dict[int, list[dict[str, Any]]] = {pid: [] for pid in project_ids}
     for view in client.get("/api/dm/views/") or []:
         if int(view.get("project") or 0) in by_project:

@@ -15,6 +15,7 @@ import pandas as pd
 from posthoc.metrics.codes import column_codes, dense_codes, factorize
 from posthoc.metrics.inputs import ANNOTATION, judged_rows
 from posthoc.metrics.verification import verdicts_of
+from posthoc.tables import empty_table
 
 AGREEMENT_COLUMNS = ["dataset", "n_judges", "n_verified", "count"]
 
@@ -22,9 +23,7 @@ AGREEMENT_COLUMNS = ["dataset", "n_judges", "n_verified", "count"]
 def agreement_from_verdicts(verdicts: pd.DataFrame) -> pd.DataFrame:
     """The agreement table from :func:`~posthoc.metrics.verification.annotation_verdicts`."""
     if len(verdicts) == 0:
-        return pd.DataFrame(
-            {c: pd.Series(dtype="str" if c == "dataset" else "int64") for c in AGREEMENT_COLUMNS}
-        )
+        return empty_table({c: "str" if c == "dataset" else "int64" for c in AGREEMENT_COLUMNS})
     dataset, dataset_names = factorize(verdicts["dataset"], sort=True)
     system = factorize(verdicts["system"])[0]
     pairs = np.unique(dataset.astype(np.int64) * (system.max() + 1) + system)

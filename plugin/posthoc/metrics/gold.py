@@ -24,10 +24,11 @@ name) plus ``source``; writing it as JSONL / NIF is the writers' job.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
 import pandas as pd
+from pandas.api.extensions import ExtensionArray
 
 from posthoc.metrics.codes import column_codes, factorize, lookup, shared_codes, take_strings
 from posthoc.metrics.inputs import SYSTEM_ANNOTATION, judged_rows, mention_rows
@@ -153,7 +154,7 @@ def gold_from(
     return gold.iloc[np.lexsort(keys[::-1])].reset_index(drop=True)  # lexsort is stable
 
 
-def _surfaces(rows: pd.DataFrame, missing: pd.DataFrame) -> Any:
+def _surfaces(rows: pd.DataFrame, missing: pd.DataFrame) -> ExtensionArray | np.ndarray:
     """The surface of each missing annotation's span: that of the first judgement row with it ("" if none)."""
     keys = ["dataset", "doc_id", "start", "end"]
     if "surface" not in rows.columns:

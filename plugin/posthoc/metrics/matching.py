@@ -16,7 +16,7 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
-from posthoc.metrics.codes import aligned_codes, dense_codes, factorize
+from posthoc.metrics.codes import aligned_codes, dense_codes
 
 DOCUMENT: Final = ["dataset", "doc_id"]
 #: Flags :func:`match_flags` can compute, from the strictest to the loosest.
@@ -26,10 +26,6 @@ FLAGS: Final = ("same_span_same_link", "same_span", "overlap_same_link", "overla
 def spans_overlap(start_a: np.ndarray, end_a: np.ndarray, start_b: np.ndarray, end_b: np.ndarray) -> np.ndarray:
     """Element-wise: do ``[start_a, end_a)`` and ``[start_b, end_b)`` share a code point (or are identical)?"""
     return ((start_a < end_b) & (start_b < end_a)) | ((start_a == start_b) & (end_a == end_b))
-
-
-def _codes(values: pd.Series) -> np.ndarray:
-    return factorize(values)[0]
 
 
 def _combine(first: np.ndarray, second: np.ndarray) -> np.ndarray:
@@ -84,13 +80,6 @@ class SpanCodes:
     def of(cls, doc: np.ndarray, start: np.ndarray, end: np.ndarray, link: np.ndarray) -> SpanCodes:
         span = dense_codes(doc, start, end)[0]
         return cls(doc, start, end, link, span, dense_codes(span, link)[0], dense_codes(doc, link)[0])
-
-    @classmethod
-    def of_table(cls, table: pd.DataFrame) -> SpanCodes:
-        """Codes of a table with ``dataset, doc_id, start, end, link``."""
-        doc = _combine(_codes(table["dataset"]), _codes(table["doc_id"]))
-        start, end = table["start"].to_numpy(np.int64), table["end"].to_numpy(np.int64)
-        return cls.of(doc, start, end, _codes(table["link"]))
 
 
 def code_flags(

@@ -40,7 +40,7 @@ from posthoc.errors import PosthocInputError
 from posthoc.metrics.codes import factorize, sorted_codes
 from posthoc.metrics.inputs import mention_rows
 from posthoc.metrics.matching import SpanCodes, code_flags
-from posthoc.tables import GT_SYSTEM
+from posthoc.tables import GT_SYSTEM, empty_table
 
 MATCHINGS: Final = ("strict", "overlap")
 AVERAGINGS: Final = ("micro", "macro")
@@ -118,7 +118,7 @@ def counts_of_rows(rows: pd.DataFrame, *, gt_system: str, matching: Sequence[str
             parts["tp_gt"].append(np.bincount(gt_doc, weights=gt_flags[flag], minlength=n_docs)[in_datasets])
             parts["n_gt"].append(n_gt)
     if not parts["doc"]:
-        table = pd.DataFrame({c: pd.Series(dtype="int64" if c in COUNT_COLUMNS else "str") for c in columns})
+        table = empty_table({c: "int64" if c in COUNT_COLUMNS else "str" for c in columns})
     else:
         doc = np.concatenate(parts["doc"])
         system_of = np.concatenate(parts["system"])

@@ -18,14 +18,14 @@ An item is an annotation of one system ``(dataset, doc_id, system, start, end, l
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
 import pandas as pd
 
 from posthoc.metrics.inputs import judged_rows
 from posthoc.metrics.verification import verdicts_of
-from posthoc.tables import OUTCOMES
+from posthoc.tables import OUTCOMES, empty_table
 
 RELIABILITY_COLUMNS: Final = ["dataset", "measure", "value", "n_items"]
 AGGREGATED_COLUMNS: Final = ["mention_id", "dataset", "system", "n_judges", "majority", "dawid_skene"]
@@ -140,7 +140,7 @@ def dawid_skene_workers(judgements: pd.DataFrame, *, n_iter: int = 100, tol: flo
 
     rows = judged_rows(judgements)
     _, codes = verdicts_of(rows)
-    model: Any = DawidSkene(n_iter=n_iter, tol=tol).fit(crowd_frame(rows, codes))
+    model = DawidSkene(n_iter=n_iter, tol=tol).fit(crowd_frame(rows, codes))
     labels = pd.Series(model.labels_).sort_index().rename("dawid_skene")
     errors, priors = pd.DataFrame(model.errors_), pd.Series(model.priors_)
     workers = sorted(errors.index.get_level_values(0).unique())
@@ -155,7 +155,7 @@ def aggregated_from(rows: pd.DataFrame, verdicts: pd.DataFrame, codes: np.ndarra
     Empty with those columns when no annotation has 2 or more judges.
     """
     if len(verdicts) == 0 or int(verdicts["n_judges"].max()) < 2:
-        return pd.DataFrame({c: pd.Series(dtype="int64" if c == "n_judges" else "str") for c in AGGREGATED_COLUMNS})
+        return empty_table({c: "int64" if c == "n_judges" else "str" for c in AGGREGATED_COLUMNS})
     from crowdkit.aggregation import DawidSkene, MajorityVote
 
     frame = crowd_frame(rows, codes)

@@ -24,7 +24,7 @@ from posthoc.metrics.codes import factorize
 from posthoc.metrics.inputs import mention_rows
 from posthoc.metrics.matching import match_flags
 from posthoc.metrics.verification import annotation_verdicts, union_from_verdicts
-from posthoc.tables import GT_SYSTEM
+from posthoc.tables import GT_SYSTEM, empty_table
 
 UNION_OUTCOMES: Final = ("A", "B", "C", "D", "E")
 
@@ -50,14 +50,7 @@ def outcomes_from_union(union: pd.DataFrame, gt: pd.DataFrame) -> pd.DataFrame:
 def outcomes_from_letters(union: pd.DataFrame, letters: np.ndarray) -> pd.DataFrame:
     """``dataset, outcome, count, share`` from the union and the letter of each of its rows."""
     if len(union) == 0:
-        return pd.DataFrame(
-            {
-                "dataset": pd.Series(dtype="str"),
-                "outcome": pd.Series(dtype="str"),
-                "count": pd.Series(dtype="int64"),
-                "share": pd.Series(dtype="float64"),
-            }
-        )
+        return empty_table({"dataset": "str", "outcome": "str", "count": "int64", "share": "float64"})
     dataset, datasets = factorize(union["dataset"], sort=True)
     letter = np.searchsorted(np.asarray(UNION_OUTCOMES), np.asarray(letters, dtype=str))
     n = len(UNION_OUTCOMES)

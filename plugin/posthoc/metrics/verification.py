@@ -42,7 +42,7 @@ from posthoc.errors import PosthocInputError
 from posthoc.metrics.codes import column_codes, dense_codes, derive_codes, factorize, sorted_codes, take_strings
 from posthoc.metrics.inputs import ANNOTATION, SYSTEM_ANNOTATION, judged_rows
 from posthoc.metrics.matching import overlap_components
-from posthoc.tables import OUTCOMES
+from posthoc.tables import OUTCOMES, empty_table
 
 #: Readings of the verification union (see the module docstring).
 UNIONS = ("exact", "overlap")
@@ -256,15 +256,7 @@ def outcome_shares(judgements: pd.DataFrame) -> pd.DataFrame:
 def shares_from_rows(rows: pd.DataFrame) -> pd.DataFrame:
     """:func:`outcome_shares` of already validated, control-free judgement rows."""
     if len(rows) == 0:
-        return pd.DataFrame(
-            {
-                "dataset": pd.Series(dtype="str"),
-                "system": pd.Series(dtype="str"),
-                "outcome": pd.Series(dtype="str"),
-                "count": pd.Series(dtype="int64"),
-                "share": pd.Series(dtype="float64"),
-            }
-        )
+        return empty_table({"dataset": "str", "system": "str", "outcome": "str", "count": "int64", "share": "float64"})
     dataset, dataset_names = factorize(rows["dataset"], sort=True)
     system, system_names = factorize(rows["system"], sort=True)
     outcome = np.zeros(len(rows), dtype=np.int64)

@@ -1,7 +1,11 @@
 """Predictors: the models that pre-fill text in no manifest, and that ``posthoc predict`` runs over a corpus.
 
-See :mod:`posthoc.predictors.base` (the interface), :mod:`.registry` (choosing one by name) and the
-built-ins :mod:`.stored` (``manifest``, ``dictionary``), :mod:`.rel`, :mod:`.nif` and :mod:`.spacy_linker`.
+- :mod:`.base`: the interface (``TextLinker``, ``PredictModel``, ``LinkerModel``) and :func:`call_model`, which
+  reads any label-studio-ml answer form back as predictions;
+- :mod:`.registry`: a predictor chosen by name (``PredictorSpec``, ``ModelFactory``);
+- the built-ins: :mod:`.stored` (``manifest``, ``dictionary`` on :mod:`.linker`'s dictionary linker),
+  :mod:`.rel`, :mod:`.nif` (services, called through :mod:`.http`) and :mod:`.spacy_linker`;
+- :mod:`.run`: ``posthoc predict``'s job, a predictor over a corpus into one system's JSONL.
 """
 
 from __future__ import annotations

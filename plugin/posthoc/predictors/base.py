@@ -122,7 +122,7 @@ class LinkerModel:
     """
 
     def __init__(self, linker: TextLinker, *, project_id: str | None = None, label_config: str | None = None,
-                 model_version: str = MODEL_VERSION, **_: Any) -> None:
+                 model_version: str = MODEL_VERSION, **_: object) -> None:
         self.linker = linker
         self.project_id = project_id
         self.label_config = label_config
@@ -143,7 +143,15 @@ class LinkerModel:
         return {"result": build_result([m.record() for m in mentions], text, tags), "model_version": self.model_version}
 
 
-def _plain(item: Any) -> Any:
+class PredictModel(Protocol):
+    """A label-studio-ml-shaped model: ``predict(tasks, context=None, **kwargs)`` answering in one of the forms of
+    the module docstring (:class:`LinkerModel`, or a class named by ``--predictor package.module:Class``)."""
+
+    def predict(self, tasks: list[dict[str, Any]], context: dict[str, Any] | None = None,
+                **kwargs: object) -> object: ...
+
+
+def _plain(item: object) -> object:
     """A pydantic model (label-studio-ml 2's ``ModelResponse`` / the SDK's ``PredictionValue``) as a dict of
     the fields the model set (``exclude_unset``, nested too); anything else unchanged.
 
@@ -157,29 +165,30 @@ def _plain(item: Any) -> Any:
     return dump(exclude_unset=True) if callable(dump) else item
 
 
-def call_model(model: Any, tasks: list[dict[str, Any]], *, context: dict[str, Any] | None = None,
-               name: str = "the predictor", **kwargs: Any) -> list[dict[str, Any]]:
+def call_model(model: PredictModel, tasks: list[dict[str, Any]], *, context: dict[str, Any] | None = None,
+               name: str = "the predictor", **kwargs: object) -> list[dict[str, Any]]:
     """``model.predict(tasks, context=context, **kwargs)`` as a list of prediction dicts, one a task.
 
     Accepts the answer forms of the module docstring; :class:`PredictorAnswerError` for any other form or a
     count that differs from the tasks'.
     """
-    answer = model.predict(tasks, context=context, **kwargs)
-    answer = _plain(answer)
+    answer = _plain(model.predict(tasks, context=context, **kwargs))
     if isinstance(answer, Mapping):
         answer = answer_predictions(answer)
-    elif answer is not None and not isinstance(answer, list | tuple) and hasattr(answer, "predictions"):
-        answer = answer.predictions
+    elif answer is not None and not isinstance(answer, list | tuple):
+        answer = getattr(answer, "predictions", answer)
     if not isinstance(answer, list | tuple):
         raise PredictorAnswerError(f"{name}: predict() returned {type(answer).__name__}, not a list of predictions")
     predictions = [_plain(item) for item in answer]
     if len(predictions) != len(tasks):
         raise PredictorAnswerError(f"{name}: predict() returned {len(predictions)} prediction(s) for "
                                    f"{len(tasks)} task(s); give one a task, in order")
+    checked: list[dict[str, Any]] = []
     for index, item in enumerate(predictions):
         if not isinstance(item, Mapping) or not isinstance(stored_result(item), list):
             raise PredictorAnswerError(f"{name}: prediction {index} is not an object with a result list")
-    return [dict(item) for item in predictions]
+        checked.append(dict(item))
+    return checked
 
 
 def mentions_of_prediction(prediction: Mapping[str, Any], text: str, *, name: str = "the predictor",
@@ -214,5 +223,5 @@ def _value_text(item: Mapping[str, Any]) -> object:
     return value.get("text") if isinstance(value, Mapping) else None
 
 
-def _score(value: Any) -> float | None:
+def _score(value: object) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None

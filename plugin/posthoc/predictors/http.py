@@ -75,16 +75,11 @@ class ServiceClient:
 
 @dataclass(frozen=True)
 class ServiceAnswer:
-    """A 2xx answer of a service: status, text and raw body (``json()`` parses the body)."""
+    """A 2xx answer of a service: status, text and raw body."""
 
     status_code: int
     text: str
     content: bytes
-
-    def json(self) -> Any:
-        import json
-
-        return json.loads(self.content)
 
 
 def _snippet(text: str) -> str:

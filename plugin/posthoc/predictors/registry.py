@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Final
 
 from posthoc.errors import PosthocInputError
-from posthoc.predictors.base import LinkerModel, TextLinker
+from posthoc.predictors.base import LinkerModel, PredictModel, TextLinker
 
 BUILT_IN: Final = ("manifest", "dictionary", "rel", "nif", "spacy")
 _CLASS_PATH = re.compile(r"^[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
@@ -73,7 +73,7 @@ class PredictorSpec:
     max_chars: int = 5000
     concurrency: int = 2
     nif_offsets: str = "auto"
-    _documents: Any = field(default=None, compare=False, repr=False)
+    _documents: object = field(default=None, compare=False, repr=False)
 
     @property
     def is_class(self) -> bool:
@@ -181,7 +181,7 @@ class ModelFactory:
         self.linker = linker if linker is not None else (spec.linker() if spec is not None else None)
         self.model_class = load_class(spec.name) if spec is not None and spec.is_class else None
         self.model_version = model_version
-        self._models: dict[str, Any] = {}
+        self._models: dict[str, PredictModel] = {}
 
     @property
     def name(self) -> str:
@@ -193,7 +193,7 @@ class ModelFactory:
     def live(self) -> bool:
         return self.linker is not None or self.model_class is not None
 
-    def model(self, label_config: str) -> Any:
+    def model(self, label_config: str) -> PredictModel:
         """The model answering tasks of projects with ``label_config`` (built once, then reused)."""
         model = self._models.get(label_config)
         if model is None:

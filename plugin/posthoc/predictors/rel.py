@@ -36,7 +36,6 @@ import json
 import unicodedata
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 from posthoc.predictors.base import (
     PredictedMention,
@@ -123,7 +122,7 @@ class RELLinker:
                 f"{rest.strip()[:80]!r} in the body (REL's server sends 200 before linking and reports an "
                 "exception this way; the exception is in the REL server's log)")
         try:
-            rows: Any = json.loads(reply_content)
+            rows: object = json.loads(reply_content)
         except ValueError:
             raise PredictorAnswerError(f"REL at {url}: the answer is not JSON ({reply_text[:80]!r}); is this a "
                                        "REL server?") from None

@@ -28,15 +28,15 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from tqdm import tqdm
 
 from posthoc.errors import PosthocInputError, PosthocServiceError
 from posthoc.labelstudio.label_config import region_tags
-from posthoc.predictors.base import PredictedMention, TextLinker, call_model, mentions_of_prediction
+from posthoc.predictors.base import PredictedMention, PredictModel, TextLinker, call_model, mentions_of_prediction
 from posthoc.readers.corpus import Corpus
-from posthoc.writers import _json_line
+from posthoc.writers import json_line
 
 Linker = Callable[[Sequence[str]], list[list[PredictedMention]]]
 #: texts in, one mention list a text out, lazily and in order (``SpacyLinker.link_stream``)
@@ -56,7 +56,7 @@ class PredictSummary:
     seconds: float
 
 
-def model_linker(model: Any, label_config: str, *, name: str) -> Linker:
+def model_linker(model: PredictModel, label_config: str, *, name: str) -> Linker:
     """A label-studio-ml-style model as a function texts -> mentions (its predictions read back)."""
     tags = region_tags(label_config)
 
@@ -81,7 +81,7 @@ def _line(dataset: str, doc_id: str, system: str, text: str, mentions: list[Pred
         if item.score is not None:
             row["score"] = item.score
         rows.append(row)
-    return _json_line({"id": doc_id, "dataset": dataset, "system": system, "text": text, "mentions": rows})
+    return json_line({"id": doc_id, "dataset": dataset, "system": system, "text": text, "mentions": rows})
 
 
 def _written(path: Path, *, system: str, texts: dict[tuple[str, str], str]) -> dict[tuple[str, str], str]:

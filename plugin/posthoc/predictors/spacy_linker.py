@@ -25,7 +25,7 @@ import time
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from posthoc.errors import PosthocInputError
 from posthoc.predictors.base import (
@@ -36,10 +36,13 @@ from posthoc.predictors.base import (
     sorted_unique,
 )
 
+if TYPE_CHECKING:
+    from spacy.language import Language
+
 _WIKIDATA = re.compile(r"^Q[1-9][0-9]*$")
 
 
-def load_pipeline(model: str | Path) -> Any:
+def load_pipeline(model: str | Path) -> Language:
     """``spacy.load(model)``; :class:`PosthocInputError` when spaCy or the pipeline is missing."""
     try:
         import spacy
@@ -66,7 +69,7 @@ class SpacyLinker:
 
     name = "spacy"
 
-    def __init__(self, model: Any, *, batch_size: int = 64) -> None:
+    def __init__(self, model: str | Path | Language, *, batch_size: int = 64) -> None:
         self.nlp = load_pipeline(model) if isinstance(model, str | Path) else model
         self.batch_size = batch_size
 

@@ -13,17 +13,20 @@ Links go through :func:`posthoc.links.normalise_link`. Formats (:data:`FORMATS`)
 ``aida``   AIDA-CoNLL TSV, the AIDA-YAGO2 layout (:mod:`posthoc.readers.aida`);
 ``rel``    REL's output JSON; it carries no text, so ``documents=`` is required (:mod:`posthoc.readers.rel`).
 
+Every reader has the one signature :class:`Reader` states; the ones other than ``jsonl`` are imported at their
+first use (rdflib, the XML parser).
+
 Paper 000 (posthoc verification) starts from "a corpus, the ground truth and the outputs of one or
 more systems": each file read here is one of those, the ground truth under the system name ``GT``.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
-from collections.abc import Callable
 from pathlib import Path
-from typing import Final
+from typing import Final, Protocol, cast
 
 import pandas as pd
 
@@ -34,40 +37,31 @@ from posthoc.readers.validate import validate_corpus
 
 __all__ = ["FORMATS", "Corpus", "detect_format", "read_mentions", "validate_corpus"]
 
-Reader = Callable[..., Corpus]
+class Reader(Protocol):
+    """What every reader is: ``reader(path, *, dataset, system, documents=None, progress=False) -> Corpus``."""
+
+    def __call__(self, path: Path, *, dataset: str, system: str, documents: pd.DataFrame | None = None,
+                 progress: bool = False) -> Corpus: ...
 
 
-def _nif(path: Path, *, dataset: str, system: str, documents: pd.DataFrame | None, progress: bool) -> Corpus:
-    from posthoc.readers.nif import read_nif
+def _on_first_use(module: str, function: str) -> Reader:
+    """The reader ``posthoc.readers.<module>.<function>``, imported when first called (rdflib and the XML
+    parser load only for a file of that format)."""
+    def read(path: Path, *, dataset: str, system: str, documents: pd.DataFrame | None = None,
+             progress: bool = False) -> Corpus:
+        reader = cast(Reader, getattr(importlib.import_module(f"posthoc.readers.{module}"), function))
+        return reader(path, dataset=dataset, system=system, documents=documents, progress=progress)
 
-    return read_nif(path, dataset=dataset, system=system, documents=documents, progress=progress)
-
-
-def _wned(path: Path, *, dataset: str, system: str, documents: pd.DataFrame | None, progress: bool) -> Corpus:
-    from posthoc.readers.wned import read_wned
-
-    return read_wned(path, dataset=dataset, system=system, documents=documents, progress=progress)
-
-
-def _aida(path: Path, *, dataset: str, system: str, documents: pd.DataFrame | None, progress: bool) -> Corpus:
-    from posthoc.readers.aida import read_aida
-
-    return read_aida(path, dataset=dataset, system=system, documents=documents, progress=progress)
-
-
-def _rel(path: Path, *, dataset: str, system: str, documents: pd.DataFrame | None, progress: bool) -> Corpus:
-    from posthoc.readers.rel import read_rel
-
-    return read_rel(path, dataset=dataset, system=system, documents=documents, progress=progress)
+    return read
 
 
 #: format name -> reader(path, *, dataset, system, documents, progress)
 FORMATS: Final[dict[str, Reader]] = {
     "jsonl": read_jsonl,
-    "nif": _nif,
-    "wned": _wned,
-    "aida": _aida,
-    "rel": _rel,
+    "nif": _on_first_use("nif", "read_nif"),
+    "wned": _on_first_use("wned", "read_wned"),
+    "aida": _on_first_use("aida", "read_aida"),
+    "rel": _on_first_use("rel", "read_rel"),
 }
 
 _EXTENSIONS: Final = {

@@ -36,7 +36,6 @@ from posthoc.readers.corpus import Corpus
 from posthoc.readers.validate import CorpusBuilder
 
 DOCSTART = "-DOCSTART-"
-NME = "--NME--"
 _PAREN = re.compile(r"\((.*)\)\s*$")
 _YAGO_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
 
@@ -96,14 +95,8 @@ def _link(columns: list[str]) -> str | None:
     return None
 
 
-def read_aida(
-    path: Path,
-    *,
-    dataset: str,
-    system: str,
-    documents: pd.DataFrame | None = None,
-    progress: bool = False,
-) -> Corpus:
+def read_aida(path: Path, *, dataset: str, system: str, documents: pd.DataFrame | None = None,
+              progress: bool = False) -> Corpus:
     """Read an AIDA-CoNLL TSV file (layout and text rule in the module docstring)."""
     builder = CorpusBuilder(path, dataset=dataset, system=system)
     parsed: list[_Document] = []

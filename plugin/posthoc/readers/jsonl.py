@@ -31,14 +31,8 @@ from posthoc.readers.corpus import Corpus
 from posthoc.readers.validate import CorpusBuilder
 
 
-def read_jsonl(
-    path: Path,
-    *,
-    dataset: str,
-    system: str,
-    documents: pd.DataFrame | None = None,
-    progress: bool = False,
-) -> Corpus:
+def read_jsonl(path: Path, *, dataset: str, system: str, documents: pd.DataFrame | None = None,
+               progress: bool = False) -> Corpus:
     """Read a JSONL mentions file (format in the module docstring) into a :class:`Corpus`."""
     builder = CorpusBuilder(path, dataset=dataset, system=system)
     known = _known_texts(documents)

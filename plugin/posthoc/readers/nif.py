@@ -61,14 +61,8 @@ def _integer(node: Node | None, fallback: int | None) -> object:
     return value if isinstance(value, int) and not isinstance(value, bool) else str(node)
 
 
-def read_nif(
-    path: Path,
-    *,
-    dataset: str,
-    system: str,
-    documents: pd.DataFrame | None = None,
-    progress: bool = False,
-) -> Corpus:
+def read_nif(path: Path, *, dataset: str, system: str, documents: pd.DataFrame | None = None,
+             progress: bool = False) -> Corpus:
     """Read a NIF 2.0 file (format in the module docstring) into a validated :class:`Corpus`."""
     builder = CorpusBuilder(path, dataset=dataset, system=system)
     graph = Graph()

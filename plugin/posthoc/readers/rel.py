@@ -31,14 +31,8 @@ from posthoc.readers.validate import CorpusBuilder
 _FIELDS = ("start", "length", "mention", "entity", "confidence", "ner_score", "tag")
 
 
-def read_rel(
-    path: Path,
-    *,
-    dataset: str,
-    system: str,
-    documents: pd.DataFrame | None = None,
-    progress: bool = False,
-) -> Corpus:
+def read_rel(path: Path, *, dataset: str, system: str, documents: pd.DataFrame | None = None,
+             progress: bool = False) -> Corpus:
     """Read a REL output JSON file against ``documents`` (forms in the module docstring)."""
     builder = CorpusBuilder(path, dataset=dataset, system=system)
     if documents is None:

@@ -66,14 +66,8 @@ def _integer(value: str | None) -> object:
     return int(text) if text.lstrip("-").isdigit() else text
 
 
-def read_wned(
-    path: Path,
-    *,
-    dataset: str,
-    system: str,
-    documents: pd.DataFrame | None = None,
-    progress: bool = False,
-) -> Corpus:
+def read_wned(path: Path, *, dataset: str, system: str, documents: pd.DataFrame | None = None,
+              progress: bool = False) -> Corpus:
     """Read a WNED XML file and its ``RawText/`` folder (rules in the module docstring)."""
     xml_path = _xml_file(path)
     raw_folder = xml_path.parent / RAW_FOLDER

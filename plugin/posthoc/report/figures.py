@@ -46,6 +46,24 @@ def _figure(width: float, height: float) -> Figure:
     return figure
 
 
+def _one_panel(width: float, height: float, title: str, *, data: pd.DataFrame,
+               when_empty: str) -> tuple[Figure, Axes | None]:
+    """A figure of one titled panel, and the panel to draw ``data`` on; for empty ``data`` the panel says
+    ``when_empty`` and comes back as None."""
+    figure = _figure(width, height)
+    axes = figure.subplots()
+    axes.set_title(title, fontsize=10)
+    if data.empty:
+        _empty(axes, when_empty)
+        return figure, None
+    return figure, axes
+
+
+def _row_shares(counts: pd.DataFrame) -> pd.DataFrame:
+    """Each row's counts as shares of the row's total (0 in a row without any)."""
+    return counts.div(counts.sum(axis=1).replace(0, np.nan), axis=0).fillna(0.0)
+
+
 def ordered_systems(systems: Sequence[object]) -> list[str]:
     """System names with the ground truth first, then alphabetical."""
     names = sorted({str(s) for s in systems})
@@ -127,19 +145,15 @@ def precision_recall_figure(rates: pd.DataFrame, preannotation: pd.DataFrame) ->
 
 def outcome_figure(outcome_counts: pd.DataFrame) -> Figure:
     """Figure 4: stacked verify / edit / remove shares per dataset and system (``outcome_counts``)."""
-    figure = _figure(10, 4.2)
-    axes = figure.subplots()
-    axes.set_title("outcome shares per dataset and system", fontsize=10)
-    if outcome_counts.empty:
-        _empty(axes, "no judgements")
+    figure, axes = _one_panel(10, 4.2, "outcome shares per dataset and system", data=outcome_counts,
+                              when_empty="no judgements")
+    if axes is None:
         return figure
     pivot = (outcome_counts.pivot_table(index=["dataset", "system"], columns="outcome", values="count",
                                         aggfunc="sum", fill_value=0)
              .reindex(columns=list(OUTCOMES), fill_value=0))
     keys = sorted(pivot.index, key=lambda key: (str(key[0]), str(key[1]) != GT_SYSTEM, str(key[1])))
-    pivot = pivot.reindex(keys)
-    totals = pivot.sum(axis=1).replace(0, np.nan)
-    shares = pivot.div(totals, axis=0).fillna(0.0)
+    shares = _row_shares(pivot.reindex(keys))
     systems = ordered_systems([key[1] for key in keys])
     positions = np.arange(len(keys), dtype=float)
     bottom = np.zeros(len(keys))
@@ -160,11 +174,9 @@ def outcome_figure(outcome_counts: pd.DataFrame) -> Figure:
 
 def agreement_figure(agreement: pd.DataFrame) -> Figure:
     """Figure 5: annotations in the intersection of all systems by number of judges who verified them."""
-    figure = _figure(8, 4)
-    axes = figure.subplots()
-    axes.set_title("agreement on the intersection of all systems", fontsize=10)
-    if agreement.empty:
-        _empty(axes, "no intersection annotations with several judges")
+    figure, axes = _one_panel(8, 4, "agreement on the intersection of all systems", data=agreement,
+                              when_empty="no intersection annotations with several judges")
+    if axes is None:
         return figure
     datasets = sorted({str(d) for d in agreement["dataset"]})
     levels = sorted({int(v) for v in agreement["n_verified"]}, reverse=True)
@@ -184,18 +196,15 @@ def agreement_figure(agreement: pd.DataFrame) -> Figure:
 
 def union_outcomes_figure(union_outcomes: pd.DataFrame) -> Figure:
     """Figure 6: shares of outcomes A-E of the verification union against the ground truth, per dataset."""
-    figure = _figure(8, 4)
-    axes = figure.subplots()
-    axes.set_title("verification union against the ground truth", fontsize=10)
-    if union_outcomes.empty:
-        _empty(axes, "no verified annotations")
+    figure, axes = _one_panel(8, 4, "verification union against the ground truth", data=union_outcomes,
+                              when_empty="no verified annotations")
+    if axes is None:
         return figure
     datasets = sorted({str(d) for d in union_outcomes["dataset"]})
     pivot = (union_outcomes.pivot_table(index="dataset", columns="outcome", values="count", aggfunc="sum",
                                         fill_value=0)
              .reindex(index=datasets, columns=list(UNION_OUTCOMES), fill_value=0))
-    totals = pivot.sum(axis=1).replace(0, np.nan)
-    shares = pivot.div(totals, axis=0).fillna(0.0)
+    shares = _row_shares(pivot)
     positions = np.arange(len(datasets), dtype=float)
     left = np.zeros(len(datasets))
     for outcome in UNION_OUTCOMES:

@@ -3,10 +3,13 @@
 - :mod:`.table`: the sequence table (``worker, sequence, item, position, label, gold``) and its readers.
 - :mod:`.study`: a posthoc study's judgements as a task-level sequence table (one row a task, served order).
 - :mod:`.lag_model`: the lag-1 regression of seed 004 section 2 with the worker-bias control, clustered errors,
-  worker subsets and position tertiles.
+  worker subsets and position tertiles; :mod:`.fitting`: its two regressions and their standard errors.
 - :mod:`.continuous`: per-worker standardisation and scores after low / middle / high items (seed 004 section 3.3).
 - :mod:`.audit`: were the orders really randomised per worker?
 - :mod:`.simulate`: annotators with a known lag-1 effect, for tests and the demo.
+- :mod:`.labelstudio`: sequence tables from Label Studio exports of rating projects.
+- :mod:`.report`: the report section (b1 per subset and tertile, a plot, Table 5); ``posthoc sequence`` writes
+  it with its tables and ``summary.json`` (:mod:`posthoc.writers`, :mod:`posthoc.atomic`).
 """
 
 from posthoc.sequence.audit import OrderAudit, audit_orders

@@ -9,13 +9,14 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
+from matplotlib.figure import Figure
 
 from posthoc.html import Section, figure_html, paragraph, table_html
 from posthoc.sequence.audit import OrderAudit
 from posthoc.sequence.continuous import AfterPrevious
 
 
-def coefficient_figure(by_subset: pd.DataFrame, by_tertile: pd.DataFrame) -> object:
+def coefficient_figure(by_subset: pd.DataFrame, by_tertile: pd.DataFrame) -> Figure:
     """b1 with its interval per subset (left) and per subset and position tertile (right)."""
     figure, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
     for axis, shown, label in ((left, by_subset, "subset"), (right, by_tertile, "subset / tertile")):

@@ -14,47 +14,40 @@ import hashlib
 import os
 import sqlite3
 import tempfile
-import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from posthoc.lazy import PerThread
 from posthoc.study.plan._columns import object_values
 
 FORMAT = "posthoc-study-manifest"
 VERSION = "1"
 
+#: the SQL types of the columns of :data:`TABLES`, by their short names
+_KINDS = {"key": "TEXT NOT NULL PRIMARY KEY", "text": "TEXT NOT NULL", "text?": "TEXT", "int": "INTEGER NOT NULL"}
+
+
+def _columns(spec: str) -> tuple[tuple[str, str], ...]:
+    """``"name:kind name:kind ..."`` (kinds of :data:`_KINDS`) as ``(column, SQL type)`` pairs."""
+    return tuple((name, _KINDS[kind]) for name, kind in (item.split(":") for item in spec.split()))
+
+
 #: table name -> (column, SQL type) in storage order; booleans are INTEGER 0/1
 TABLES: dict[str, tuple[tuple[str, str], ...]] = {
-    "workers": (("worker", "TEXT NOT NULL PRIMARY KEY"), ("ord", "INTEGER NOT NULL")),
-    "documents": (("dataset", "TEXT NOT NULL"), ("doc_id", "TEXT NOT NULL"), ("text", "TEXT NOT NULL")),
-    "source_mentions": (
-        ("dataset", "TEXT NOT NULL"), ("doc_id", "TEXT NOT NULL"), ("system", "TEXT NOT NULL"),
-        ("start", "INTEGER NOT NULL"), ("end", "INTEGER NOT NULL"), ("surface", "TEXT"), ("link", "TEXT"),
-        ("link_original", "TEXT"), ("is_nil", "INTEGER NOT NULL"),
-    ),
-    "chunks": (
-        ("chunk_id", "TEXT NOT NULL PRIMARY KEY"), ("dataset", "TEXT NOT NULL"), ("doc_id", "TEXT NOT NULL"),
-        ("chunk_index", "INTEGER NOT NULL"), ("chunk_start", "INTEGER NOT NULL"), ("chunk_end", "INTEGER NOT NULL"),
-        ("text", "TEXT NOT NULL"), ("cut", "TEXT NOT NULL"), ("oversized", "INTEGER NOT NULL"),
-    ),
-    "items": (
-        ("item_id", "TEXT NOT NULL PRIMARY KEY"), ("chunk_id", "TEXT NOT NULL"), ("system", "TEXT NOT NULL"),
-        ("replicates", "INTEGER NOT NULL"), ("n_mentions", "INTEGER NOT NULL"), ("is_control", "INTEGER NOT NULL"),
-    ),
-    "tasks": (
-        ("task_key", "TEXT NOT NULL PRIMARY KEY"), ("worker", "TEXT NOT NULL"), ("position", "INTEGER NOT NULL"),
-        ("batch", "INTEGER NOT NULL"), ("item_id", "TEXT NOT NULL"), ("replicate", "INTEGER NOT NULL"),
-        ("chunk_id", "TEXT NOT NULL"), ("system", "TEXT NOT NULL"), ("is_control", "INTEGER NOT NULL"),
-    ),
-    "prefill": (
-        ("task_key", "TEXT NOT NULL"), ("ord", "INTEGER NOT NULL"), ("mention_id", "TEXT NOT NULL"),
-        ("start", "INTEGER NOT NULL"), ("end", "INTEGER NOT NULL"), ("doc_start", "INTEGER NOT NULL"),
-        ("doc_end", "INTEGER NOT NULL"), ("surface", "TEXT"), ("link", "TEXT"), ("is_nil", "INTEGER NOT NULL"),
-        ("expected_outcome", "TEXT"), ("expected_link", "TEXT"),
-    ),
+    "workers": _columns("worker:key ord:int"),
+    "documents": _columns("dataset:text doc_id:text text:text"),
+    "source_mentions": _columns("dataset:text doc_id:text system:text start:int end:int surface:text? link:text? "
+                                "link_original:text? is_nil:int"),
+    "chunks": _columns("chunk_id:key dataset:text doc_id:text chunk_index:int chunk_start:int chunk_end:int "
+                       "text:text cut:text oversized:int"),
+    "items": _columns("item_id:key chunk_id:text system:text replicates:int n_mentions:int is_control:int"),
+    "tasks": _columns("task_key:key worker:text position:int batch:int item_id:text replicate:int chunk_id:text "
+                      "system:text is_control:int"),
+    "prefill": _columns("task_key:text ord:int mention_id:text start:int end:int doc_start:int doc_end:int "
+                        "surface:text? link:text? is_nil:int expected_outcome:text? expected_link:text?"),
 }
 
 INDEXES = (
@@ -148,21 +141,15 @@ class Reader:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._local = threading.local()
-
-    def connection(self) -> sqlite3.Connection:
-        connection = getattr(self._local, "connection", None)
-        if connection is None:
-            connection = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True,
-                                         check_same_thread=False)
-            self._local.connection = connection
-        return connection
+        self.connection = PerThread(lambda: sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True,
+                                                            check_same_thread=False))
 
     def close(self) -> None:
-        connection = getattr(self._local, "connection", None)
+        """Close this thread's connection (the next query opens another)."""
+        connection = self.connection.peek()
         if connection is not None:
             connection.close()
-            self._local.connection = None
+            self.connection.forget()
 
     def meta(self) -> dict[str, str]:
         return dict(self.connection().execute("SELECT key, value FROM meta").fetchall())

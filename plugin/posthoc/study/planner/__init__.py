@@ -1,6 +1,9 @@
 """The planner: what a plan will cost and how wide its intervals will be, before (or during) the study.
 
-Estimates of hours, cost and half-widths (:mod:`~posthoc.study.planner.estimate`), their exact analytic
-form and replicates (paper 000 section 4's bootstrap intervals), the smallest plan for a target, and how far
-the predictions can be trusted. Reads the plan (:mod:`posthoc.study.plan`); nothing of the plan reads it.
+Estimates of hours, cost and half-widths (:mod:`~posthoc.study.planner.estimate`, kept by
+:mod:`~.estimate_file`) from assumed rates (:mod:`~.rates`) and the plan's counts (:mod:`~.counts`); their exact
+analytic form (:mod:`~.analytic`) and replicates (:mod:`~.replicates` over :mod:`~.shape`, paper 000 section 4's
+bootstrap intervals); simulated judgements (:mod:`~.simulate`); the smallest plan for a target (:mod:`~.target`);
+how far the predictions can be trusted (:mod:`~.validity`); and the report's plan-against-outcome section
+(:mod:`~.outcome_section`). Reads the plan (:mod:`posthoc.study.plan`); nothing of the plan reads it.
 """

@@ -30,12 +30,12 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import numpy as np
 import pandas as pd
 
-from posthoc.atomic import write_text_atomic
+from posthoc.atomic import json_ready, write_text_atomic
 from posthoc.errors import PosthocInputError
 from posthoc.study.plan.design import StudyPlan
 from posthoc.study.planner.analytic import bootstrap_noise, ratio_moments
@@ -74,35 +74,25 @@ class StudyEstimate:
     def record(self) -> dict[str, Any]:
         """A JSON-ready record (NaN as null); sorted keys when dumped, no timestamps."""
         cells = self.cells.astype(object).where(self.cells.notna(), None)
-        return _clean({
+        return cast(dict[str, Any], json_ready({
             "format": FORMAT, "study": self.study, "settings": self.settings, "counts": self.counts,
             "time": self.time, "cells": cells.to_dict(orient="records"), "assumptions": self.assumptions,
             "target": self.target,
             "per_worker": self.per_worker.to_dict(orient="records") if len(self.per_worker) else [],
-        })
+        }))
 
     def write(self, out_dir: str | Path) -> tuple[Path, Path]:
         """Write ``estimate.json`` and ``estimate.csv`` (the cells) into ``out_dir``, each atomically."""
+        from posthoc.writers import write_table  # the corpus writers load rdflib: only when writing
+
         folder = Path(out_dir)
         if folder.exists() and not folder.is_dir():
             raise PosthocInputError(f"--out {folder} is a file; give a folder for estimate.json and estimate.csv")
         folder.mkdir(parents=True, exist_ok=True)
         text = json.dumps(self.record(), sort_keys=True, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
-        write_text_atomic(folder / ESTIMATE_CSV, self.cells[CELL_COLUMNS].to_csv(index=False, lineterminator="\n"))
+        write_table(self.cells[CELL_COLUMNS], folder / ESTIMATE_CSV)
         write_text_atomic(folder / ESTIMATE_JSON, text)
         return folder / ESTIMATE_JSON, folder / ESTIMATE_CSV
-
-
-def _clean(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
-        value = value.item()
-    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
-        return None
-    return value
 
 
 def _check(runs: int, seconds_per_region: float | None, hourly_rate: float, target: float | None) -> None:

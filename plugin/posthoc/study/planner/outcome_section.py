@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from posthoc.html import Section, paragraph, table_html
+from posthoc.scores import Scores
 from posthoc.study.planner.estimate_file import FORMAT
 
 ANCHOR = "plan-against-outcome"
@@ -37,7 +38,7 @@ def _load(path: Path, study: str | None) -> tuple[dict[str, Any] | None, str | N
     return record, None
 
 
-def _cells(record: dict[str, Any], scores: Any) -> pd.DataFrame:
+def _cells(record: dict[str, Any], scores: Scores) -> pd.DataFrame:
     predicted = pd.DataFrame(record["cells"])
     needed = {"dataset", "system", "metric", "expected", "halfwidth"}
     if predicted.empty or not needed <= set(predicted.columns):
@@ -80,7 +81,7 @@ def _hours(record: dict[str, Any], judgements: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([total, table], ignore_index=True)
 
 
-def plan_against_outcome_section(path: str | Path, scores: Any, judgements: pd.DataFrame,
+def plan_against_outcome_section(path: str | Path, scores: Scores, judgements: pd.DataFrame,
                                  *, study: str | None = None) -> Section | None:
     """The section for the estimate at ``path``, or None when there is no such file."""
     source = Path(path)

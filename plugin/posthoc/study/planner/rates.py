@@ -127,7 +127,6 @@ class PilotTime:
     n_regions: int
     n_tasks_without_time: int
     done_tasks: frozenset[str]
-    done_regions_by_worker: dict[str, int]
 
 
 def read_pilot(path: str | Path) -> pd.DataFrame:
@@ -220,5 +219,4 @@ def pilot_time(pilot: pd.DataFrame) -> PilotTime:
         n_regions=int(timed["regions"].sum()),
         n_tasks_without_time=int(tasks["lead"].isna().sum()),
         done_tasks=frozenset(tasks["task_key"].astype(str)),
-        done_regions_by_worker={str(w): int(n) for w, n in tasks.groupby("worker")["regions"].sum().items()},
     )

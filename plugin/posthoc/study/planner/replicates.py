@@ -38,7 +38,6 @@ from posthoc.study.planner.rates import OutcomeRates
 from posthoc.study.planner.shape import AGREEMENT_METRICS, StudyShape
 
 Z95: Final = 1.959963984540054
-METRICS: Final = ("posthoc_precision", "posthoc_recall")
 #: the score job's bootstrap resamples (posthoc score --resamples), behind the achieved half-width's own noise
 DEFAULT_RESAMPLES: Final = 1000
 #: a cell is assured within 15% when this many sds of predicted / achieved fit in 15% (docs/study.md)

@@ -17,7 +17,7 @@ cost of a sample come from :func:`posthoc.study.planner.counts.subset_counts` (n
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -27,6 +27,9 @@ from posthoc.study.planner.counts import hours, item_table, subset_counts
 from posthoc.study.planner.rates import OutcomeRates
 from posthoc.study.planner.replicates import document_order, replicate_study
 from posthoc.study.planner.shape import StudyShape
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 #: the smallest sample of a dataset (unless it has fewer documents)
 MIN_DOCUMENTS = 10
@@ -41,7 +44,7 @@ def _widest(shape: StudyShape, rates: OutcomeRates, selected: np.ndarray, *, run
 
 
 def _search_documents(shape: StudyShape, rates: OutcomeRates, rank: np.ndarray, target: float, *, runs: int,
-                      seed: int, progress: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                      seed: int, progress: tqdm[None]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per dataset: documents needed, whether the target is reached, and the widest half-width there."""
     sizes = np.bincount(shape.doc_dataset, minlength=len(shape.datasets))
 

@@ -17,7 +17,7 @@ the hours the estimate predicts for the rest with the simulated truth.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import pandas as pd
@@ -29,6 +29,9 @@ from posthoc.study.planner.estimate import estimate_study
 from posthoc.study.planner.rates import PRIOR_SHARES, PRIOR_SPREAD, OutcomeRates
 from posthoc.study.planner.shape import AGREEMENT_METRICS, StudyShape, _agreement
 from posthoc.study.planner.simulate import TaskTime, plan_judgements, simulate_judgements
+
+if TYPE_CHECKING:
+    from posthoc.validity import Check
 
 COLUMNS = ["study", "documents", "k", "dataset", "system", "metric", "n_annotations", "predicted", "achieved",
            "ratio", "noise", "assured"]
@@ -218,7 +221,7 @@ def check_hours(n_docs: int = 150, *, n_workers: int = 12, seed: int = 0,
 
 
 def planner_checks(*, n_corpora: int = 11, hours_studies: int = 8, seed: int = 0,
-                   progress: bool = False) -> list[Any]:
+                   progress: bool = False) -> list[Check]:
     """The planner's figures for ``bench/validity_bench.py`` (:class:`posthoc.validity.Check` rows).
 
     Over the studies of :func:`check_halfwidths` (51 with the default 11 corpora, the estimate at its
