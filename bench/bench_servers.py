@@ -82,7 +82,7 @@ def _server_process(command: list[str], url: str, *, ready: str = "/", env: dict
 @contextlib.contextmanager
 def instant_receiver() -> Iterator[str]:
     """:func:`serve_instant` in its own process, as the study's receiver runs in its own (fair to both)."""
-    from posthoc.labelstudio.server import free_port
+    from posthoc.labelstudio.ports import free_port
 
     port = free_port()
     code = f"import sys; sys.path.insert(0, {str(HERE)!r}); import bench_servers as b; b.serve_instant({port})"
@@ -93,7 +93,7 @@ def instant_receiver() -> Iterator[str]:
 @contextlib.contextmanager
 def study_backend(manifest_path: Path, events_db: Path) -> Iterator[str]:
     """The study's ML backend as a study owner runs it: ``posthoc backend serve`` (gunicorn, its defaults)."""
-    from posthoc.labelstudio.server import free_port
+    from posthoc.labelstudio.ports import free_port
 
     port = free_port()
     command = [sys.executable, "-m", "posthoc.cli.main", "backend", "serve", "--manifest", str(manifest_path),

@@ -43,7 +43,8 @@ def build_template(root: Path) -> Path:
     """The migrated template data dir for this Label Studio version under ``root`` (built once, locked)."""
     from filelock import FileLock
 
-    from posthoc.labelstudio.server import LabelStudioServer, label_studio_version
+    from posthoc.labelstudio.environment import label_studio_version
+    from posthoc.labelstudio.server import LabelStudioServer
 
     root.mkdir(parents=True, exist_ok=True)
     template = root / f"posthoc-ls-template-{label_studio_version()}"

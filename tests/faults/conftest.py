@@ -47,7 +47,7 @@ class BackendProcess:
     it), so a test can SIGKILL it and start it again at the same URL."""
 
     def __init__(self, manifest_path: Path) -> None:
-        from posthoc.labelstudio.server import free_port
+        from posthoc.labelstudio.ports import free_port
 
         self.manifest_path = manifest_path
         self.port = free_port()

@@ -27,7 +27,7 @@ from lsfixtures import private_label_studio, small_sample_manifest
 from posthoc.errors import PosthocServiceError
 from posthoc.labelstudio.backend import BackendLink, backend_refusal
 from posthoc.labelstudio.client import LabelStudioClient
-from posthoc.labelstudio.server import ML_TIMEOUT_ENV, server_environment
+from posthoc.labelstudio.environment import ML_TIMEOUT_ENV, server_environment
 
 pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]
 
@@ -139,7 +139,7 @@ def test_label_studio_refusals_are_quoted_whole() -> None:
 
 
 def test_posthoc_starts_label_studio_with_room_for_a_busy_backend(tmp_path: Path) -> None:
-    from posthoc.labelstudio.server import resolve_credentials
+    from posthoc.labelstudio.credentials import resolve_credentials
 
     credentials = resolve_credentials(tmp_path, environ={})
     env = server_environment(tmp_path, credentials, base={})

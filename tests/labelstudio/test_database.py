@@ -10,14 +10,17 @@ from pathlib import Path
 import pytest
 
 from posthoc.errors import PosthocInputError
+from posthoc.labelstudio.credentials import resolve_credentials
 from posthoc.labelstudio.database import (
     DatabaseSettings,
+    choose_database,
     read_database,
     settings_from_dsn,
     settings_from_environment,
     write_database,
 )
-from posthoc.labelstudio.server import choose_database, port_is_free, resolve_credentials, server_environment
+from posthoc.labelstudio.environment import server_environment
+from posthoc.labelstudio.ports import port_is_free
 
 
 def test_a_dsn_gives_every_part_with_percent_escapes_undone() -> None:

@@ -96,7 +96,7 @@ def test_a_local_cluster_starts_stops_and_keeps_its_projects(pg_folder: Path) ->
 def test_a_server_named_by_the_environment_is_used_not_a_local_cluster(pg_folder: Path) -> None:
     """The user's own PostgreSQL (here a cluster started for the test) named by POSTHOC_LS_DATABASE_URL."""
     from posthoc.labelstudio.database import LocalCluster
-    from posthoc.labelstudio.server import free_port
+    from posthoc.labelstudio.ports import free_port
 
     server_dir = pg_folder / "their-postgres"
     server_dir.mkdir()

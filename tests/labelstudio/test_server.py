@@ -13,12 +13,9 @@ import pytest
 import requests
 
 from posthoc.errors import PosthocInputError, PosthocServiceError
-from posthoc.labelstudio.server import (
-    CREDENTIALS_FILE,
-    LabelStudioServer,
-    resolve_credentials,
-    server_environment,
-)
+from posthoc.labelstudio.credentials import CREDENTIALS_FILE, resolve_credentials
+from posthoc.labelstudio.environment import server_environment
+from posthoc.labelstudio.server import LabelStudioServer
 from posthoc.paths import label_config
 
 pytestmark = pytest.mark.labelstudio
@@ -146,7 +143,8 @@ def test_stop_leaves_a_stale_pid_of_another_program_alone(tmp_path) -> None:
     import subprocess
     import sys
 
-    from posthoc.labelstudio.server import STATE_FILE, stop_detached
+    from posthoc.labelstudio.server import stop_detached
+    from posthoc.labelstudio.server_log import STATE_FILE
 
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
     try:

@@ -27,8 +27,7 @@ import pytest
 from lsfixtures import copy_template, run_backend, small_sample_manifest
 from posthoc.errors import PosthocServiceError
 from posthoc.labelstudio.client import LabelStudioClient
-from posthoc.labelstudio.server import read_state
-from posthoc.labelstudio.server_log import LOCKED, locked_since, log_mark
+from posthoc.labelstudio.server_log import LOCKED, locked_since, log_mark, read_state
 from posthoc.labelstudio.users import login
 
 pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]

@@ -17,7 +17,8 @@ from study_factory import make_corpus
 
 from posthoc.errors import PosthocInputError
 from posthoc.study import StudyConfig, plan_study
-from posthoc.study.plan.design import CONTROL_SYSTEM, StudyPlan, worker_order
+from posthoc.study.plan.assignment import worker_order
+from posthoc.study.plan.design import CONTROL_SYSTEM, StudyPlan
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from posthoc.crowdtruth.io import (
     judgements_from_posthoc,
     read_crowdtruth_csv,
 )
-from posthoc.crowdtruth.pipeline import run_crowdtruth
+from posthoc.crowdtruth.pipeline import CrowdTruthRun, run_crowdtruth
 from posthoc.errors import PosthocInputError
 from posthoc.html import page
 from posthoc.tables import require_columns
@@ -33,6 +33,44 @@ def _read_table(path: Path) -> pd.DataFrame:
         raise PosthocInputError(f"{path}: file not found") from exc
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise PosthocInputError(f"{path}: not a readable CSV/TSV ({exc})") from exc
+
+
+def _reference(unit_inputs: pd.DataFrame, gold_column: str, positive_annotation: str | None, *,
+               lowercase: bool) -> pd.Series:
+    """Whether each unit's ``gold_column`` value is ``positive_annotation`` (lower-cased with ``lowercase``)."""
+    gold = unit_inputs.set_index("unit")[f"input.{gold_column}"].astype(str)
+    if positive_annotation is None:
+        raise PosthocInputError("--gold-column needs --positive-annotation (or --annotation-vector)")
+    gold = gold.str.lower() if lowercase else gold
+    return gold == positive_annotation
+
+
+def _read_judgements(file: Path, layout: str, vector: tuple[str, ...], *, from_name: str,
+                     unit_field: str | None) -> tuple[pd.DataFrame, tuple[str, ...]]:
+    """The judgements of a file in the ``table``, ``judgements`` or ``label-studio`` layout, and the annotation
+    vector (the judgements layout's is verify, edit, remove unless one is given)."""
+    if layout == "label-studio":
+        judgements = judgements_from_label_studio(file, from_name=from_name, unit_field=unit_field)
+    elif layout == "judgements":
+        judgements = judgements_from_posthoc(_read_table(file), source=str(file))
+        vector = vector or ("verify", "edit", "remove")
+    else:
+        judgements = _read_table(file)
+        require_columns(judgements, ("unit", "worker", "annotation"), table=str(file))
+    if judgements.empty:
+        raise PosthocInputError(f"{file}: no judgements with two or more workers on a unit")
+    return judgements, vector
+
+
+def _write_outputs(run: CrowdTruthRun, out_dir: Path, *, fmt: str, title: str) -> None:
+    """Every table of ``run``, its summary and its report into ``out_dir`` (encoded before the first write)."""
+    outputs = {f"{name}.{fmt}": table_bytes(table, fmt=fmt) for name, table in run.tables.items()}
+    html = page(title, [run.section])
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, payload in outputs.items():
+        write_bytes_atomic(out_dir / name, payload, permissions=0o644)
+    write_summary_json(out_dir / "summary.json", run.summary, permissions=0o644)
+    write_text_atomic(out_dir / "report.html", html, permissions=0o644)
 
 
 @click.command("crowdtruth")
@@ -119,27 +157,14 @@ def crowdtruth_command(file: Path, out_dir: Path, layout: str, input_columns: tu
         data = read_crowdtruth_csv(file, config)
         judgements, unit_inputs, is_open = data.judgements, data.unit_inputs, data.open_ended
         if gold_column:
-            gold = unit_inputs.set_index("unit")[f"input.{gold_column}"].astype(str)
             if positive_annotation is None and vector:
                 positive_annotation = vector[-1]
-            if positive_annotation is None:
-                raise PosthocInputError("--gold-column needs --positive-annotation (or --annotation-vector)")
-            gold = gold.str.lower() if lowercase else gold
-            reference = gold == positive_annotation
+            reference = _reference(unit_inputs, gold_column, positive_annotation, lowercase=lowercase)
     else:
         if gold_column:
             raise PosthocInputError("--gold-column works with the crowdtruth layout only")
-        if layout == "label-studio":
-            judgements = judgements_from_label_studio(file, from_name=from_name, unit_field=unit_field)
-        elif layout == "judgements":
-            judgements = judgements_from_posthoc(_read_table(file), source=str(file))
-            vector = vector or ("verify", "edit", "remove")
-        else:
-            judgements = _read_table(file)
-            require_columns(judgements, ("unit", "worker", "annotation"), table=str(file))
+        judgements, vector = _read_judgements(file, layout, vector, from_name=from_name, unit_field=unit_field)
         is_open = (not vector) if open_ended is None else open_ended
-        if judgements.empty:
-            raise PosthocInputError(f"{file}: no judgements with two or more workers on a unit")
     try:
         run = run_crowdtruth(
             judgements, annotation_vector=vector or None, open_ended=is_open, unit_inputs=unit_inputs,
@@ -151,13 +176,7 @@ def crowdtruth_command(file: Path, out_dir: Path, layout: str, input_columns: tu
             raise PosthocInputError(f"{file}: {exc}") from None
         raise
     run.summary.update(file=str(file), layout=layout)
-    outputs = {f"{name}.{fmt}": table_bytes(table, fmt=fmt) for name, table in run.tables.items()}
-    html = page(f"CrowdTruth metrics: {file.name}", [run.section])
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for name, payload in outputs.items():
-        write_bytes_atomic(out_dir / name, payload, permissions=0o644)
-    write_summary_json(out_dir / "summary.json", run.summary, permissions=0o644)
-    write_text_atomic(out_dir / "report.html", html, permissions=0o644)
+    _write_outputs(run, out_dir, fmt=fmt, title=f"CrowdTruth metrics: {file.name}")
     s = run.summary
     click.echo(f"{s['n_units']} units, {s['n_workers']} workers, {s['n_judgements']} judgements; "
                f"{s['iterations']} iterations{'' if s['converged'] else ' (cap reached)'}")

@@ -14,16 +14,9 @@ from posthoc.labelstudio.database import (
     read_database,
     settings_from_environment,
 )
-from posthoc.labelstudio.server import (
-    DEFAULT_DATA_DIR,
-    LOOPBACK,
-    START_TIMEOUT,
-    port_is_free,
-    read_state,
-    server_status,
-    start_detached,
-    stop_detached,
-)
+from posthoc.labelstudio.ports import LOOPBACK, port_is_free
+from posthoc.labelstudio.server import START_TIMEOUT, server_status, start_detached, stop_detached
+from posthoc.labelstudio.server_log import DEFAULT_DATA_DIR, read_state
 
 _DATA_DIR = click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_DATA_DIR,
                          show_default=True,
@@ -118,7 +111,7 @@ def env_command(data_dir: Path) -> None:
     """
     import shlex
 
-    from posthoc.labelstudio.server import read_credentials
+    from posthoc.labelstudio.credentials import read_credentials
 
     status = server_status(data_dir)
     credentials = read_credentials(status.data_dir)

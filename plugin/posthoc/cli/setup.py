@@ -53,7 +53,9 @@ def create_command(manifest_path: Path, ls_url: str | None, data_dir: Path | Non
     POSTHOC_BACKEND_SECRET.
     """
     from posthoc.jobs.setup import create_study
-    from posthoc.labelstudio.server import read_credentials, read_state, run_label_studio_command
+    from posthoc.labelstudio.credentials import read_credentials
+    from posthoc.labelstudio.environment import run_label_studio_command
+    from posthoc.labelstudio.server_log import read_state
 
     token = os.environ.get("POSTHOC_LS_TOKEN") or os.environ.get("LABEL_STUDIO_TOKEN")
     reset = None

@@ -20,14 +20,14 @@ threshold_sweep
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import NamedTuple
 
 import pandas as pd
 
 from posthoc.crowdtruth import evaluation as ev
 from posthoc.crowdtruth.metrics import CrowdTruthResult, crowdtruth_metrics
 from posthoc.crowdtruth.report import crowdtruth_section
-from posthoc.crowdtruth.vectors import build_vectors
+from posthoc.crowdtruth.vectors import JudgementVectors, build_vectors
 from posthoc.errors import PosthocInputError
 from posthoc.html import Section
 
@@ -40,10 +40,10 @@ class CrowdTruthRun:
 
     result: CrowdTruthResult
     tables: dict[str, pd.DataFrame]
-    summary: dict[str, Any]
+    summary: dict[str, object]
     section: Section
     filtered: ev.FilterResult | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
 
 
 def run_crowdtruth(
@@ -73,7 +73,7 @@ def run_crowdtruth(
     units = result.units.merge(ev.clarity(srs).reset_index(), on="unit", how="left")
     if unit_inputs is not None and len(unit_inputs.columns) > 1:
         units = unit_inputs.assign(unit=unit_inputs["unit"].astype(str)).merge(units, on="unit", how="right")
-    summary: dict[str, Any] = {
+    summary: dict[str, object] = {
         "n_units": len(result.units),
         "n_workers": len(result.workers),
         "n_judgements": vectors.n_judgements,
@@ -83,27 +83,9 @@ def run_crowdtruth(
     }
     sweep = best = majority = mcnemar = None
     if reference is not None:
-        if positive_annotation is None or positive_annotation not in set(vectors.annotations):
-            raise PosthocInputError(
-                f"positive annotation {positive_annotation!r} is not an annotation of this task; "
-                f"choose one of {', '.join(vectors.annotations[:10])}"
-            )
-        chosen = unit_annotations.loc[unit_annotations["annotation"] == positive_annotation].set_index("unit")
-        scores, initial = chosen["uas"], chosen["uas_initial"]
-        clarity = units.set_index("unit")["clarity"]
-        sweep = ev.threshold_sweep(scores, reference, weights=clarity)
-        best = ev.best_threshold(sweep)
-        majority = ev.majority_vote_f1(initial, reference)
-        mcnemar = ev.mcnemar_test(scores >= best["threshold"], initial >= 0.5, reference)
-        summary.update(
-            positive_annotation=positive_annotation,
-            best_threshold=float(best["threshold"]),
-            best_f1=float(best["f1"]),
-            weighted_f1_at_best=float(best["weighted_f1"]),
-            majority_vote_f1=float(majority["f1"]),
-            mcnemar_pvalue=mcnemar["pvalue"],
-            n_reference_units=int(reference.index.isin(scores.index).sum()),
-        )
+        sweep, best, majority, mcnemar, evaluated = _evaluate(vectors, unit_annotations, units, reference,
+                                                              positive_annotation)
+        summary.update(evaluated)
     if threshold is None:
         threshold = float(best["threshold"]) if best is not None else DEFAULT_THRESHOLD
     summary["label_threshold"] = threshold
@@ -133,3 +115,41 @@ def run_crowdtruth(
     section = crowdtruth_section(result, title=title, sweep=sweep, best=best, majority=majority, mcnemar=mcnemar,
                                  filtered=filtered, notes=notes)
     return CrowdTruthRun(result=result, tables=tables, summary=summary, section=section, filtered=filtered)
+
+
+class _Evaluation(NamedTuple):
+    """The scores of ``positive_annotation`` against a reference: the threshold sweep, its best row, majority vote,
+    McNemar's test (scores at the best threshold against majority vote) and their summary entries."""
+
+    sweep: pd.DataFrame
+    best: pd.Series
+    majority: dict[str, float]
+    mcnemar: dict[str, float]
+    summary: dict[str, object]
+
+
+def _evaluate(vectors: JudgementVectors, unit_annotations: pd.DataFrame, units: pd.DataFrame,
+              reference: pd.Series, positive_annotation: str | None) -> _Evaluation:
+    """Evaluate the unit-annotation scores of ``positive_annotation`` against ``reference`` (seed 002 section 3.4)."""
+    if positive_annotation is None or positive_annotation not in set(vectors.annotations):
+        raise PosthocInputError(
+            f"positive annotation {positive_annotation!r} is not an annotation of this task; "
+            f"choose one of {', '.join(vectors.annotations[:10])}"
+        )
+    chosen = unit_annotations.loc[unit_annotations["annotation"] == positive_annotation].set_index("unit")
+    scores, initial = chosen["uas"], chosen["uas_initial"]
+    clarity = units.set_index("unit")["clarity"]
+    sweep = ev.threshold_sweep(scores, reference, weights=clarity)
+    best = ev.best_threshold(sweep)
+    majority = ev.majority_vote_f1(initial, reference)
+    mcnemar = ev.mcnemar_test(scores >= best["threshold"], initial >= 0.5, reference)
+    summary: dict[str, object] = dict(
+        positive_annotation=positive_annotation,
+        best_threshold=float(best["threshold"]),
+        best_f1=float(best["f1"]),
+        weighted_f1_at_best=float(best["weighted_f1"]),
+        majority_vote_f1=float(majority["f1"]),
+        mcnemar_pvalue=mcnemar["pvalue"],
+        n_reference_units=int(reference.index.isin(scores.index).sum()),
+    )
+    return _Evaluation(sweep, best, majority, mcnemar, summary)

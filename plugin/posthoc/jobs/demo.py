@@ -38,7 +38,8 @@ from typing import TYPE_CHECKING
 from posthoc.atomic import write_text_atomic
 from posthoc.errors import PosthocServiceError
 from posthoc.http import answers_ok
-from posthoc.labelstudio.server import LOOPBACK, LabelStudioServer, free_port, port_is_free, stop_process_group
+from posthoc.labelstudio.ports import LOOPBACK, free_port, port_is_free
+from posthoc.labelstudio.server import LabelStudioServer, stop_process_group
 from posthoc.processes import die_with_parent
 
 if TYPE_CHECKING:

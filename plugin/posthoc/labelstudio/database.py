@@ -33,12 +33,17 @@ import subprocess
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, TypedDict
 from urllib.parse import unquote, urlsplit
 
 from posthoc.atomic import write_text_atomic
 from posthoc.errors import PosthocInputError, PosthocServiceError
+from posthoc.labelstudio.ports import LOOPBACK
 from posthoc.processes import die_with_parent, pid_alive
+
+if TYPE_CHECKING:
+    from psycopg import Connection
+    from psycopg.rows import TupleRow
 
 DATABASE_FILE = "database.json"
 CLUSTER_DIR = "postgres"
@@ -53,6 +58,14 @@ _LS_DB_VARIABLES = tuple(
                  "DATABASE_NAME")
     for prefix in ("", "LABEL_STUDIO_", "HEARTEX_")
 )
+
+
+
+class _Owner(TypedDict, total=False):
+    """The keyword arguments that run a PostgreSQL command as the cluster's unprivileged owner."""
+
+    user: int
+    group: int
 
 
 @dataclass(frozen=True)
@@ -211,7 +224,7 @@ class LocalCluster:
     def log_path(self) -> Path:
         return self.data_dir / CLUSTER_LOG
 
-    def _as_owner(self) -> dict[str, Any]:
+    def _as_owner(self) -> _Owner:
         if self.owner is None:
             return {}
         return {"user": self.owner.pw_uid, "group": self.owner.pw_gid}
@@ -278,7 +291,7 @@ class LocalCluster:
             raise
         return self.settings
 
-    def _connect(self, dbname: str) -> Any:
+    def _connect(self, dbname: str) -> Connection[TupleRow]:
         import psycopg
 
         return psycopg.connect(host=self.settings.host, port=self.settings.port, user=self.settings.user,
@@ -349,6 +362,38 @@ class LocalCluster:
         if self._log is not None:
             self._log.close()
             self._log = None
+
+
+def choose_database(data_dir: Path, requested: DatabaseSettings | None) -> DatabaseSettings:
+    """The database of ``data_dir``: the stored one (``database.json``) unless another is ``requested``.
+
+    A data dir keeps its database: asking for PostgreSQL on one that already holds a SQLite Label Studio, or the
+    reverse, or another PostgreSQL database, is refused (the projects would silently be elsewhere)."""
+    stored = read_database(data_dir)
+    has_sqlite = (Path(data_dir) / "label_studio.sqlite3").is_file()
+    if requested is None:
+        return stored
+    if requested.engine == "sqlite":
+        if stored.engine != "sqlite":
+            raise PosthocInputError(f"{data_dir}: this data dir's Label Studio runs on {stored.describe()}; "
+                                    "use another --data-dir for SQLite")
+        return SQLITE
+    if stored.engine == "sqlite":
+        if has_sqlite:
+            raise PosthocInputError(f"{data_dir}: this data dir already holds a SQLite Label Studio; use a fresh "
+                                    "--data-dir for PostgreSQL (Label Studio does not move data between databases)")
+        if requested.local_cluster:  # a new cluster: its superuser and a generated password
+            return replace(requested, host=LOOPBACK, name=requested.name or LOCAL_DB_NAME,
+                                       user=requested.user or LOCAL_DB_USER,
+                                       password=requested.password or secrets.token_urlsafe(24))
+        return requested
+    if requested.local_cluster and stored.local_cluster:
+        return stored
+    same = (requested.host, requested.port, requested.name) == (stored.host, stored.port, stored.name)
+    if not same:
+        raise PosthocInputError(f"{data_dir}: this data dir's Label Studio runs on {stored.describe()}, not on "
+                                f"{requested.describe()}; use another --data-dir")
+    return requested
 
 
 def _alive(pid: int, process: subprocess.Popen[bytes] | None) -> bool:

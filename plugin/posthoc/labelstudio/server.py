@@ -1,259 +1,45 @@
 """A local, unmodified open-source Label Studio: start, stop, status (the demo's embedded default).
 
 Label Studio runs as ``label-studio start --no-browser --internal-host 127.0.0.1 --port PORT`` on its
-embedded SQLite database in a data directory, on loopback only, with the settings that keep it
-off the network (no version check, no analytics, no Sentry). Facts behind each setting are in
-``../shared/docs/label-studio-1.23.md``.
-
-Environment variables (read by :func:`resolve_credentials`):
-
-``POSTHOC_LS_USERNAME``
-    the admin's login (an e-mail address); default ``admin@posthoc.local``.
-``POSTHOC_LS_PASSWORD``
-    the admin's password; generated when unset.
-``POSTHOC_LS_TOKEN``
-    the admin's API token (legacy ``Token`` scheme, more than 5 characters); generated when unset.
-
-Generated values are stored in ``<data dir>/credentials.json`` with permissions 0600 and reused on
-the next start, so the admin of a data directory never changes.
-
-Local only: ``ML_BLOCK_LOCAL_IP=false`` and ``SSRF_PROTECTION_ENABLED=false`` let this Label Studio
-call an ML backend on 127.0.0.1. They switch off Label Studio's protection against server-side
-request forgery and are set here because the server listens on loopback and serves one machine.
-Never use them for a shared deployment (run the backend on a routable address there instead).
+database in a data directory (:mod:`~posthoc.labelstudio.database`), as the admin of
+:mod:`~posthoc.labelstudio.credentials`, with the environment of :mod:`~posthoc.labelstudio.environment`
+(loopback only, off the network). A detached server's pid, port and URL are in its state file
+(:mod:`~posthoc.labelstudio.server_log`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import os
-import secrets
-import shutil
 import signal
-import socket
 import subprocess
-import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING
 
 from posthoc.atomic import write_text_atomic
 from posthoc.errors import PosthocInputError, PosthocServiceError
+from posthoc.labelstudio.credentials import Credentials, read_credentials, resolve_credentials
 from posthoc.labelstudio.database import (
-    LOCAL_DB_NAME,
-    LOCAL_DB_USER,
-    SQLITE,
     DatabaseSettings,
     LocalCluster,
+    choose_database,
     read_database,
     write_database,
 )
-from posthoc.labelstudio.server_log import DEFAULT_DATA_DIR as DEFAULT_DATA_DIR  # where posthoc ls keeps it
+from posthoc.labelstudio.environment import label_studio_executable, run_label_studio_command, server_environment
+from posthoc.labelstudio.ports import LOOPBACK, free_port, port_is_free
 from posthoc.labelstudio.server_log import LOG_FILE, STATE_FILE, read_state, remember_log
 from posthoc.processes import die_with_parent, pid_alive
 
-DEFAULT_USERNAME = "admin@posthoc.local"
-CREDENTIALS_FILE = "credentials.json"
+if TYPE_CHECKING:
+    from posthoc.labelstudio.client import LabelStudio
+
 #: Seconds a start waits for Label Studio to answer. The first start migrates the database: ~30 s on a quiet
 #: 2-core machine, 2 min 34 s to 3 min 23 s measured at load 4-10 (issue 29); later starts 5-8 s.
 START_TIMEOUT = 600.0
-LOOPBACK = "127.0.0.1"
-
-#: Settings that keep Label Studio off the network and enable the legacy ``Token`` API scheme.
-OFFLINE_ENV: dict[str, str] = {
-    "LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN": "true",
-    "LATEST_VERSION_CHECK": "false",
-    "COLLECT_ANALYTICS": "false",
-    "SENTRY_DSN": "",
-    "FRONTEND_SENTRY_DSN": "",
-}
-#: Local-only: allow an ML backend / webhook receiver on 127.0.0.1 (switches off SSRF protection).
-LOCAL_ML_ENV: dict[str, str] = {
-    "ML_BLOCK_LOCAL_IP": "false",
-    "SSRF_PROTECTION_ENABLED": "false",
-}
-#: How long Label Studio waits for the ML backend's ``/health`` and ``/setup`` when a project adds it (its defaults:
-#: 1 s and 3 s, ``label_studio/ml/api_connector.py``). A backend worker's first answers under load took 2.3-4.8 s
-#: before it warmed its parser (issue 29); these leave room for a busy machine. Set either in the environment to
-#: choose another value (Label Studio also reads them with a ``LABEL_STUDIO_`` prefix).
-ML_TIMEOUT_ENV: dict[str, str] = {
-    "ML_TIMEOUT_HEALTH": "10",
-    "ML_TIMEOUT_SETUP": "20",
-}
-
-
-@dataclass(frozen=True)
-class Credentials:
-    """The admin account of a local Label Studio: login, password and API token."""
-
-    username: str
-    password: str
-    token: str
-
-    def __repr__(self) -> str:  # never print secrets by accident
-        return f"Credentials(username={self.username!r}, password=***, token=***)"
-
-
-def label_studio_version() -> str:
-    """The installed ``label-studio`` version (raises PosthocServiceError when it is not installed)."""
-    try:
-        from importlib.metadata import version
-
-        return version("label-studio")
-    except Exception as exc:  # PackageNotFoundError
-        raise PosthocServiceError("label-studio is not installed: pip install label-studio") from exc
-
-
-def label_studio_executable() -> str:
-    """Path of the ``label-studio`` command (next to this Python first, then on PATH)."""
-    beside = Path(sys.executable).with_name("label-studio")
-    if beside.is_file():
-        return str(beside)
-    found = shutil.which("label-studio")
-    if not found:
-        raise PosthocServiceError("the label-studio command is not on PATH: pip install label-studio")
-    return found
-
-
-def read_credentials(data_dir: Path) -> Credentials | None:
-    """The credentials stored in ``data_dir/credentials.json``, or ``None`` when there are none."""
-    path = Path(data_dir) / CREDENTIALS_FILE
-    if not path.is_file():
-        return None
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-        return Credentials(username=raw["username"], password=raw["password"], token=raw["token"])
-    except (ValueError, KeyError, TypeError) as exc:
-        raise PosthocInputError(f"{path}: not a credentials file ({exc}); delete it to generate new ones") from exc
-
-
-def write_credentials(data_dir: Path, credentials: Credentials) -> Path:
-    """Store ``credentials`` in ``data_dir/credentials.json`` with permissions 0600 (atomically)."""
-    path = Path(data_dir) / CREDENTIALS_FILE
-    write_text_atomic(path, json.dumps(asdict(credentials), indent=2) + "\n", permissions=0o600)
-    return path
-
-
-def resolve_credentials(data_dir: Path, *, environ: dict[str, str] | None = None) -> Credentials:
-    """The admin credentials: environment first (``POSTHOC_LS_*``), then the stored file, else generated.
-
-    Whatever is resolved is written back to ``data_dir/credentials.json`` (0600) so later commands
-    (``posthoc ls status``, ``posthoc study create`` on the same data dir) find them.
-    """
-    env = os.environ if environ is None else environ
-    stored = read_credentials(data_dir)
-    username = env.get("POSTHOC_LS_USERNAME") or (stored.username if stored else DEFAULT_USERNAME)
-    password = env.get("POSTHOC_LS_PASSWORD") or (stored.password if stored else secrets.token_urlsafe(18))
-    token = env.get("POSTHOC_LS_TOKEN") or (stored.token if stored else secrets.token_hex(20))
-    if len(token) <= 5:
-        raise PosthocInputError("POSTHOC_LS_TOKEN: Label Studio ignores tokens of 5 characters or fewer; "
-                                "use a longer one")
-    if "@" not in username:
-        raise PosthocInputError(f"POSTHOC_LS_USERNAME={username!r}: Label Studio logins are e-mail addresses")
-    credentials = Credentials(username=username, password=password, token=token)
-    if credentials != stored:
-        Path(data_dir).mkdir(parents=True, exist_ok=True)
-        write_credentials(data_dir, credentials)
-    return credentials
-
-
-def server_environment(data_dir: Path, credentials: Credentials, *, allow_local_ml: bool = True,
-                       base: dict[str, str] | None = None, database: DatabaseSettings | None = None) -> dict[str, str]:
-    """The environment for ``label-studio`` commands on ``data_dir`` (see the module docstring); the database
-    is ``database``, else the one stored for the data dir (``database.json``), else SQLite."""
-    env = dict(os.environ if base is None else base)
-    (database or read_database(data_dir)).apply(env)
-    env.update(OFFLINE_ENV)
-    if allow_local_ml:
-        env.update(LOCAL_ML_ENV)
-    for name, seconds in ML_TIMEOUT_ENV.items():
-        if name not in env and f"LABEL_STUDIO_{name}" not in env:
-            env[name] = seconds
-    env["LABEL_STUDIO_BASE_DATA_DIR"] = str(Path(data_dir).resolve())
-    env["LABEL_STUDIO_USERNAME"] = credentials.username
-    env["LABEL_STUDIO_PASSWORD"] = credentials.password
-    env["LABEL_STUDIO_USER_TOKEN"] = credentials.token
-    for stray in ("LABEL_STUDIO_PORT", "LABEL_STUDIO_HOST"):
-        env.pop(stray, None)
-    return env
-
-
-def port_is_free(port: int, host: str = LOOPBACK) -> bool:
-    """Whether nothing listens on ``host:port`` and it can be bound.
-
-    The probe binds with ``SO_REUSEADDR``, as Label Studio's server does: sockets of a stopped server left in
-    TIME-WAIT (about a minute after a crash) do not make the port look taken, a listener still does."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        if probe.connect_ex((host, port)) == 0:
-            return False
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((host, port))
-        except OSError:
-            return False
-    return True
-
-
-def free_port(host: str = LOOPBACK) -> int:
-    """A port the OS reports free on ``host`` right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
-
-
-def run_label_studio_command(data_dir: Path, credentials: Credentials, args: list[str], *,
-                             timeout: float = 180) -> str:
-    """Run a ``label-studio`` management command (``user``, ``reset_password``, ``export``) on ``data_dir``.
-
-    It opens the same SQLite database as a running server; returns stdout. Raises
-    PosthocServiceError with the tail of the output when the command fails.
-    """
-    env = server_environment(data_dir, credentials)
-    # the management commands would otherwise (re)create the admin on every call
-    for key in ("LABEL_STUDIO_USERNAME", "LABEL_STUDIO_PASSWORD", "LABEL_STUDIO_USER_TOKEN"):
-        env.pop(key, None)
-    done = subprocess.run([label_studio_executable(), *args], env=env, capture_output=True, text=True,
-                          timeout=timeout, check=False)
-    if done.returncode != 0:
-        tail = (done.stdout + done.stderr)[-2000:]
-        raise PosthocServiceError(f"label-studio {args[0]} failed (exit {done.returncode}): {tail}")
-    return done.stdout
-
-
-def choose_database(data_dir: Path, requested: DatabaseSettings | None) -> DatabaseSettings:
-    """The database of ``data_dir``: the stored one (``database.json``) unless another is ``requested``.
-
-    A data dir keeps its database: asking for PostgreSQL on one that already holds a SQLite Label Studio, or the
-    reverse, or another PostgreSQL database, is refused (the projects would silently be elsewhere)."""
-    stored = read_database(data_dir)
-    has_sqlite = (Path(data_dir) / "label_studio.sqlite3").is_file()
-    if requested is None:
-        return stored
-    if requested.engine == "sqlite":
-        if stored.engine != "sqlite":
-            raise PosthocInputError(f"{data_dir}: this data dir's Label Studio runs on {stored.describe()}; "
-                                    "use another --data-dir for SQLite")
-        return SQLITE
-    if stored.engine == "sqlite":
-        if has_sqlite:
-            raise PosthocInputError(f"{data_dir}: this data dir already holds a SQLite Label Studio; use a fresh "
-                                    "--data-dir for PostgreSQL (Label Studio does not move data between databases)")
-        if requested.local_cluster:  # a new cluster: its superuser and a generated password
-            return dataclasses.replace(requested, host=LOOPBACK, name=requested.name or LOCAL_DB_NAME,
-                                       user=requested.user or LOCAL_DB_USER,
-                                       password=requested.password or secrets.token_urlsafe(24))
-        return requested
-    if requested.local_cluster and stored.local_cluster:
-        return stored
-    same = (requested.host, requested.port, requested.name) == (stored.host, stored.port, stored.name)
-    if not same:
-        raise PosthocInputError(f"{data_dir}: this data dir's Label Studio runs on {stored.describe()}, not on "
-                                f"{requested.describe()}; use another --data-dir")
-    return requested
 
 
 class LabelStudioServer:
@@ -305,7 +91,7 @@ class LabelStudioServer:
         return server_environment(self.data_dir, self.credentials, allow_local_ml=self.allow_local_ml,
                                   database=self.database)
 
-    def client(self) -> Any:
+    def client(self) -> LabelStudio:
         """The SDK's ``LabelStudio`` client for the admin (built by :mod:`posthoc.labelstudio.client`)."""
         from posthoc.labelstudio.client import LabelStudioClient
 

@@ -17,10 +17,13 @@ import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 #: A key whose range is at most this many times the number of rows (plus a constant) is densified by a
 #: presence map (one ``np.bincount``, O(n)) instead of a hash factorisation.
@@ -29,7 +32,7 @@ PRESENCE_FACTOR = 4
 
 #: The factorisations of the open :func:`shared_factorisation` block: id of an Arrow array -> (the array,
 #: {sort: (codes, uniques)}).
-_SHARED: ContextVar[dict[int, tuple[Any, dict[bool, tuple[np.ndarray, pd.Index]]]] | None] = ContextVar(
+_SHARED: ContextVar[dict[int, tuple[pa.ChunkedArray, dict[bool, tuple[np.ndarray, pd.Index]]]] | None] = ContextVar(
     "posthoc_shared_factorisation", default=None
 )
 
@@ -54,9 +57,9 @@ RUN_SHARE = 0.125
 _RUN_SAMPLE = 4096
 
 
-def _run_starts(arrow: Any) -> np.ndarray | None:
+def _run_starts(arrow: pa.ChunkedArray) -> np.ndarray | None:
     """First row of each run of equal neighbours of an Arrow string array, or None when runs are short."""
-    pc: Any = importlib.import_module("pyarrow.compute")  # its kernels are generated, so untyped
+    pc = importlib.import_module("pyarrow.compute")  # its kernels are generated, so untyped
     n = len(arrow)
     if n < 2:
         return None
@@ -128,7 +131,8 @@ def factorize(values: pd.Series | pd.Index | np.ndarray, *, sort: bool = False) 
     return done[sort]
 
 
-def _arrow(values: Any) -> Any:
+def _arrow(values: pd.Series | pd.Index | np.ndarray) -> pa.ChunkedArray | None:
+    """The Arrow array behind an Arrow-backed Series, else None."""
     return getattr(values.array, "_pa_array", None) if isinstance(values, pd.Series) else None
 
 
@@ -283,9 +287,9 @@ def category_codes(values: pd.Series, categories: Sequence[str]) -> np.ndarray:
     """
     arrow = _arrow(values)
     if arrow is not None and isinstance(values.dtype, pd.StringDtype):
-        pa: Any = importlib.import_module("pyarrow")
-        pc: Any = importlib.import_module("pyarrow.compute")
-        found = pc.index_in(arrow, value_set=pa.array(list(categories), type=arrow.type))
+        pyarrow = importlib.import_module("pyarrow")
+        pc = importlib.import_module("pyarrow.compute")
+        found = pc.index_in(arrow, value_set=pyarrow.array(list(categories), type=arrow.type))
         if found.null_count == 0:
             return np.asarray(found.to_numpy(), dtype=np.int64)
     codes = np.full(len(values), -1, dtype=np.int64)

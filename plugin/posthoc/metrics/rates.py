@@ -125,6 +125,59 @@ def rate_statistics(
     the verification union (:mod:`posthoc.metrics.verification`).
     """
     check_union(union)
+    (dataset, system, doc, link, start, end, outcome), rows, dataset_names, system_names = _row_codes(
+        rows, keep=keep, resample_unit=resample_unit)
+    document, first_row = sorted_codes(dataset, doc)  # as groupby(["dataset", "doc_id"], sort=True)
+    if resample_unit == "doc_id":  # the default: the documents are the units
+        unit, strata = document, dataset[first_row]
+    else:
+        unit, strata = unit_codes(rows, resample_unit)
+    verdicts = _verdicts(document, start, end, link, system, outcome, ties_verified=ties_verified)
+    first, verified, mention_right = verdicts.first, verdicts.verified, verdicts.mention_right
+
+    pair = dataset[first] * len(system_names) + system[first]
+    present = np.bincount(pair, minlength=len(dataset_names) * len(system_names)) > 0
+    pairs = np.flatnonzero(present)  # the (dataset, system) groups, sorted
+    group_of_verdict = (np.cumsum(present) - 1)[pair]
+    n_groups, n_datasets = len(pairs), len(dataset_names)
+    member = _members(verified, verdicts.annotation, first, (dataset, doc, link, start, end), union=union)
+    n_in_member = np.bincount(member, weights=verified)
+    dataset_of_member = np.zeros(len(n_in_member), dtype=np.int64)
+    dataset_of_member[member] = dataset[first]
+    n_union = np.bincount(dataset_of_member, weights=n_in_member > 0, minlength=n_datasets).astype(np.int64)
+    if union == "exact":  # a member is one annotation: each system holds 0 or 1 of it, so n_own is 1
+        n_own = None
+    else:
+        own, _ = dense_codes(member, system[first])  # a system's share of a member
+        n_own = np.maximum(np.bincount(own, weights=verified), 1)[own]  # per verdict
+    counts, tally, n_covered = _unit_counts(
+        verdicts, unit=unit, n_units=len(strata), group_of_verdict=group_of_verdict, n_groups=n_groups,
+        outcome=outcome, dataset=dataset, n_datasets=n_datasets, member_size=n_in_member[member],
+        n_own=n_own,
+    )
+    outcome_counts = tally.sum(axis=0)
+    return RateStatistics(
+        datasets=np.asarray(dataset_names)[pairs // len(system_names)],
+        systems=np.asarray(system_names)[pairs % len(system_names)],
+        group_dataset=(pairs // len(system_names)).astype(np.int64),
+        counts=counts,
+        strata=strata,
+        n_annotations=np.bincount(group_of_verdict, minlength=n_groups),
+        n_verified=np.bincount(group_of_verdict, weights=verified, minlength=n_groups).astype(np.int64),
+        n_judgements=outcome_counts.sum(axis=1),
+        outcome_counts=outcome_counts,
+        n_union=n_union,
+        n_covered=n_covered,
+        n_mention_right=np.bincount(group_of_verdict, weights=mention_right, minlength=n_groups).astype(np.int64),
+    )
+
+
+def _row_codes(
+    rows: pd.DataFrame, *, keep: np.ndarray | None, resample_unit: str
+) -> tuple[list[np.ndarray], pd.DataFrame, pd.Index, pd.Index]:
+    """The kept rows' codes of dataset, system, doc_id, link, start, end and outcome (each key column factorised
+    once over all rows), the rows a resampling unit other than documents is read from, and the dataset and
+    system names."""
     dataset_codes, dataset_names = factorize(rows["dataset"], sort=True)
     system_codes, system_names = factorize(rows["system"], sort=True)
     columns: list[np.ndarray] = [
@@ -140,36 +193,45 @@ def rate_statistics(
         kept = np.flatnonzero(keep)
         columns = [column.take(kept) for column in columns]
         rows = rows.loc[keep] if resample_unit != "doc_id" else rows
-    dataset, system, doc, link, start, end, outcome = columns
-    document, first_row = sorted_codes(dataset, doc)  # as groupby(["dataset", "doc_id"], sort=True)
-    if resample_unit == "doc_id":  # the default: the documents are the units
-        unit, strata = document, dataset[first_row]
-    else:
-        unit, strata = unit_codes(rows, resample_unit)
-    # each row's verdict (one system's annotation) and each verdict's annotation across systems (the union's identity)
+    return columns, rows, dataset_names, system_names
+
+
+@dataclass(frozen=True)
+class _Verdicts:
+    """Each row's verdict (one system's annotation, ``of_row``) and per verdict: its annotation across systems
+    (the union's identity), one of its rows, its judges, whether it is verified and whether its mention was right
+    (verified or edited by more than half of its judges)."""
+
+    of_row: np.ndarray
+    annotation: np.ndarray
+    first: np.ndarray
+    n_judges: np.ndarray
+    verified: np.ndarray
+    mention_right: np.ndarray
+
+
+def _verdicts(document: np.ndarray, start: np.ndarray, end: np.ndarray, link: np.ndarray, system: np.ndarray,
+              outcome: np.ndarray, *, ties_verified: bool) -> _Verdicts:
+    """The verdicts of the rows' codes: a tie counts as verified (or mention right) with ``ties_verified``."""
     verdict, annotation, first = nested_codes(document, start, end, link, system)
     n_judges = np.bincount(verdict)
     twice = 2 * np.bincount(verdict, weights=outcome == 0).astype(np.int64)
     verified = (twice > n_judges) | (ties_verified & (twice == n_judges))
     right_twice = 2 * np.bincount(verdict, weights=outcome <= 1).astype(np.int64)
     mention_right = (right_twice > n_judges) | (ties_verified & (right_twice == n_judges))
+    return _Verdicts(verdict, annotation, first, n_judges, verified, mention_right)
 
-    pair = dataset[first] * len(system_names) + system[first]
-    present = np.bincount(pair, minlength=len(dataset_names) * len(system_names)) > 0
-    pairs = np.flatnonzero(present)  # the (dataset, system) groups, sorted
-    group_of_verdict = (np.cumsum(present) - 1)[pair]
-    n_groups, n_datasets, n_units = len(pairs), len(dataset_names), len(strata)
-    member = _members(verified, annotation, first, (dataset, doc, link, start, end), union=union)
-    n_in_member = np.bincount(member, weights=verified)
-    dataset_of_member = np.zeros(len(n_in_member), dtype=np.int64)
-    dataset_of_member[member] = dataset[first]
-    n_union = np.bincount(dataset_of_member, weights=n_in_member > 0, minlength=n_datasets).astype(np.int64)
-    if union == "exact":  # a member is one annotation: each system holds 0 or 1 of it, so n_own is 1
-        n_own = None
-    else:
-        own, _ = dense_codes(member, system[first])  # a system's share of a member
-        n_own = np.maximum(np.bincount(own, weights=verified), 1)[own]  # per verdict
 
+def _unit_counts(
+    verdicts: _Verdicts, *, unit: np.ndarray, n_units: int, group_of_verdict: np.ndarray, n_groups: int,
+    outcome: np.ndarray, dataset: np.ndarray, n_datasets: int, member_size: np.ndarray,
+    n_own: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ``(units, 7 G + D)`` counts (module docstring), the ``(units, groups, 3)`` outcome tally and each
+    group's covered union members. ``member_size``: per verdict, the verified annotations in its union
+    member; ``n_own``: per verdict, its system's verified annotations in the member (``None``: exact union)."""
+    verdict, n_judges, verified, mention_right = verdicts.of_row, verdicts.n_judges, verdicts.verified, \
+        verdicts.mention_right
     # every (unit, group) cell's slots are sums over its judgements (module docstring), each one bincount
     group = group_of_verdict[verdict]
     cell, n_cells = unit * n_groups + group, n_units * n_groups
@@ -201,25 +263,11 @@ def rate_statistics(
         n_covered = np.rint(np.bincount(group_of_verdict, weights=verified / n_own, minlength=n_groups)).astype(
             np.int64
         )
-    union_share = (verified_share / np.maximum(n_in_member[member], 1))[verdict]
+    union_share = (verified_share / np.maximum(member_size, 1))[verdict]
     counts[:, SLOTS * n_groups :] = np.bincount(
         unit * n_datasets + dataset, weights=union_share, minlength=n_units * n_datasets
     ).reshape(n_units, n_datasets)
-    outcome_counts = tally.sum(axis=0)
-    return RateStatistics(
-        datasets=np.asarray(dataset_names)[pairs // len(system_names)],
-        systems=np.asarray(system_names)[pairs % len(system_names)],
-        group_dataset=(pairs // len(system_names)).astype(np.int64),
-        counts=counts,
-        strata=strata,
-        n_annotations=np.bincount(group_of_verdict, minlength=n_groups),
-        n_verified=np.bincount(group_of_verdict, weights=verified, minlength=n_groups).astype(np.int64),
-        n_judgements=outcome_counts.sum(axis=1),
-        outcome_counts=outcome_counts,
-        n_union=n_union,
-        n_covered=n_covered,
-        n_mention_right=np.bincount(group_of_verdict, weights=mention_right, minlength=n_groups).astype(np.int64),
-    )
+    return counts, tally, n_covered
 
 
 def rate_samples(sums: np.ndarray, stats: RateStatistics) -> dict[str, np.ndarray]:

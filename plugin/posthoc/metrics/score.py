@@ -11,7 +11,7 @@ union outcomes A-E; reliability and aggregated labels when k > 1; the corrected 
 from __future__ import annotations
 
 import math
-from typing import Any, Final
+from typing import Any, Final, SupportsFloat
 
 import numpy as np
 import pandas as pd
@@ -203,7 +203,7 @@ def _preannotation(
 
 
 def _exclusions(judgements: pd.DataFrame, controls: pd.DataFrame, threshold: float) -> pd.DataFrame:
-    rows: list[tuple[str, Any, Any, str, int]] = []
+    rows: list[tuple[str, object, None, str, int]] = []  # EXCLUSION_COLUMNS (worker as the table holds it)
     control = is_control(judgements)
     if control.any():
         rows.append(
@@ -222,7 +222,7 @@ def _exclusions(judgements: pd.DataFrame, controls: pd.DataFrame, threshold: flo
     return table.astype({"kind": "str", "detail": "str", "count": "int64"})
 
 
-def _number(value: Any) -> float | None:
+def _number(value: SupportsFloat) -> float | None:
     value = float(value)
     return None if math.isnan(value) else value
 
@@ -319,16 +319,9 @@ def score_judgements(
     check_method(interval)
     all_rows = judged_rows(judgements, keep_controls=True)
     source = mention_rows(mentions)
-    of_gt = np.flatnonzero((source["system"] == gt_system).to_numpy())
-    gt = source.take(of_gt)
-    for key in gt.columns:
-        derive_codes(source[key], of_gt, gt[key])
+    gt = _gt_rows(source, gt_system)
     controls = control_results(all_rows, pass_threshold=control_pass_threshold, exclude=exclude_failing_workers)
-    excluded = set(controls.loc[controls["excluded"], "worker"])
-    control = is_control(all_rows)
-    counted = np.flatnonzero(~control & ~all_rows["worker"].isin(excluded).to_numpy())
-    read = [column for column in all_rows.columns if column in METRIC_COLUMNS]  # no copy of the other columns
-    rows = all_rows[read].take(counted).reset_index(drop=True)
+    rows, control, excluded = _metric_rows(all_rows, controls)
     verdicts, codes = verdicts_of(rows, ties_verified=ties_verified)
     exact_union = union_from_verdicts(verdicts)
     union_table = exact_union if union == "exact" else union_from_verdicts(verdicts, union=union)
@@ -340,22 +333,69 @@ def score_judgements(
     preannotation = _preannotation(
         source, gt_system=gt_system, n_resamples=n_resamples, rng=preannotation_rng, confidence=confidence
     )
-    outcome_counts = shares_from_rows(rows)[["dataset", "system", "outcome", "count", "share"]]
     letters = classify_against_gt(union_table, gt)
     union_outcomes = outcomes_from_letters(union_table, letters)
-    reliability = reliability_from_verdicts(verdicts)
     aggregated = aggregated_from(rows, verdicts, codes)
     exact_letters = letters if union == "exact" else classify_against_gt(exact_union, gt)
-    missing = None
-    if add_missing_to_gold:
-        added = np.flatnonzero(exact_letters == "E")
-        missing = exact_union.take(added)
-        for key in ANNOTATION:
-            derive_codes(exact_union[key], added, missing[key])
+    missing = _missing_from_gt(exact_union, exact_letters) if add_missing_to_gold else None
     gold = gold_from(rows, verdicts, codes, gt, missing, gt_system=gt_system)
+    base = {
+        **_study_counts(all_rows, rows, control, excluded, verdicts, study=study),
+        **dict(resample_unit=resample_unit, preannotation_resample_unit="doc_id", n_resamples=n_resamples, seed=seed,
+               confidence=confidence, exclude_failing_workers=exclude_failing_workers,
+               control_pass_threshold=control_pass_threshold, ties_verified=ties_verified, gt_system=gt_system,
+               union=union, interval=interval),
+    }
+    rankings = ranking_changes(comparisons, rates, preannotation, gt_system=gt_system)
+    return Scores(
+        rates=rates, preannotation=preannotation, outcome_counts=_outcome_counts(rows),
+        agreement=agreement_from_verdicts(verdicts), union_outcomes=union_outcomes, controls=controls,
+        exclusions=_exclusions(all_rows, controls, control_pass_threshold),
+        reliability=reliability_from_verdicts(verdicts), aggregated=aggregated, corrected_gold=gold,
+        summary={**_summary(rates, preannotation, union_table, rows, base),
+                 "comparisons": comparison_summary(comparisons, rankings)},
+        comparisons=comparisons, rankings=rankings,
+    )
+
+
+def _gt_rows(source: pd.DataFrame, gt_system: str) -> pd.DataFrame:
+    """The source mentions of ``gt_system``, their key columns' codes derived from the source's."""
+    of_gt = np.flatnonzero((source["system"] == gt_system).to_numpy())
+    gt = source.take(of_gt)
+    for key in gt.columns:
+        derive_codes(source[key], of_gt, gt[key])
+    return gt
+
+
+def _metric_rows(all_rows: pd.DataFrame, controls: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, set[object]]:
+    """The counted rows (neither control rows nor an excluded worker's), only the columns the metrics read; the
+    mask of control rows among ``all_rows``; the excluded workers (``controls``: :func:`control_results`)."""
+    excluded = set(controls.loc[controls["excluded"], "worker"])
+    control = is_control(all_rows)
+    counted = np.flatnonzero(~control & ~all_rows["worker"].isin(excluded).to_numpy())
+    read = [column for column in all_rows.columns if column in METRIC_COLUMNS]  # no copy of the other columns
+    return all_rows[read].take(counted).reset_index(drop=True), control, excluded
+
+
+def _outcome_counts(rows: pd.DataFrame) -> pd.DataFrame:
+    """Judgements per outcome of each (dataset, system) and their shares."""
+    return shares_from_rows(rows)[["dataset", "system", "outcome", "count", "share"]].reset_index(drop=True)
+
+
+def _missing_from_gt(exact_union: pd.DataFrame, exact_letters: np.ndarray) -> pd.DataFrame:
+    """The verified annotations missing from GT (outcome E), which the corrected gold adds."""
+    added = np.flatnonzero(exact_letters == "E")
+    missing = exact_union.take(added)
+    for key in ANNOTATION:
+        derive_codes(exact_union[key], added, missing[key])
+    return missing
+
+
+def _study_counts(all_rows: pd.DataFrame, rows: pd.DataFrame, control: np.ndarray, excluded: set[object],
+                  verdicts: pd.DataFrame, *, study: str | None) -> dict[str, Any]:
+    """The summary's first entries: the study's name and what was counted and left out."""
     studies = sorted(all_rows["study"].dropna().astype(str).unique()) if "study" in all_rows.columns else []
-    k = int(verdicts["n_judges"].max()) if len(verdicts) else 0
-    base: dict[str, Any] = {
+    return {
         "study": study if study is not None else ",".join(studies),
         "n_judgements": len(rows),
         "n_control_judgements": int(control.sum()),
@@ -363,33 +403,5 @@ def score_judgements(
         "n_workers": int(all_rows["worker"].nunique()),
         "n_excluded_workers": len(excluded),
         "n_annotations": len(verdicts),
-        "max_judges_per_annotation": k,
-        "resample_unit": resample_unit,
-        "preannotation_resample_unit": "doc_id",
-        "n_resamples": n_resamples,
-        "seed": seed,
-        "confidence": confidence,
-        "exclude_failing_workers": exclude_failing_workers,
-        "control_pass_threshold": control_pass_threshold,
-        "ties_verified": ties_verified,
-        "gt_system": gt_system,
-        "union": union,
-        "interval": interval,
+        "max_judges_per_annotation": int(verdicts["n_judges"].max()) if len(verdicts) else 0,
     }
-    rankings = ranking_changes(comparisons, rates, preannotation, gt_system=gt_system)
-    return Scores(
-        rates=rates,
-        preannotation=preannotation,
-        outcome_counts=outcome_counts.reset_index(drop=True),
-        agreement=agreement_from_verdicts(verdicts),
-        union_outcomes=union_outcomes,
-        controls=controls,
-        exclusions=_exclusions(all_rows, controls, control_pass_threshold),
-        reliability=reliability,
-        aggregated=aggregated,
-        corrected_gold=gold,
-        summary={**_summary(rates, preannotation, union_table, rows, base),
-                 "comparisons": comparison_summary(comparisons, rankings)},
-        comparisons=comparisons,
-        rankings=rankings,
-    )

@@ -24,7 +24,6 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -204,12 +203,26 @@ def chunk_documents(documents: pd.DataFrame, mentions: pd.DataFrame, *, max_char
     texts = [str(t) for t in _objects(documents["text"])[order_docs]]
 
     ments = mentions.reset_index(drop=True)
-    m_dataset = _objects(ments["dataset"])
-    m_doc = _objects(ments["doc_id"])
     starts = ments["start"].to_numpy(dtype=np.int64)
     ends = ments["end"].to_numpy(dtype=np.int64)
+    mention_doc = _documents_of(ments, doc_dataset, doc_ids)
+    lengths = np.array([len(t) for t in texts], dtype=np.int64)
+    _check_offsets(ments, texts, mention_doc, lengths)
+
+    order = np.lexsort((ends, starts, mention_doc))
+    spans_by_doc: list[list[tuple[int, int]]] = [[] for _ in texts]
+    for d, s, e in zip(mention_doc[order].tolist(), starts[order].tolist(), ends[order].tolist(), strict=True):
+        spans_by_doc[d].append((s, e))
+    chunks, doc_of_chunk = _chunk_table(texts, spans_by_doc, doc_dataset, doc_ids, max_chars=max_chars)
+    return Chunking(chunks=chunks, mentions=_mentions_in_chunks(ments, mention_doc, chunks, doc_of_chunk, lengths),
+                    max_chars=max_chars)
+
+
+def _documents_of(ments: pd.DataFrame, doc_dataset: np.ndarray, doc_ids: np.ndarray) -> np.ndarray:
+    """Each mention's row in the sorted documents; a mention of no document is a PosthocInputError naming it."""
     doc_keys = pd.Index([f"{a}\x1f{b}" for a, b in zip(doc_dataset, doc_ids, strict=True)])
-    mention_keys = pd.Index([f"{a}\x1f{b}" for a, b in zip(m_dataset, m_doc, strict=True)])
+    mention_keys = pd.Index([f"{a}\x1f{b}" for a, b in zip(_objects(ments["dataset"]), _objects(ments["doc_id"]),
+                                                             strict=True)])
     mention_doc = np.asarray(doc_keys.get_indexer(mention_keys), dtype=np.int64)
     if (mention_doc < 0).any():
         row = ments[mention_doc < 0].iloc[0]
@@ -217,7 +230,13 @@ def chunk_documents(documents: pd.DataFrame, mentions: pd.DataFrame, *, max_char
             f"mention {row['start']}-{row['end']} of system {row['system']!r} is in document {row['doc_id']!r} "
             f"of dataset {row['dataset']!r}, which is not in the documents table; add the document or drop the mention"
         )
-    lengths = np.array([len(t) for t in texts], dtype=np.int64)
+    return mention_doc
+
+
+def _check_offsets(ments: pd.DataFrame, texts: list[str], mention_doc: np.ndarray, lengths: np.ndarray) -> None:
+    """A PosthocInputError naming the first mention that is empty, outside its text or whose surface differs."""
+    starts = ments["start"].to_numpy(dtype=np.int64)
+    ends = ments["end"].to_numpy(dtype=np.int64)
     bad = (starts < 0) | (ends <= starts) | (ends > lengths[mention_doc]) if len(ments) else np.zeros(0, bool)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
@@ -244,39 +263,51 @@ def chunk_documents(documents: pd.DataFrame, mentions: pd.DataFrame, *, max_char
                 "offsets must be code points into the document text"
             )
 
-    order = np.lexsort((ends, starts, mention_doc))
-    spans_by_doc: list[list[tuple[int, int]]] = [[] for _ in texts]
-    for d, s, e in zip(mention_doc[order].tolist(), starts[order].tolist(), ends[order].tolist(), strict=True):
-        spans_by_doc[d].append((s, e))
 
-    columns: dict[str, list[Any]] = {name: [] for name in CHUNK_COLUMNS}
+def _chunk_table(texts: list[str], spans_by_doc: list[list[tuple[int, int]]], doc_dataset: np.ndarray,
+                 doc_ids: np.ndarray, *, max_chars: int) -> tuple[pd.DataFrame, np.ndarray]:
+    """The chunks of every document (:data:`CHUNK_COLUMNS`, cut by :func:`split_text` around the spans) and
+    each chunk's document row."""
     chunk_doc: list[int] = []
+    chunk_index: list[int] = []
+    chunk_starts: list[int] = []
+    chunk_ends: list[int] = []
+    chunk_texts: list[str] = []
+    cuts: list[str] = []
     for d, text in enumerate(texts):
         for index, (start, end, kind) in enumerate(split_text(text, spans_by_doc[d], max_chars=max_chars)):
             chunk_doc.append(d)
-            columns["chunk_index"].append(index)
-            columns["chunk_start"].append(start)
-            columns["chunk_end"].append(end)
-            columns["text"].append(text[start:end])
-            columns["cut"].append(kind)
+            chunk_index.append(index)
+            chunk_starts.append(start)
+            chunk_ends.append(end)
+            chunk_texts.append(text[start:end])
+            cuts.append(kind)
     n_chunks = len(chunk_doc)
     doc_of_chunk = np.array(chunk_doc, dtype=np.int64)
-    chunk_start_arr = np.array(columns["chunk_start"], dtype=np.int64)
-    chunk_end_arr = np.array(columns["chunk_end"], dtype=np.int64)
-    chunk_ids = np.array([f"c{i:06d}" for i in range(n_chunks)], dtype=object)
+    chunk_start_arr = np.array(chunk_starts, dtype=np.int64)
+    chunk_end_arr = np.array(chunk_ends, dtype=np.int64)
     chunks = pd.DataFrame({
         "dataset": doc_dataset[doc_of_chunk] if n_chunks else np.array([], dtype=object),
         "doc_id": doc_ids[doc_of_chunk] if n_chunks else np.array([], dtype=object),
-        "chunk_id": chunk_ids,
-        "chunk_index": np.array(columns["chunk_index"], dtype=np.int64),
+        "chunk_id": np.array([f"c{i:06d}" for i in range(n_chunks)], dtype=object),
+        "chunk_index": np.array(chunk_index, dtype=np.int64),
         "chunk_start": chunk_start_arr,
         "chunk_end": chunk_end_arr,
-        "text": np.array(columns["text"], dtype=object),
-        "cut": np.array(columns["cut"], dtype=object),
+        "text": np.array(chunk_texts, dtype=object),
+        "cut": np.array(cuts, dtype=object),
         "oversized": (chunk_end_arr - chunk_start_arr) > max_chars,
     })
+    return chunks, doc_of_chunk
 
-    # each mention lies in the last chunk of its document that starts at or before it
+
+def _mentions_in_chunks(ments: pd.DataFrame, mention_doc: np.ndarray, chunks: pd.DataFrame,
+                        doc_of_chunk: np.ndarray, lengths: np.ndarray) -> pd.DataFrame:
+    """The mentions with their chunk and offsets in it (``start``, ``end``) and in the document (``doc_start``,
+    ``doc_end``): each mention lies in the last chunk of its document that starts at or before it."""
+    starts = ments["start"].to_numpy(dtype=np.int64)
+    ends = ments["end"].to_numpy(dtype=np.int64)
+    chunk_start_arr = chunks["chunk_start"].to_numpy()
+    chunk_end_arr = chunks["chunk_end"].to_numpy()
     scale = int(lengths.max(initial=0)) + 1
     chunk_keys = doc_of_chunk * scale + chunk_start_arr
     global_index = np.searchsorted(chunk_keys, mention_doc * scale + starts, side="right") - 1
@@ -285,12 +316,11 @@ def chunk_documents(documents: pd.DataFrame, mentions: pd.DataFrame, *, max_char
         assert (ends <= chunk_end_arr[global_index]).all(), "a mention was cut: chunking invariant broken"
     chunk_start = chunk_start_arr[global_index]
     out = ments.copy()
-    out["chunk_id"] = chunk_ids[global_index]
+    out["chunk_id"] = chunks["chunk_id"].to_numpy()[global_index]
     out["doc_start"] = starts
     out["doc_end"] = ends
     out["start"] = starts - chunk_start
     out["end"] = ends - chunk_start
     known = [c for c in MENTION_COLUMNS if c in out.columns]
     extra = [c for c in out.columns if c not in known and c not in ("chunk_id", "doc_start", "doc_end")]
-    out = out[["chunk_id", *known, "doc_start", "doc_end", *extra]].reset_index(drop=True)
-    return Chunking(chunks=chunks, mentions=out, max_chars=max_chars)
+    return out[["chunk_id", *known, "doc_start", "doc_end", *extra]].reset_index(drop=True)
