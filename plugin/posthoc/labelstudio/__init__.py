@@ -6,9 +6,13 @@ links in an unmodified open-source Label Studio. This package holds the one HTTP
 Label Studio's JSON (:mod:`~posthoc.labelstudio.records`, the one region parser :mod:`~posthoc.labelstudio.regions`,
 label configs :mod:`~posthoc.labelstudio.label_config`, predictions and results
 :mod:`~posthoc.labelstudio.payloads`), task data (:mod:`~posthoc.labelstudio.tasks`) and the Data Manager tab
-(:mod:`~posthoc.labelstudio.views`), a local server's lifecycle (:mod:`~posthoc.labelstudio.server`,
-:mod:`~posthoc.labelstudio.database`, :mod:`~posthoc.labelstudio.server_log`, :mod:`~posthoc.labelstudio.capacity`,
-:mod:`~posthoc.labelstudio.url`), accounts over HTTP (:mod:`~posthoc.labelstudio.users`) and the ML backend
-connection (:mod:`~posthoc.labelstudio.backend`). Study setup and simulated annotators are jobs
-(:mod:`posthoc.jobs`).
+(:mod:`~posthoc.labelstudio.views`), a local server's lifecycle (:mod:`~posthoc.labelstudio.server`; what it is
+started with: :mod:`~posthoc.labelstudio.environment`, :mod:`~posthoc.labelstudio.credentials`,
+:mod:`~posthoc.labelstudio.ports`, :mod:`~posthoc.labelstudio.database`; :mod:`~posthoc.labelstudio.server_log`,
+:mod:`~posthoc.labelstudio.capacity`, :mod:`~posthoc.labelstudio.url`), accounts over HTTP
+(:mod:`~posthoc.labelstudio.users`), the ML backend connection (:mod:`~posthoc.labelstudio.backend`) and the
+access gateway's parts that know Label Studio's URLs (:mod:`~posthoc.labelstudio.gateway_rules`, the pure
+decision; :mod:`~posthoc.labelstudio.gateway_lookup`, session and object look-ups;
+:mod:`~posthoc.labelstudio.gateway_nginx`, nginx's configuration and process). Study setup and simulated
+annotators are jobs (:mod:`posthoc.jobs`).
 """
