@@ -254,5 +254,13 @@ def test_design_invariants_hold_for_any_corpus_and_settings(n_docs: int, corpus_
     assert (per_batch["controls"] == (1 if controls else 0)).all()
     # the same inputs give the same plan; another seed another one
     assert plan_study(documents, mentions, config).digest() == plan.digest()
-    other = plan_study(documents, mentions, dataclasses.replace(config, seed=seed + 1))
-    assert other.digest() != plan.digest()
+    # another seed another plan (on a tiny corpus with control tasks a seed's draw may leave a worker no chunk fit
+    # for one, as above: the next seed that plans must then differ)
+    for other_seed in range(seed + 1, seed + 6):
+        try:
+            other = plan_study(documents, mentions, dataclasses.replace(config, seed=other_seed))
+        except PosthocInputError as error:
+            assert controls and "control task" in str(error)
+            continue
+        assert other.digest() != plan.digest()
+        break
