@@ -82,7 +82,7 @@ def target_of(admin: LabelStudioClient, project_id: int) -> Target:
 @contextlib.contextmanager
 def study_behind_gateway(ls_server: Any, folder: Path, *, name: str = "gwlive") -> Iterator[dict[str, Any]]:
     """The study ``name`` behind a gateway. Yields ``url`` (the gateway), ``admin`` (a client), ``projects`` and
-    ``tasks`` by worker, ``targets`` (w002, admin, scratch), ``accounts`` and ``server``."""
+    ``tasks`` by worker, ``targets`` (w002, admin, scratch), ``accounts``, ``manifest`` (its path) and ``server``."""
     manifest = small_sample_manifest(folder / "manifest.sqlite", name=name, n_documents=4, n_workers=3,
                                      tasks_per_batch=3, control_tasks=False)
     admin = LabelStudioClient(ls_server.url, ls_server.token)
@@ -101,6 +101,7 @@ def study_behind_gateway(ls_server: Any, folder: Path, *, name: str = "gwlive") 
         nginx = stack.enter_context(NginxGateway(ls_url=ls_server.url, authoriser_url=authoriser))
         accounts = read_accounts(default_accounts_file(Path(manifest.path)))
         yield {"url": nginx.url, "admin": admin, "projects": projects, "targets": targets, "accounts": accounts,
+               "manifest": Path(manifest.path),
                "server": ls_server, "tasks": {w: [int(t["id"]) for t in admin.tasks(p)] for w, p in projects.items()}}
 
 

@@ -1,20 +1,60 @@
 """An annotator works their whole batch through the gateway in a real browser (Debian chromium via Playwright):
 logs in with Label Studio's form, sees no other project on the projects page, gets the gateway's refusal on
-another worker's project, then decides every mention by keyboard, submits and takes the next task until the
-batch is done; their annotations arrive in Label Studio, one a task, completed by them."""
+another worker's project, then decides every mention by the keyboard shortcuts (the first task's mentions
+verified, the second's edited with a new link typed in, the third's removed), submits and takes the next task
+until the batch is done; their annotations arrive in Label Studio, one a task, completed by them, and in
+``posthoc score``'s judgements unchanged: every planned mention of the batch once, with the decision made in the
+browser, the typed link on the edits, nothing excluded."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
 
+import pandas as pd
 import pytest
 
 from gateway.live_study import study_behind_gateway
-from gateway.record_worker_calls import browser_login, decide_task
+from gateway.record_worker_calls import browser_login
+from posthoc.jobs.score import JudgementSource, ScoreOptions, run_score_job
 from posthoc.labelstudio.records import completed_by, task_annotations, user_id
+from posthoc.links import normalise_link
+from posthoc.study.plan.manifest import Manifest
 
 pytestmark = [pytest.mark.browser, pytest.mark.labelstudio, pytest.mark.slow]
+
+#: what the worker decides on the n-th task they are served: the hotkey (label_configs/entity_verification.xml)
+#: and, for an edit, the link typed into the new-link box
+DECISIONS = (("verify", "1", None), ("edit", "2", "https://en.wikipedia.org/wiki/Gateway_edit_\u00e9"),
+             ("remove", "3", None))
+
+
+def _decide_selected(page: Any, key: str, new_link: str | None) -> None:
+    page.keyboard.press(key)
+    if new_link is not None:
+        page.fill("input[name=new_link]", new_link)
+        page.keyboard.press("Enter")
+        page.evaluate("document.activeElement && document.activeElement.blur()")
+
+
+def decide_every_mention(page: Any, key: str, new_link: str | None) -> None:
+    """Decide every mention of the open task with the hotkey ``key`` and Submit: Alt+. selects the first mention;
+    Submit with an undecided mention opens a warning and selects that mention (OK, then the key decides it), so
+    Submit is pressed until the task changes."""
+    page.wait_for_selector("span.htx-highlight", timeout=90_000)
+    page.wait_for_timeout(1000)
+    page.keyboard.press("Alt+.")
+    _decide_selected(page, key, new_link)
+    for _ in range(30):
+        page.keyboard.press("u")
+        page.get_by_test_id("bottombar-submit-button").click()
+        try:
+            page.wait_for_selector("text=still undecided", timeout=2000)
+        except Exception:  # no warning: the task was submitted
+            break
+        page.get_by_role("button", name="OK").click()
+        _decide_selected(page, key, new_link)
+    page.wait_for_timeout(3000)
 
 
 @pytest.fixture(scope="module")
@@ -33,8 +73,9 @@ def worked(browser: Any, ls_server: Any, tmp_path_factory: pytest.TempPathFactor
         seen["other_status"], seen["other_text"] = other.status if other else None, page.inner_text("body")
         page.goto(f"{url}/projects/{study['projects']['w001']}/data?labeling=1")
         submitted = 0
-        for _ in range(len(study["tasks"]["w001"])):
-            decide_task(page)
+        for n in range(len(study["tasks"]["w001"])):
+            _, key, new_link = DECISIONS[n % len(DECISIONS)]
+            decide_every_mention(page, key, new_link)
             submitted += 1
         page.wait_for_selector("text=No More Tasks", timeout=60_000)
         seen["submitted"] = submitted
@@ -42,7 +83,10 @@ def worked(browser: Any, ls_server: Any, tmp_path_factory: pytest.TempPathFactor
         page.close()
         tasks = list(study["admin"].tasks(study["projects"]["w001"]))
         w001_id = next(int(m["id"]) for m in study["admin"].members() if m["email"] == account["email"])
-        yield {"seen": seen, "tasks": tasks, "study": study, "w001_id": w001_id}
+        scored = tmp_path_factory.mktemp("gwbrowser-score")
+        run_score_job(manifest_path=study["manifest"], out_dir=scored, options=ScoreOptions(),
+                      source=JudgementSource(ls_url=ls_server.url, token=ls_server.token))
+        yield {"seen": seen, "tasks": tasks, "study": study, "w001_id": w001_id, "scored": scored}
 
 
 def test_the_projects_page_shows_no_other_project(worked: dict[str, Any]) -> None:
@@ -66,3 +110,25 @@ def test_the_whole_batch_is_submitted_through_the_gateway(worked: dict[str, Any]
 def test_what_the_stream_does_without_is_only_what_the_rules_refuse_on_purpose(worked: dict[str, Any]) -> None:
     refused = {u.split("?")[0].split("://", 1)[1].partition("/")[2] for u in worked["seen"]["refused_during_work"]}
     assert refused <= {"api/projects", "api/projects/", "api/ml", "heidi-tips"}, worked["seen"]["refused_during_work"]
+
+
+def test_the_judgements_arrive_in_posthoc_score_unchanged(worked: dict[str, Any]) -> None:
+    """The default score job (no options) over the study: w001's judgements are exactly their planned mentions,
+    one decision per task as typed in the browser (an edit's link in its canonical form, é percent-encoded), in the
+    order the tasks were served."""
+    judgements = pd.read_csv(worked["scored"] / "judgements.csv", keep_default_na=False)
+    mine = judgements[judgements["worker"] == "w001"]
+    plan = Manifest.open(worked["study"]["manifest"])
+    planned = plan.mentions()
+    planned = planned[planned["worker"] == "w001"]
+    assert sorted(mine["mention_id"]) == sorted(planned["mention_id"]) and len(mine) > 0
+    served = mine.sort_values("position").drop_duplicates("task_key")["task_key"].tolist()
+    assert len(served) == len(worked["tasks"])
+    for n, task_key in enumerate(served):
+        outcome, _, new_link = DECISIONS[n % len(DECISIONS)]
+        rows = mine[mine["task_key"] == task_key]
+        assert set(rows["outcome"]) == {outcome}, (task_key, rows[["surface", "outcome"]])
+        if new_link is not None:
+            assert set(rows["new_link"]) == {normalise_link(new_link).link}  # the canonical form (flatten's rule)
+    exclusions = pd.read_csv(worked["scored"] / "tables" / "exclusions.csv", keep_default_na=False)
+    assert "w001" not in set(exclusions["worker"])
