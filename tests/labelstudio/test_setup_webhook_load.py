@@ -37,7 +37,7 @@ def test_only_the_first_project_is_imported_with_the_webhook_on(ls_server, tmp_p
     with run_backend(manifest.path) as backend_url, fault_proxy(backend_url, record) as (proxy_url, _):
         setup = create_study(manifest, url=ls_server.url, token=ls_server.token, backend_url=proxy_url,
                              accounts_file=tmp_path / "accounts.json", setup_file=tmp_path / "setup.json",
-                             email_domain=DOMAIN)
+                             email_domain=DOMAIN, webhook=True)  # the webhook is what is tested here
         hooks_during_setup = [c for c in calls if c == ("POST", "/webhook")]
         client = LabelStudioClient(ls_server.url, ls_server.token)
         for project in setup.projects:  # every project connected, with the webhook Label Studio made
@@ -51,3 +51,32 @@ def test_only_the_first_project_is_imported_with_the_webhook_on(ls_server, tmp_p
         before = len(calls)
         client.post(f"/api/tasks/{task['id']}/annotations/", {"result": [], "lead_time": 1.0})
         assert ("POST", "/webhook") in calls[before:], calls[before:]
+
+
+def test_by_default_label_studio_posts_nothing_to_the_backend_s_webhook(ls_server, tmp_path: Path) -> None:
+    """The default study (no webhook, issue 24): the webhook Label Studio makes when the backend is added is gone
+    before any import, so neither the imports nor an annotator's Submit post anything to ``/webhook``; the
+    backend still pre-fills and answers ``/predict``."""
+    manifest = small_sample_manifest(tmp_path / "manifest.sqlite", name="whdefault", n_workers=4)
+    calls: list[tuple[str, str]] = []
+    lock = threading.Lock()
+
+    def record(method: str, path: str, n: int) -> None:
+        with lock:
+            calls.append((method, path.split("?")[0]))
+        return None
+
+    with run_backend(manifest.path) as backend_url, fault_proxy(backend_url, record) as (proxy_url, _):
+        setup = create_study(manifest, url=ls_server.url, token=ls_server.token, backend_url=proxy_url,
+                             accounts_file=tmp_path / "accounts.json", setup_file=tmp_path / "setup.json",
+                             email_domain="whdefault.posthoc.local")
+        client = LabelStudioClient(ls_server.url, ls_server.token)
+        for project in setup.projects:
+            assert [b["url"] for b in client.ml_backends(project.project_id)] == [proxy_url]
+            assert client.webhooks(project.project_id) == []
+        last = setup.projects[-1].project_id
+        task = next(iter(client.tasks(last)))
+        assert len(task["predictions"]) == 1
+        client.post(f"/api/tasks/{task['id']}/annotations/", {"result": [], "lead_time": 1.0})
+        assert ("POST", "/setup") in calls  # the proxy saw Label Studio's calls to the backend
+        assert [c for c in calls if c[1] == "/webhook"] == [], calls
