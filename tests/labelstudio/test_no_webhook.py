@@ -96,6 +96,8 @@ def test_the_default_study_has_no_webhook_and_status_reads_the_api(ls_server: An
 
         # the same annotations (w-second's), read from the event store and with status's defaults (the API)
         from_store = _status(manifest.path, tmp_path / "store", {}, "--events-db", str(events))
+        beside = Path(manifest.path)
+        EventStore(beside.with_name(f"{beside.stem}.events.sqlite3"))  # an empty default store is no source
         from_api = _status(manifest.path, tmp_path / "api",
                            {"POSTHOC_LS_URL": ls_server.url, "LABEL_STUDIO_TOKEN": ls_server.token})
         assert f"study {STUDY}: {submitted} annotations (event store)" in from_store, from_store

@@ -4,9 +4,9 @@ Reads the annotations from Label Studio's API (the projects of this study; ``--u
 token from ``LABEL_STUDIO_TOKEN``): a study has no webhook by default (``posthoc study create --webhook``), so
 that is where its progress is. The backend's webhook event store is read too when it exists (``--events-db``,
 or ``<manifest stem>.events.sqlite3`` beside the manifest); Label Studio's view wins where both know an
-annotation (it also knows annotations made while the backend was down or before it was connected). With no URL,
-the default event store holding no event at all (the backend makes the file on start; without the webhook
-nothing fills it) is no source: the error names ``--url``; one named by ``--events-db`` is read as it is.
+annotation (it also knows annotations made while the backend was down or before it was connected). The default
+event store holding no event at all (the backend makes the file on start; without the webhook nothing fills it)
+is no source: with no URL the error names ``--url``; one named by ``--events-db`` is read as it is.
 Computation: :mod:`posthoc.study.live.progress`.
 """
 
@@ -114,8 +114,8 @@ def status_command(manifest: Path, url: str | None, token_env: str, events_db: P
 
 def _annotations_from_events(manifest: Path, events_db: Path | None, *, url: str | None) -> pd.DataFrame | None:
     """The current annotations of the event store ``events_db`` (given: it must exist) or beside the manifest (when
-    it exists), else ``None``. Without ``url`` it is the only source, and one with no event at all is an error:
-    a study without the webhook sends it none."""
+    it exists and holds an event), else ``None``. Without ``url`` it is the only source, and a default one with no
+    event at all is an error: a study without the webhook sends it none."""
     from posthoc.cli.backend import default_events_db
     from posthoc.study.live.events import EventStore, current_annotations
 
@@ -129,7 +129,9 @@ def _annotations_from_events(manifest: Path, events_db: Path | None, *, url: str
                                 f"its token in LABEL_STUDIO_TOKEN; there is no event store at {path} either (only a "
                                 "study made with `posthoc study create --webhook` fills one)")
     events = EventStore(path).events()
-    if events.empty and not url and events_db is None:
+    if events.empty and events_db is None:
+        if url:
+            return None  # the default store of a study without the webhook: the API is the source, and says so
         raise PosthocInputError(f"no progress source: {path} holds no webhook event (a study has none unless made "
                                 "with `posthoc study create --webhook`); give Label Studio's URL with --url (or env "
                                 "POSTHOC_LS_URL) and its token in LABEL_STUDIO_TOKEN")
