@@ -240,3 +240,75 @@ def test_the_inbox_is_ingested_once_by_concurrent_writers_and_readers(tmp_path: 
         handle.write(b'[["2026-12-01T00:00:00+00:00","ANNOTATION_CREATED"')
     assert store.ingest() == 0 and store.inbox.stat().st_size > 0
     assert len(store.events()) == 400
+
+
+def _copy_manifest(manifest: Manifest, folder: Path) -> Path:
+    """The manifest (and its secret) in a folder of its own: nothing beside it, no event store."""
+    import shutil
+
+    source = Path(manifest.path)
+    for path in source.parent.glob(f"{source.stem}.*"):
+        if path.is_file() and not path.name.startswith(f"{source.stem}.events"):
+            shutil.copy(path, folder / path.name)
+    return folder / source.name
+
+
+def _status(args: list[str], env: dict[str, str | None], monkeypatch: pytest.MonkeyPatch,
+            capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """``posthoc study status ARGS`` as the command line runs it (errors: one line, an exit code) under ``env``."""
+    from posthoc.cli.main import main
+
+    for name, value in env.items():
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    code = 0
+    try:
+        main(["study", "status", *args])
+    except SystemExit as exited:
+        code = int(exited.code or 0)
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
+
+
+NO_LS: dict[str, str | None] = {"POSTHOC_LS_URL": None, "LABEL_STUDIO_TOKEN": None}  # no Label Studio named
+
+
+def test_status_by_default_needs_label_studio_and_names_what_to_pass(
+        make_client: Callable[..., FlaskClient], manifest: Manifest, config: str, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """No --url, no POSTHOC_LS_URL: a study without the webhook has only Label Studio's API to tell its progress, so
+    status says what to pass; the backend's (empty) event store beside the manifest does not count as a source, one
+    holding events does."""
+    path = _copy_manifest(manifest, tmp_path)
+    code, output = _status(["--manifest", str(path)], NO_LS, monkeypatch, capsys)
+    assert code == 2, output
+    assert "no progress source: give Label Studio's URL with --url (or env POSTHOC_LS_URL)" in output
+    assert "Traceback" not in output and output.count("\n") == 1
+    store = path.with_name(f"{path.stem}.events.sqlite3")
+    EventStore(store)  # what `posthoc backend serve` makes on start
+    code, output = _status(["--manifest", str(path)], NO_LS, monkeypatch, capsys)
+    assert code == 2 and f"{store} holds no webhook event" in output and "--url" in output, output
+    done = _annotate(make_client(events_db=store), manifest, config, manifest.workers()[0], n=2)
+    code, output = _status(["--manifest", str(path)], NO_LS, monkeypatch, capsys)
+    assert code == 0, output
+    assert f"study {manifest.study}: {done} annotations (event store)" in output
+
+
+def test_status_reads_the_url_from_posthoc_ls_url(manifest: Manifest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """``POSTHOC_LS_URL`` (what ``posthoc ls env`` exports) is status's --url: without the token it says which
+    variable to set; with one, a server that is down is a service error (exit 3), so the API was asked."""
+    import socket
+
+    path = _copy_manifest(manifest, tmp_path)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        down = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    code, output = _status(["--manifest", str(path)], {**NO_LS, "POSTHOC_LS_URL": down}, monkeypatch, capsys)
+    assert code == 2 and "the API token in the environment variable LABEL_STUDIO_TOKEN" in output, output
+    code, output = _status(["--manifest", str(path)], {"POSTHOC_LS_URL": down, "LABEL_STUDIO_TOKEN": "t0ken"},
+                           monkeypatch, capsys)
+    assert code == 3, output
+    assert down in output and "t0ken" not in output and output.count("\n") == 1

@@ -82,7 +82,7 @@ def test_label_studio_pre_fills_tasks_without_duplicates(ls_server: Any, ls_proj
     project = ls_project(config, title=f"{manifest.study} {worker} backend test")
     session = _session(ls_server)
     records = _import_worker_tasks(session, ls_server.url, project.id, manifest, worker)
-    connection = connect_backend(ls_server.url, ls_server.token, project.id, backend)
+    connection = connect_backend(ls_server.url, ls_server.token, project.id, backend, webhook=True)
     assert connection.webhook_id is not None  # Label Studio made the /webhook hook itself
 
     _retrieve_predictions(session, ls_server.url, project.id)
@@ -147,7 +147,7 @@ def test_label_studio_connects_with_basic_auth_when_a_secret_is_set(
                            timeout=60)
     assert refused.status_code == 400  # /setup answered 401 without credentials
 
-    connect_backend(ls_server.url, ls_server.token, project.id, backend, secret=secret)
+    connect_backend(ls_server.url, ls_server.token, project.id, backend, secret=secret, webhook=True)
     _retrieve_predictions(session, ls_server.url, project.id)
     tasks = _tasks_with_predictions(session, ls_server.url, project.id)
     assert [len(t["predictions"]) for t in tasks] == [1] * len(records)
@@ -172,7 +172,10 @@ def test_label_studio_keeps_the_good_tasks_of_a_batch_with_a_bad_one(
     data = [{"text": r["text"], "task_key": r["task_key"], "kb_pages": "<p>pages</p>"} for r in records]
     data[1]["text"] = data[1]["text"] + " (changed after planning)"
     assert session.post(f"{ls_server.url}/api/projects/{project.id}/import", json=data, timeout=60).status_code == 201
-    connect_backend(ls_server.url, ls_server.token, project.id, backend)
+    connection = connect_backend(ls_server.url, ls_server.token, project.id, backend)
+    assert connection.webhook_id is None  # by default the webhook Label Studio made is removed
+    hooks = session.get(f"{ls_server.url}/api/webhooks/", params={"project": project.id}, timeout=60).json()
+    assert [h for h in hooks if h["project"] == project.id] == []
     _retrieve_predictions(session, ls_server.url, project.id)
     tasks = sorted(_tasks_with_predictions(session, ls_server.url, project.id), key=lambda t: t["id"])
     counts = {t["data"]["task_key"]: len(t["predictions"]) for t in tasks}

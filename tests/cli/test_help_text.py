@@ -65,3 +65,18 @@ def test_the_examples_plan_the_sample_corpus_from_any_folder(name: str, k: int, 
     summary = json.loads(done.stdout)
     assert summary["k"] == k and summary["systems"] == ["E2E", "GT", "REL"] and summary["documents"] == 20
     assert (tmp_path / "manifest.sqlite").is_file()
+
+
+def test_study_create_has_no_webhook_by_default_and_its_help_gives_the_measured_cost() -> None:
+    """``--webhook`` is an option whose help says what it costs: the figures of the saved study_scale bench run."""
+    from posthoc.cli.setup import create_command
+
+    webhook = next(p for p in create_command.params if p.name == "webhook")
+    assert webhook.default is False
+    output = " ".join(CliRunner().invoke(cli, ["study", "create", "--help"], prog_name="posthoc").output.split())
+    saved = (ROOT / "bench" / "results" / "study_scale_bench.txt").read_text(encoding="utf-8")
+    measured = re.findall(r"webhook serialisation and POST: \+([\d.]+) ms p50, \+([\d.]+) ms p95", saved)
+    assert len(measured) == 2, measured
+    (a50, a95), (b50, b95) = measured
+    assert f"+{a50} ms p50 / +{a95} ms p95" in output and f"+{b50} / +{b95} ms" in output, output
+    assert "bench/results/study_scale_bench.txt" in output and "[default: no-webhook]" in output

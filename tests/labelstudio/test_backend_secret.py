@@ -15,6 +15,7 @@ pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]
 
 
 def test_setup_with_the_backend_secret_prefills_and_without_it_fails(ls_server, tmp_path) -> None:
+    """With ``--webhook`` (what is tested here is the webhook's token) the webhook carries the derived token."""
     manifest = small_sample_manifest(tmp_path / "manifest.sqlite", name="secret", n_documents=1, n_workers=3,
                                      control_tasks=False)
     events = tmp_path / "events.sqlite"
@@ -24,7 +25,7 @@ def test_setup_with_the_backend_secret_prefills_and_without_it_fails(ls_server, 
                          accounts_file=tmp_path / "accounts.json", email_domain="secret.posthoc.local")
         result = create_study(manifest, url=ls_server.url, token=ls_server.token, backend_url=backend_url,
                               accounts_file=tmp_path / "accounts.json", backend_secret="backend-s3cret",
-                              email_domain="secret.posthoc.local")
+                              email_domain="secret.posthoc.local", webhook=True)
         client = LabelStudioClient(ls_server.url, ls_server.token)
         # Label Studio's webhook to the backend carries the derived token (never the secret), so the
         # backend's /webhook accepts and records an annotation

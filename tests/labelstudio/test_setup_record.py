@@ -33,6 +33,20 @@ def test_a_checked_project_is_trusted_only_while_label_studios_counts_agree(tmp_
     assert not SetupRecord(path, study="s", trust=False).trusted("w1", _listed(), 20)  # --verify
 
 
+def test_the_record_vouches_for_the_backend_a_project_was_checked_with(tmp_path: Path) -> None:
+    """Without the webhook no listing shows the backend connected: the record names it (issue 24)."""
+    path = tmp_path / "study.setup.json"
+    SetupRecord(path, study="s").checked("w1", 7, 20, "posthoc-v1", backend="http://127.0.0.1:9090")
+    SetupRecord(path, study="s").checked("w2", 8, 20, "posthoc-v1")  # a record from before it named the backend
+    again = SetupRecord(path, study="s")
+    assert again.connected("w1", 7, "http://127.0.0.1:9090")
+    assert not again.connected("w1", 7, "http://127.0.0.1:9091")  # another --backend-url
+    assert not again.connected("w1", 8, "http://127.0.0.1:9090")  # another project
+    assert not again.connected("w2", 8, "http://127.0.0.1:9090")  # not named
+    assert again.trusted("w2", _listed(project_id=8), 20)  # still trusted for its counts
+    assert not SetupRecord(path, study="s", trust=False).connected("w1", 7, "http://127.0.0.1:9090")  # --verify
+
+
 def test_records_of_two_studies_share_the_file(tmp_path: Path) -> None:
     path = tmp_path / "x.setup.json"
     SetupRecord(path, study="a").checked("w1", 1, 5, "v")

@@ -10,7 +10,10 @@ project connected late still carries an annotation to the backend.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,11 +24,13 @@ from posthoc.labelstudio.client import LabelStudioClient
 
 pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]
 
-DOMAIN = "whload.posthoc.local"  # one Label Studio serves every test module: logins must not collide
 
-
-def test_only_the_first_project_is_imported_with_the_webhook_on(ls_server, tmp_path: Path) -> None:
-    manifest = small_sample_manifest(tmp_path / "manifest.sqlite", name="whload", n_workers=5)
+@contextmanager
+def _study_behind_a_counting_proxy(ls_server: Any, tmp_path: Path, *, name: str, n_workers: int,
+                                   **options: Any) -> Iterator[tuple[Any, list[tuple[str, str]], str]]:
+    """A study set up with the backend behind a proxy that records every call Label Studio makes to it: the setup,
+    the calls (method, path; a live list) and the backend's URL as Label Studio has it."""
+    manifest = small_sample_manifest(tmp_path / "manifest.sqlite", name=name, n_workers=n_workers)
     calls: list[tuple[str, str]] = []
     lock = threading.Lock()
 
@@ -35,9 +40,14 @@ def test_only_the_first_project_is_imported_with_the_webhook_on(ls_server, tmp_p
         return None
 
     with run_backend(manifest.path) as backend_url, fault_proxy(backend_url, record) as (proxy_url, _):
-        setup = create_study(manifest, url=ls_server.url, token=ls_server.token, backend_url=proxy_url,
-                             accounts_file=tmp_path / "accounts.json", setup_file=tmp_path / "setup.json",
-                             email_domain=DOMAIN)
+        yield create_study(manifest, url=ls_server.url, token=ls_server.token, backend_url=proxy_url,
+                           accounts_file=tmp_path / "accounts.json", setup_file=tmp_path / "setup.json",
+                           email_domain=f"{name}.posthoc.local", **options), calls, proxy_url
+
+
+def test_only_the_first_project_is_imported_with_the_webhook_on(ls_server, tmp_path: Path) -> None:
+    with _study_behind_a_counting_proxy(ls_server, tmp_path, name="whload", n_workers=5,
+                                        webhook=True) as (setup, calls, proxy_url):  # the webhook is tested here
         hooks_during_setup = [c for c in calls if c == ("POST", "/webhook")]
         client = LabelStudioClient(ls_server.url, ls_server.token)
         for project in setup.projects:  # every project connected, with the webhook Label Studio made
@@ -51,3 +61,21 @@ def test_only_the_first_project_is_imported_with_the_webhook_on(ls_server, tmp_p
         before = len(calls)
         client.post(f"/api/tasks/{task['id']}/annotations/", {"result": [], "lead_time": 1.0})
         assert ("POST", "/webhook") in calls[before:], calls[before:]
+
+
+def test_by_default_label_studio_posts_nothing_to_the_backend_s_webhook(ls_server, tmp_path: Path) -> None:
+    """The default study (no webhook, issue 24): the webhook Label Studio makes when the backend is added is removed
+    at once (the first project's before its import; the others are connected after theirs), so neither the imports
+    nor an annotator's Submit post anything to ``/webhook``; the backend is still connected and pre-fills."""
+    with _study_behind_a_counting_proxy(ls_server, tmp_path, name="whdefault", n_workers=4) as (setup, calls,
+                                                                                               proxy_url):
+        client = LabelStudioClient(ls_server.url, ls_server.token)
+        for project in setup.projects:
+            assert [b["url"] for b in client.ml_backends(project.project_id)] == [proxy_url]
+            assert client.webhooks(project.project_id) == []
+        last = setup.projects[-1].project_id
+        task = next(iter(client.tasks(last)))
+        assert len(task["predictions"]) == 1
+        client.post(f"/api/tasks/{task['id']}/annotations/", {"result": [], "lead_time": 1.0})
+        assert ("POST", "/setup") in calls  # the proxy saw Label Studio's calls to the backend
+        assert [c for c in calls if c[1] == "/webhook"] == [], calls

@@ -205,4 +205,4 @@ def test_a_manifest_locked_by_another_program_is_one_line_not_a_bad_file(manifes
     again = subprocess.run([sys.executable, "-m", "posthoc.cli.main", "study", "status", "--manifest",
                             str(manifest.path)], capture_output=True, text=True, timeout=120, check=False)
     # the lock gone, the manifest opens: status goes on to ask for the annotations (none here)
-    assert again.returncode == 2 and "no annotations source" in again.stderr, again.stderr
+    assert again.returncode == 2 and "no progress source" in again.stderr, again.stderr

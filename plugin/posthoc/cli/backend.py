@@ -102,7 +102,8 @@ def backend_environment(*, manifest: Path | None, alias_files: tuple[Path, ...],
                    "Without it, live mode is off and tasks without a known key are refused.")
 @click.option("--case-insensitive", is_flag=True, help="Match aliases ignoring case in live mode.")
 @click.option("--events-db", type=click.Path(path_type=Path), default=None,
-              help="SQLite file recording annotation webhooks for `posthoc study status` "
+              help="SQLite file recording annotation webhooks for `posthoc study status`; only a study made with "
+                   "`posthoc study create --webhook` sends them (by default status reads Label Studio's API) "
                    "[default: beside the manifest, <manifest stem>.events.sqlite3].")
 @click.option("--timeout", type=click.IntRange(5, 3600), default=120, show_default=True,
               help="gunicorn worker timeout in seconds.")

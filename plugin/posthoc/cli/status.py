@@ -1,8 +1,12 @@
 """``posthoc study status``: per-worker progress and control-task results of a running study.
 
-Reads the annotations from the backend's webhook event store (``--events-db``) and, when ``--url``
-is given, from Label Studio's API (the projects of this study); Label Studio's view wins where
-both know an annotation (it also knows annotations made before the backend was connected).
+Reads the annotations from Label Studio's API (the projects of this study; ``--url`` or ``POSTHOC_LS_URL``, the
+token from ``LABEL_STUDIO_TOKEN``): a study has no webhook by default (``posthoc study create --webhook``), so
+that is where its progress is. The backend's webhook event store is read too when it exists (``--events-db``,
+or ``<manifest stem>.events.sqlite3`` beside the manifest); Label Studio's view wins where both know an
+annotation (it also knows annotations made while the backend was down or before it was connected). The default
+event store holding no event at all (the backend makes the file on start; without the webhook nothing fills it)
+is no source: with no URL the error names ``--url``; one named by ``--events-db`` is read as it is.
 Computation: :mod:`posthoc.study.live.progress`.
 """
 
@@ -61,28 +65,27 @@ def merge_annotations(from_events: pd.DataFrame, from_api: pd.DataFrame | None) 
 @click.command("status")
 @click.option("--manifest", type=click.Path(path_type=Path), required=True,
               help="The study manifest (from `posthoc study plan`).")
-@click.option("--events-db", type=click.Path(path_type=Path), default=None,
-              help="The backend's webhook event store [default: beside the manifest, <stem>.events.sqlite3].")
-@click.option("--url", default=None,
-              help="Label Studio's URL (e.g. http://127.0.0.1:8080): also read the annotations from its API.")
+@click.option("--url", envvar="POSTHOC_LS_URL", default=None,
+              help="Label Studio's URL (or env POSTHOC_LS_URL, as `eval \"$(posthoc ls env)\"` sets it): progress "
+                   "is read from its API, where it is whether or not the study has the webhook.")
 @click.option("--token-env", default="LABEL_STUDIO_TOKEN", show_default=True,
               help="Name of the environment variable holding the Label Studio API token (used with --url).")
+@click.option("--events-db", type=click.Path(path_type=Path), default=None,
+              help="The backend's webhook event store, for a study made with `posthoc study create --webhook` "
+                   "(merged with the API's view when --url is given too) [default: beside the manifest, "
+                   "<stem>.events.sqlite3, read when it exists].")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Folder to write workers.csv and controls.csv into (atomically).")
-def status_command(manifest: Path, events_db: Path | None, url: str | None, token_env: str,
+def status_command(manifest: Path, url: str | None, token_env: str, events_db: Path | None,
                    out: Path | None) -> None:
-    """Show per-worker progress (tasks done / total, last activity) and control-task results."""
+    """Show per-worker progress (tasks done / total, last activity) and control-task results, from Label Studio's
+    API (--url) and, when there is one, the backend's webhook event store."""
     from posthoc.atomic import write_text_atomic
-    from posthoc.cli.backend import default_events_db
-    from posthoc.study.live.events import EventStore, current_annotations
     from posthoc.study.live.progress import control_annotation_checks, worker_progress
     from posthoc.study.plan.manifest import Manifest
 
     opened = Manifest.open(manifest)
-    events_path = events_db or default_events_db(manifest)
-    if events_db is not None and not events_path.is_file():
-        raise PosthocInputError(f"--events-db {events_path}: no such file (the backend creates it on start)")
-    from_events = current_annotations(EventStore(events_path).events()) if events_path.is_file() else None
+    from_events = _annotations_from_events(manifest, events_db, url=url)
     from_api = None
     if url:
         from posthoc.labelstudio.url import check_url
@@ -90,13 +93,9 @@ def status_command(manifest: Path, events_db: Path | None, url: str | None, toke
         check_url(url)
         token = os.environ.get(token_env)
         if not token:
-            raise PosthocInputError(f"--url needs the API token in the environment variable {token_env}")
+            raise PosthocInputError(f"--url needs the API token in the environment variable {token_env} (`eval "
+                                    "\"$(posthoc ls env --data-dir DIR)\"` sets it for a local server)")
         from_api = annotations_from_label_studio(url, token, opened)
-    if from_events is None and from_api is None:
-        raise PosthocInputError(
-            f"no annotations source: {events_path} does not exist yet (connect the backend to Label Studio) "
-            "and no --url was given"
-        )
     annotations = from_api if from_events is None else merge_annotations(from_events, from_api)
     assert annotations is not None
     controls = control_annotation_checks(opened, annotations)
@@ -111,3 +110,29 @@ def status_command(manifest: Path, events_db: Path | None, url: str | None, toke
     if out is not None:
         write_text_atomic(out / "workers.csv", workers.to_csv(index=False))
         write_text_atomic(out / "controls.csv", controls.to_csv(index=False))
+
+
+def _annotations_from_events(manifest: Path, events_db: Path | None, *, url: str | None) -> pd.DataFrame | None:
+    """The current annotations of the event store ``events_db`` (given: it must exist) or beside the manifest (when
+    it exists and holds an event), else ``None``. Without ``url`` it is the only source, and a default one with no
+    event at all is an error: a study without the webhook sends it none."""
+    from posthoc.cli.backend import default_events_db
+    from posthoc.study.live.events import EventStore, current_annotations
+
+    path = events_db or default_events_db(manifest)
+    if events_db is not None and not path.is_file():
+        raise PosthocInputError(f"--events-db {path}: no such file (the backend creates it on start)")
+    if not path.is_file():
+        if url:
+            return None
+        raise PosthocInputError(f"no progress source: give Label Studio's URL with --url (or env POSTHOC_LS_URL) and "
+                                f"its token in LABEL_STUDIO_TOKEN; there is no event store at {path} either (only a "
+                                "study made with `posthoc study create --webhook` fills one)")
+    events = EventStore(path).events()
+    if events.empty and events_db is None:
+        if url:
+            return None  # the default store of a study without the webhook: the API is the source, and says so
+        raise PosthocInputError(f"no progress source: {path} holds no webhook event (a study has none unless made "
+                                "with `posthoc study create --webhook`); give Label Studio's URL with --url (or env "
+                                "POSTHOC_LS_URL) and its token in LABEL_STUDIO_TOKEN")
+    return current_annotations(events)

@@ -13,10 +13,13 @@ link of a task); paper 004, section 4 (each worker gets their own randomised ord
    ``expert_instruction``, settings: the label config, Sequential sampling, ``maximum_annotations=1``, no
    skip button, the backend's neutral ``model_version`` (asked once a run, through the first project set up;
    every later project is created with it, so only that one needs a ``PATCH``);
-4. connects the ML backend (it stays connected for live tasks and re-prediction) unless the organisation's
-   webhook listing already shows it connected; a project created with the model version already known is
-   connected at the end instead (after step 6), so that the webhook Label Studio makes for the backend does not
-   carry the imported tasks to it (``TASKS_CREATED``: about a sixth of Label Studio's import time);
+4. connects the ML backend (it stays connected for live tasks and re-prediction) and removes the webhook Label
+   Studio makes for it (``webhook=True``: keeps it, or makes it again), unless the project is already so: the
+   organisation's webhook listing shows the webhook there or not, and the setup record names the backend the
+   project was checked with (:meth:`posthoc.jobs.setup_record.SetupRecord.connected`); a project created with
+   the model version already known is connected at the end instead (after step 6), so that the webhook Label
+   Studio makes for the backend does not carry the imported tasks to it (``TASKS_CREATED``: about a sixth of
+   Label Studio's import time);
 5. imports the worker's tasks in the planned order (task data: :mod:`posthoc.labelstudio.tasks`) **with their
    prediction inline**: exactly what the backend answers for that task, computed here from the manifest by the
    same code (:func:`posthoc.labelstudio.payloads.manifest_prediction`), under the backend's model version.
@@ -289,10 +292,13 @@ def _setup_project(ctx: _Study, worker: str, found: ls.Project | None) -> tuple[
     # for the backend would otherwise carry every imported task to it (TASKS_CREATED, ~0.36 ms of Label Studio's
     # time a task); the first project of a run is connected first, to ask the version through it
     connect_after = created and ctx.link.known_version is not None
-    if not connect_after and (created or not ctx.link.connected(project_id)):
+    recorded = not created and ctx.record.connected(worker, project_id, ctx.link.url)
+    if not connect_after and (created or not ctx.link.connected(project_id, recorded=recorded)):
         ctx.link.connect(project_id, new=created, find_webhook=False)
     keys = ctx.planned[worker]
     if not created and ctx.record.trusted(worker, project, len(keys)):
+        if not recorded:  # a record from before it named the backend: it does now (connected just above)
+            ctx.record.checked(worker, project_id, len(keys), str(ls.model_version(project)), backend=ctx.link.url)
         return project, len(keys)  # checked by an earlier run, and Label Studio's counts agree
     model_version = ctx.link.model_version(project_id)
     tasks: list[ls.Task] = [] if created else client.tasks_with_predictions(project_id)
@@ -305,14 +311,14 @@ def _setup_project(ctx: _Study, worker: str, found: ls.Project | None) -> tuple[
         project = {**project, **client.update_project(project_id, {"model_version": model_version})}
     if connect_after:
         ctx.link.connect(project_id, new=True, find_webhook=False)
-    ctx.record.checked(worker, project_id, len(tasks), model_version)
+    ctx.record.checked(worker, project_id, len(tasks), model_version, backend=ctx.link.url)
     return project, len(tasks)
 
 
 def create_study(manifest: Manifest | str | os.PathLike[str], *, url: str, token: str, backend_url: str,
                  label_config: str | None = None, accounts_file: Path | None = None, email_domain: str | None = None,
                  backend_secret: str | None = None, reset_password: Callable[[str, str], None] | None = None,
-                 progress: bool = False, concurrency: int = CONCURRENCY, webhook: bool = True,
+                 progress: bool = False, concurrency: int = CONCURRENCY, webhook: bool = False,
                  setup_file: Path | None = None, verify: bool = False,
                  backend_wait: float = BACKEND_WAIT) -> StudySetup:
     """Set up (or complete) the study of ``manifest`` in the Label Studio at ``url`` (see the module docstring).
@@ -324,8 +330,10 @@ def create_study(manifest: Manifest | str | os.PathLike[str], *, url: str, token
     logins are ``<worker>@<domain>``; default the study's own (``<study>.posthoc.local``, see
     :mod:`posthoc.jobs.accounts`). ``backend_secret``: the backend's shared
     secret, sent as basic auth. ``reset_password(email, password)``: repairs an account with an unknown password
-    (local data dir only). ``concurrency``: projects (and sign-ups) at once. ``webhook=False``: the project
-    webhook Label Studio makes for the backend is removed (``--no-webhook``; progress from the API). ``setup_file``:
+    (local data dir only). ``concurrency``: projects (and sign-ups) at once. ``webhook``: keep (or make again) the
+    project webhook Label Studio makes for the backend, the event store's source (``--webhook``); by default it is
+    removed, since Label Studio sends it inside every Submit (+36.0 ms p50 / +40.0 ms p95,
+    ``bench/results/study_scale_bench.txt``), and progress is read from the API. ``setup_file``:
     the record of checked projects (default ``<manifest stem>.setup.json`` beside it); ``verify``: read every
     project back even when the record and Label Studio's counts agree. ``backend_wait``: seconds to wait for the
     backend's first ``/health`` answer (:func:`~posthoc.labelstudio.backend.check_backend_health`). Raises

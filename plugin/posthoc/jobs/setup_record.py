@@ -9,7 +9,12 @@ ignores the record and reads every project back.
 
 File ``<manifest stem>.setup.json``::
 
-    {"studies": {"<study>": {"<worker>": {"project_id": 7, "tasks": 1500, "model_version": "posthoc-v1"}}}}
+    {"studies": {"<study>": {"<worker>": {"project_id": 7, "tasks": 1500, "model_version": "posthoc-v1",
+                                          "backend": "http://127.0.0.1:9090"}}}}
+
+``backend`` is the ML backend's URL the project was connected to when it was checked: a study without the
+webhook has no webhook listing to show the backend connected, so the record vouches for it
+(:meth:`SetupRecord.connected`) instead of a listing of each project's ML backends.
 
 It is not keyed by the server's URL (one server has many: a proxy, ``localhost`` or ``127.0.0.1``): a project
 of another server is trusted only if it carries this study's marker for the worker, under the recorded id, with
@@ -76,9 +81,20 @@ class SetupRecord:
                 and ls.project_task_number(project) == n_tasks and ls.project_prediction_number(project) == n_tasks
                 and bool(recorded_version) and ls.model_version(project) == recorded_version)
 
-    def checked(self, worker: str, project_id: int, n_tasks: int, model_version: str) -> None:
-        """Record that ``worker``'s project passed the checks (written at once, atomically)."""
+    def connected(self, worker: str, project_id: int, backend: str) -> bool:
+        """Whether ``worker``'s project ``project_id`` is recorded as checked while connected to the ML backend at
+        ``backend`` (never with ``trust=False``)."""
         with self._lock:
-            self._mine[worker] = {"project_id": project_id, "tasks": n_tasks, "model_version": model_version}
+            entry = self._mine.get(worker)
+        return (self.trust and isinstance(entry, dict) and entry.get("project_id") == project_id
+                and entry.get("backend") == backend)
+
+    def checked(self, worker: str, project_id: int, n_tasks: int, model_version: str, *,
+                backend: str | None = None) -> None:
+        """Record that ``worker``'s project passed the checks, connected to the ML backend at ``backend`` (written
+        at once, atomically)."""
+        with self._lock:
+            self._mine[worker] = {"project_id": project_id, "tasks": n_tasks, "model_version": model_version,
+                                  **({"backend": backend} if backend is not None else {})}
             text = json.dumps({"studies": self._all}, indent=1, sort_keys=True) + "\n"
             write_text_atomic(self.path, text)

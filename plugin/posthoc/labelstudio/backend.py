@@ -1,14 +1,20 @@
 """Connecting the ML backend to study projects (Label Studio 1.23's ``/api/ml`` and the webhook it makes).
 
 ``POST /api/ml`` adds the backend (Label Studio calls its ``/health`` and ``/setup`` on the spot and
-auto-creates a project webhook to ``<backend>/webhook`` for all actions). With a shared secret the backend is
-added with ``auth_method: BASIC_AUTH`` (the secret as password) and the webhook gets ``Authorization: Bearer
-<webhook token>`` (:func:`webhook_token`, an HMAC of the secret: webhook headers are readable by every member
-of the organisation in open-source Label Studio, so the secret itself is never put there).
+auto-creates a project webhook to ``<backend>/webhook`` for all actions: ``create_ml_webhook`` in Label Studio
+1.23's ``ml/models.py``, unless the project has a webhook to that URL already). A study has no webhook by
+default: open-source Label Studio sends it inside the annotator's Submit, +36.0 ms p50 / +40.0 ms p95 even to a
+receiver that answers at once (``bench/results/study_scale_bench.txt``, (a)), so :class:`BackendLink` deletes it
+again and progress is read from Label Studio's API. With ``webhook=True`` (``posthoc study create --webhook``)
+the webhook is kept, or made again (``POST /api/webhooks/``, as Label Studio makes it) where a run without it
+removed it. With a shared secret the backend is added with ``auth_method: BASIC_AUTH`` (the secret as password)
+and the webhook gets ``Authorization: Bearer <webhook token>`` (:func:`webhook_token`, an HMAC of the secret:
+webhook headers are readable by every member of the organisation in open-source Label Studio, so the secret
+itself is never put there).
 
-:class:`BackendLink` serves a whole study: one listing of the organisation's webhooks tells which projects are
-already connected (a rerun asks nothing per project), and the backend's one neutral model version is asked
-once a run, when a project first needs it.
+:class:`BackendLink` serves a whole study: one listing of the organisation's webhooks tells which projects have
+the webhook (a rerun asks nothing per project where the setup record vouches for the backend), and the
+backend's one neutral model version is asked once a run, when a project first needs it.
 """
 
 from __future__ import annotations
@@ -57,8 +63,9 @@ class BackendLink:
     """The ML backend at ``backend_url`` (as Label Studio reaches it) and the study's projects."""
 
     def __init__(self, client: LabelStudioClient, backend_url: str, secret: str | None = None, *,
-                 title: str = BACKEND_TITLE, webhook: bool = True) -> None:
-        """``webhook=False``: the webhook Label Studio makes for the backend is removed (``--no-webhook``)."""
+                 title: str = BACKEND_TITLE, webhook: bool = False) -> None:
+        """``webhook=False`` (the default): the webhook Label Studio makes for the backend is removed;
+        ``webhook=True`` (``--webhook``): it is kept, or made where it is missing."""
         self.client = client
         self.webhook = webhook
         self.url = backend_url.rstrip("/")
@@ -83,19 +90,24 @@ class BackendLink:
                 self._hooks = found
             return self._hooks
 
-    def connected(self, project_id: int) -> bool:
-        """Whether the backend is connected to the project with its webhook authorised (no call per project when
-        the webhook listing shows it; else the project's ML backends are listed)."""
+    def connected(self, project_id: int, *, recorded: bool = False) -> bool:
+        """Whether the project is as this link wants it: the backend connected and the webhook there and authorised
+        (``webhook=True``) or absent (``webhook=False``). The organisation's webhook listing (one call a run)
+        answers the first; without a webhook, ``recorded`` (the setup record names this backend for the project,
+        :meth:`posthoc.jobs.setup_record.SetupRecord.connected`) answers for the backend, else the project's ML
+        backends are listed (one call)."""
         hooks = self._webhooks().get(project_id, [])
-        if not self.webhook:  # connected and without the webhook: one listing of the project's ML backends
-            return not hooks and any(str(b.get("url", "")).rstrip("/") == self.url
-                                     for b in self.client.ml_backends(project_id))
+        if not self.webhook:
+            return not hooks and (recorded or any(str(b.get("url", "")).rstrip("/") == self.url
+                                                  for b in self.client.ml_backends(project_id)))
         return bool(hooks) and all(h.get("headers") == (self.header or h.get("headers")) for h in hooks)
 
     def connect(self, project_id: int, *, new: bool = False, find_webhook: bool = True) -> Connection:
-        """Add the backend to the project (or give an existing one the secret) and authorise its webhook.
+        """Add the backend to the project (or give an existing one the secret), then remove its webhook
+        (``webhook=False``) or keep it authorised, making it where it is missing (``webhook=True``).
         ``new``: the project has no ML backend yet (just created): it is added without listing first;
-        ``find_webhook=False``: without a secret the webhook is not looked up (``webhook_id`` is ``None``)."""
+        ``find_webhook=False``: the webhook Label Studio just made for a backend added here without a secret is
+        not looked up (``webhook_id`` is ``None``)."""
         auth: dict[str, Any] = {}
         if self.secret:
             auth = {"auth_method": "BASIC_AUTH", "basic_auth_user": BASIC_AUTH_USER, "basic_auth_pass": self.secret}
@@ -107,16 +119,27 @@ class BackendLink:
                 self.client.patch(f"/api/ml/{backend_id}", {"url": self.url, "project": project_id, **auth})
         else:
             backend_id = self._add(project_id, auth)
+        if not self.webhook:
+            self.remove_webhooks(project_id)
+            return Connection(ml_backend_id=backend_id, webhook_id=None)
         hook_id = None
-        for hook in self.client.webhooks(project_id) if self.secret or find_webhook else []:
+        for hook in self.client.webhooks(project_id) if self.secret or find_webhook or there else []:
             if str(hook.get("url", "")).rstrip("/") == f"{self.url}/webhook":
                 hook_id = int(hook["id"])
                 if self.header is not None and hook.get("headers") != self.header:
                     self.client.patch(f"/api/webhooks/{hook_id}/", {"headers": self.header})
-        if not self.webhook:
-            self.remove_webhooks(project_id)
-            hook_id = None
+        if hook_id is None and there:  # removed by a run without the webhook: made again, as Label Studio makes it
+            hook_id = self.add_webhook(project_id)
         return Connection(ml_backend_id=backend_id, webhook_id=hook_id)
+
+    def add_webhook(self, project_id: int) -> int:
+        """``POST /api/webhooks/``: the project webhook Label Studio 1.23 makes when a backend is added
+        (``send_payload``, ``send_for_all_actions``), with the derived token when there is a secret; its id."""
+        body: dict[str, Any] = {"project": project_id, "url": f"{self.url}/webhook", "send_payload": True,
+                                "send_for_all_actions": True, "is_active": True}
+        if self.header is not None:
+            body["headers"] = self.header
+        return int(self.client.post("/api/webhooks/", body)["id"])
 
     def _add(self, project_id: int, auth: dict[str, Any]) -> int:
         """``POST /api/ml/``: Label Studio calls the backend's ``/health`` (1 s) and ``/setup`` (3 s) inside it and
@@ -181,8 +204,8 @@ def check_backend_health(backend_url: str, *, wait: float = BACKEND_WAIT, timeou
     ``posthoc_backend.auth.OPEN_ENDPOINTS``) within ``wait`` seconds (asked every half second: a backend started
     in the background just before, as the README's study block does, takes a few seconds to answer). ``study
     create`` asks first, also on a rerun that has nothing to set up: the backend must be up for the study to run
-    (Label Studio sends it the webhook inside every Submit and asks it for live predictions), and a rerun with it
-    down would otherwise end with exit 0."""
+    (Label Studio asks it for live predictions, and with ``--webhook`` sends it the webhook inside every Submit),
+    and a rerun with it down would otherwise end with exit 0."""
     deadline = time.monotonic() + wait
     while True:
         try:

@@ -3,7 +3,9 @@
 Label Studio posts ``ANNOTATION_CREATED`` / ``ANNOTATION_UPDATED`` (``{"action", "annotation":
 {id, result, completed_by, created_at, updated_at, lead_time, was_cancelled, task, ...}, "task":
 {id, data, ...}, "project": {id, title, ...}}``) and ``ANNOTATIONS_DELETED`` (``{"action",
-"annotations": [{"id"}], "project"}``) to ``<backend>/webhook`` once the backend is connected.
+"annotations": [{"id"}], "project"}``) to ``<backend>/webhook`` once the backend is connected, when the study
+keeps the webhook (``posthoc study create --webhook``; by default it has none, and ``posthoc study status`` reads
+Label Studio's API instead).
 One row is stored per annotation event, idempotent on ``(action, annotation_id, updated_at)``
 (a retried webhook is stored once). Only the fields below are kept: never the payload itself,
 so no token, password or user e-mail of the project serializer ends up in the store.
