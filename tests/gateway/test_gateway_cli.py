@@ -67,12 +67,17 @@ def test_serve_without_a_token_is_a_one_line_error(tmp_path: Path) -> None:
     assert done.returncode == 2 and "POSTHOC_LS_TOKEN" in done.stderr and "Traceback" not in done.stderr
 
 
+def _run(port: int, prefix: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "posthoc.cli.main", "gateway", "run", "--ls-url",
+                             "http://127.0.0.1:9", "--authoriser-url", "http://127.0.0.1:9", "--port", str(port),
+                             "--prefix", str(prefix)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
 @pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
-def test_run_stops_nginx_with_the_command_also_when_killed(how: signal.Signals) -> None:
+def test_run_stops_nginx_with_the_command_also_when_killed(how: signal.Signals, tmp_path: Path) -> None:
     port = free_loopback_port()
-    command = subprocess.Popen([sys.executable, "-m", "posthoc.cli.main", "gateway", "run", "--ls-url",
-                                "http://127.0.0.1:9", "--authoriser-url", "http://127.0.0.1:9", "--port", str(port)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    temp_before = set(Path("/tmp").glob("posthoc-gateway-*"))
+    command = _run(port, tmp_path / "gateway")
     try:
         deadline = time.monotonic() + 30
         while not listening(port):
@@ -88,3 +93,19 @@ def test_run_stops_nginx_with_the_command_also_when_killed(how: signal.Signals) 
         if command.poll() is None:
             command.kill()
             command.wait(timeout=10)
+    # no temp folder: the kept prefix only, which the next run takes over (also after a SIGKILL)
+    assert set(Path("/tmp").glob("posthoc-gateway-*")) == temp_before
+    assert (tmp_path / "gateway" / "nginx.conf").is_file()
+    again = _run(port, tmp_path / "gateway")
+    try:
+        deadline = time.monotonic() + 30
+        while not listening(port):
+            assert again.poll() is None and time.monotonic() < deadline, again.communicate()[1]
+            time.sleep(0.1)
+        second = subprocess.run([sys.executable, "-m", "posthoc.cli.main", "gateway", "run", "--ls-url",
+                                 "http://127.0.0.1:9", "--authoriser-url", "http://127.0.0.1:9", "--prefix",
+                                 str(tmp_path / "gateway")], capture_output=True, text=True, timeout=60, check=False)
+        assert second.returncode == 2 and "already runs from this folder" in second.stderr, second.stderr
+    finally:
+        again.send_signal(signal.SIGINT)
+        again.wait(timeout=20)
