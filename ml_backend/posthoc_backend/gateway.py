@@ -56,7 +56,15 @@ LOGOUT = re.compile(r"/user/logout/?(\?.*)?")
 
 
 def session_key(cookie_header: str) -> str | None:
-    """A digest of the session cookie in a raw ``Cookie`` header (``None``: none, or an unreadable header)."""
+    """A digest of the session in a raw ``Cookie`` header (``None``: none, or an unreadable header).
+
+    Label Studio 1.23 keeps the session *in* the cookie, signed (Django's ``signed_cookies``:
+    ``payload:timestamp:signature``), and its ``InactivitySessionTimeoutMiddleWare`` (``core/middleware.py``)
+    calls ``set_expiry`` on every request, so every answer sets a new cookie: the same payload with a new timestamp
+    and signature (measured). The digest is of the payload only, so a session keeps one key (and one cached
+    ``whoami``, one logout) from request to request. A cookie that copies a payload with a wrong signature gains
+    nothing: the rules may let its request through as that user's, but Label Studio checks the signature itself and
+    answers it as anonymous."""
     try:
         cookies = SimpleCookie(cookie_header)
     except CookieError:
@@ -64,7 +72,9 @@ def session_key(cookie_header: str) -> str | None:
     morsel = cookies.get(SESSION_COOKIE)
     if morsel is None or not morsel.value:
         return None
-    return hashlib.sha256(morsel.value.encode("utf-8", "surrogateescape")).hexdigest()
+    value = morsel.value
+    payload = value.rsplit(":", 2)[0] if value.count(":") >= 2 else value
+    return hashlib.sha256(payload.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 @dataclass(frozen=True)

@@ -33,12 +33,18 @@ AUTH_LOCATION = "/_posthoc_gateway/authorise"
 REFUSAL = '{"detail": "refused by the study gateway"}'
 
 
-def _origin(url: str, option: str) -> str:
-    """``http://host:port`` of ``url`` (PosthocInputError unless it is an http(s) URL with a host)."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname or any(ch in url for ch in " ;{}'\"\n\\$"):
+def _upstream(url: str, option: str) -> tuple[str, str, str]:
+    """``(scheme, host:port, path)`` of ``url`` (PosthocInputError unless it is an http(s) URL with a host)."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        port = 0
+    if parts.scheme not in ("http", "https") or not parts.hostname or not port or "@" in parts.netloc \
+            or any(ch in url for ch in " ;{}'\"\n\\$"):
         raise PosthocInputError(f"{option} {url!r}: give an http(s) URL such as http://127.0.0.1:8080")
-    return f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}"
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    return parts.scheme, f"{host}:{port}", parts.path.rstrip("/")
 
 
 def _listen(listen: str) -> str:
@@ -54,8 +60,9 @@ def nginx_config(*, ls_url: str, authoriser_url: str, listen: str, prefix: Path 
 
     ``prefix``: a private directory for a foreground nginx of one user (pid, logs and temp files there, no daemon,
     no master process); ``None``: a configuration for a deployed server (system logs and temp paths)."""
-    label_studio = _origin(ls_url, "--ls-url")
-    authoriser = _origin(authoriser_url, "--authoriser-url")
+    ls_scheme, ls_server, ls_path = _upstream(ls_url, "--ls-url")
+    auth_scheme, auth_server, auth_path = _upstream(authoriser_url, "--authoriser-url")
+    authoriser = f"{auth_scheme}://{auth_server}{auth_path}"
     listen = _listen(listen)
     local = ""
     logs = "    access_log off;\n"
@@ -70,12 +77,24 @@ events {{ worker_connections 512; }}
 http {{
 {logs}    client_max_body_size 200m;
     server_tokens off;
+    # kept-alive connections to both: a new TCP connection per request and per sub-request cost milliseconds
+    upstream posthoc_authoriser {{
+        server {auth_server};
+        keepalive 16;
+    }}
+    upstream posthoc_label_studio {{
+        server {ls_server};
+        keepalive 32;
+    }}
     server {{
         listen {listen};
         merge_slashes off;
         location = {AUTH_LOCATION} {{
             internal;
-            proxy_pass {authoriser}/authorise;
+            proxy_pass {auth_scheme}://posthoc_authoriser{auth_path}/authorise;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Host {auth_server};
             proxy_pass_request_body off;
             proxy_set_header Content-Length "";
             proxy_set_header X-Original-Method $request_method;
@@ -85,7 +104,9 @@ http {{
             auth_request {AUTH_LOCATION};
             error_page 401 = @posthoc_login;
             error_page 403 = @posthoc_refused;
-            proxy_pass {label_studio};
+            proxy_pass {ls_scheme}://posthoc_label_studio{ls_path};
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
             proxy_set_header Host $http_host;
             proxy_set_header X-Forwarded-For $remote_addr;
             proxy_set_header X-Forwarded-Proto $scheme;
