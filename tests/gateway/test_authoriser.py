@@ -6,6 +6,7 @@ the reference predicate of ``test_gateway_fuzz`` denies."""
 from __future__ import annotations
 
 import random
+import time
 from typing import Any
 
 import pytest
@@ -86,6 +87,26 @@ def test_a_re_signed_cookie_of_the_same_session_is_the_same_session(client: Any,
     assert session_key("sessionid=s-w001.p:1xa:sa") != session_key("sessionid=s-w001.q:1xa:sa")
     assert authorise(client, "GET", "/user/logout/", "s-w001.p:1x9:sig9").status_code == 204
     assert authorise(client, "GET", "/api/current-user/whoami", "s-w001.p:1x0:sig0").status_code == 401
+
+
+def test_a_kept_session_is_asked_again_in_the_background_not_in_the_request(asked: list[str]) -> None:
+    """Past ``SESSION_SECONDS`` the kept user still decides at once while one background thread asks again; past
+    ``STALE_FACTOR`` times that, the request itself asks."""
+    now = [0.0]
+    authority = Authority(url="http://ls.invalid", client=FakeClient(), load_access=lambda: ACCESS,  # type: ignore[arg-type]
+                          lookup=LOOKUP, clock=lambda: now[0])
+    app = create_gateway_app(authority).test_client(use_cookies=False)
+    assert authorise(app, "GET", "/api/current-user/whoami", "s-w001").status_code == 204 and len(asked) == 1
+    now[0] = gateway.SESSION_SECONDS + 1
+    assert authorise(app, "GET", "/api/current-user/whoami", "s-w001").status_code == 204
+    deadline = time.monotonic() + 10
+    while len(asked) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(asked) == 2  # asked once more, by the background thread
+    now[0] += gateway.SESSION_SECONDS * gateway.STALE_FACTOR + 1
+    asked_before = len(asked)
+    assert authorise(app, "GET", "/api/current-user/whoami", "s-w001").status_code == 204
+    assert len(asked) == asked_before + 1  # too old to give: asked in the request
 
 
 def test_headers_of_the_original_request_count_but_not_a_forged_original_uri(client: Any) -> None:
