@@ -13,6 +13,8 @@ browser-like sessions (session cookie, CSRF header, keep-alive), each its own ``
 Measured, alternating request by request and which side goes first from round to round:
 
 * next-task: ``GET /api/projects/{id}/next`` (the labelling stream's call);
+* the authoriser alone, asked straight about the gateway side's next-task as nginx asks it (what the gateway adds
+  per request besides nginx's own forwarding);
 * Submit: ``POST /api/tasks/{id}/annotations/`` with the body the labelling interface sends: the task's pre-filled
   regions each decided "verify" (:func:`posthoc.jobs.simulate.annotation_result`), ``lead_time``,
   ``parent_prediction`` and ``project``. Every Submit goes to the batch's *last* task, so ``/next`` keeps serving
@@ -75,13 +77,25 @@ def submit_body(admin: Any, project_id: int, task_id: int) -> dict[str, Any]:
 
 
 def measure(sides: dict[str, httpx.Client], *, project_id: int, task_id: int, body: dict[str, Any],
-            rounds: int) -> tuple[dict[str, list[float]], dict[str, list[float]], set[str]]:
-    """``rounds`` of next-task then Submit on each side, alternating; times per side and the next tasks seen."""
+            rounds: int, authoriser: httpx.Client | None = None
+            ) -> tuple[dict[str, list[float]], dict[str, list[float]], set[str]]:
+    """``rounds`` of next-task then Submit on each side, alternating; times per side and the next tasks seen. With
+    ``authoriser``, each round also asks it alone about the gateway side's next-task, as nginx does (the
+    ``authorise`` entry of the first dict)."""
     nexts: dict[str, list[float]] = {name: [] for name in sides}
+    nexts["authorise"] = []
     submits: dict[str, list[float]] = {name: [] for name in sides}
     served: set[str] = set()
     names = list(sides)
     for round_ in range(rounds):
+        if authoriser is not None:
+            start = time.perf_counter()
+            answer = authoriser.get("/authorise", headers={
+                "X-Original-Method": "GET", "X-Original-URI": f"/api/projects/{project_id}/next",
+                "Cookie": f"sessionid={sides['gateway'].cookies['sessionid']}"})
+            nexts["authorise"].append(time.perf_counter() - start)
+            if answer.status_code != 204:
+                raise SystemExit(f"the authoriser answered {answer.status_code}: {answer.text[:200]}")
         for name in names if round_ % 2 == 0 else names[::-1]:
             client = sides[name]
             start = time.perf_counter()
@@ -131,8 +145,9 @@ def main() -> None:
                          "gateway": browser_session(gateway.url, account["email"], account["password"])}
                 measure(sides, project_id=project_id, task_id=task_id, body=body, rounds=10)  # warm both up
                 warm = len(admin.request("GET", f"/api/tasks/{task_id}/annotations/"))
-                nexts, submits, served = measure(sides, project_id=project_id, task_id=task_id, body=body,
-                                                 rounds=args.rounds)
+                with httpx.Client(base_url=gateway.authoriser.url, timeout=60) as authoriser:
+                    nexts, submits, served = measure(sides, project_id=project_id, task_id=task_id, body=body,
+                                                     rounds=args.rounds, authoriser=authoriser)
                 for client in sides.values():
                     client.close()
             after = len(admin.request("GET", f"/api/tasks/{task_id}/annotations/"))
@@ -144,18 +159,25 @@ def main() -> None:
         run.print(f"one Label Studio (SQLite), worker w001's project {project_id} ({len(tasks)} tasks); "
                   f"{args.rounds} rounds, each side alternately first; annotations stored: {after - warm} "
                   f"({args.rounds} a side), next task always {tasks[0]} on both sides")
-        added = {}
+        added: dict[str, float] = {}
+        added_p50: dict[str, float] = {}
         for call, times in (("next-task", nexts), ("Submit", submits)):
             direct, through = percentiles(times["direct"]), percentiles(times["gateway"])
             added[call] = through[1] - direct[1]
+            added_p50[call] = through[0] - direct[0]
             run.print(f"{call:9s} direct  p50 {direct[0]:6.2f} ms  p95 {direct[1]:6.2f} ms  p99 {direct[2]:6.2f} ms")
             run.print(f"{call:9s} gateway p50 {through[0]:6.2f} ms  p95 {through[1]:6.2f} ms  p99 {through[2]:6.2f} ms"
                       f"  (added: p50 {through[0] - direct[0]:+.2f}, p95 {added[call]:+.2f}, "
                       f"p99 {through[2] - direct[2]:+.2f} ms)")
+        alone = percentiles(nexts["authorise"])
+        run.print(f"the authoriser alone (next-task's sub-request, straight to it, keep-alive): p50 {alone[0]:.2f} ms"
+                  f"  p95 {alone[1]:.2f} ms  p99 {alone[2]:.2f} ms")
         met = all(value <= TARGET_MS for value in added.values())
         run.headline(f"the gateway adds {added['next-task']:+.2f} ms p95 to next-task and {added['Submit']:+.2f} ms "
                      f"p95 to Submit ({args.rounds} calls a side, alternating; target <= {TARGET_MS:.0f} ms: "
-                     f"{'met' if met else 'NOT met'}); same annotations stored both ways")
+                     f"{'met' if met else 'NOT met'}); p50 {added_p50['next-task']:+.2f} / "
+                     f"{added_p50['Submit']:+.2f} ms; "
+                     f"the authoriser alone answers in {alone[1]:.2f} ms p95; same annotations stored both ways")
 
 
 if __name__ == "__main__":
