@@ -68,6 +68,13 @@ def test_serve_without_a_token_is_a_one_line_error(tmp_path: Path) -> None:
     assert done.returncode == 2 and "POSTHOC_LS_TOKEN" in done.stderr and "Traceback" not in done.stderr
 
 
+def _wait_listening(command: subprocess.Popen[str], port: int) -> None:
+    deadline = time.monotonic() + 30
+    while not listening(port):
+        assert command.poll() is None and time.monotonic() < deadline, command.communicate()[1]
+        time.sleep(0.1)
+
+
 def _run(port: int, prefix: Path) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-m", "posthoc.cli.main", "gateway", "run", "--ls-url",
                              "http://127.0.0.1:9", "--authoriser-url", "http://127.0.0.1:9", "--port", str(port),
@@ -80,10 +87,7 @@ def test_run_stops_nginx_with_the_command_also_when_killed(how: signal.Signals, 
     temp_before = set(Path("/tmp").glob("posthoc-gateway-*"))
     command = _run(port, tmp_path / "gateway")
     try:
-        deadline = time.monotonic() + 30
-        while not listening(port):
-            assert command.poll() is None and time.monotonic() < deadline, command.communicate()[1]
-            time.sleep(0.1)
+        _wait_listening(command, port)
         command.send_signal(how)
         command.wait(timeout=20)
         deadline = time.monotonic() + 10
@@ -99,10 +103,7 @@ def test_run_stops_nginx_with_the_command_also_when_killed(how: signal.Signals, 
     assert (tmp_path / "gateway" / "nginx.conf").is_file()
     again = _run(port, tmp_path / "gateway")
     try:
-        deadline = time.monotonic() + 30
-        while not listening(port):
-            assert again.poll() is None and time.monotonic() < deadline, again.communicate()[1]
-            time.sleep(0.1)
+        _wait_listening(again, port)
         second = subprocess.run([sys.executable, "-m", "posthoc.cli.main", "gateway", "run", "--ls-url",
                                  "http://127.0.0.1:9", "--authoriser-url", "http://127.0.0.1:9", "--prefix",
                                  str(tmp_path / "gateway")], capture_output=True, text=True, timeout=60, check=False)

@@ -20,19 +20,24 @@ pytestmark = pytest.mark.labelstudio
 POSTHOC = [sys.executable, "-m", "posthoc.cli.main"]
 
 
+def _until_serving(process: subprocess.Popen[str]) -> str:
+    """What the demo printed up to its "Serving." line (all of it, if it ended before)."""
+    assert process.stdout is not None
+    lines = []
+    for line in iter(process.stdout.readline, ""):
+        lines.append(line)
+        if line.startswith("Serving."):
+            break
+    return "".join(lines)
+
+
 def test_demo_links_go_through_the_gateway(ls_template: Path, tmp_path: Path) -> None:
     out = tmp_path / "demo"
     copy_template(ls_template, out / "labelstudio")
     process = subprocess.Popen([*POSTHOC, "demo", "--out", str(out), "--no-progress"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    lines: list[str] = []
     try:
-        assert process.stdout is not None
-        for line in process.stdout:
-            lines.append(line)
-            if line.startswith("Serving."):
-                break
-        text = "".join(lines)
+        text = _until_serving(process)
         found = re.search(r"Study gateway: (http://127\.0\.0\.1:\d+) ", text)
         assert found is not None, text + (process.stderr.read()[-3000:] if process.poll() is not None else "")
         gateway_url = found.group(1)

@@ -137,6 +137,18 @@ def _listening(port: int) -> bool:
         return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
+def terminate(process: subprocess.Popen[bytes] | None, *, timeout: float) -> None:
+    """``SIGTERM`` a child still running and wait for it; ``SIGKILL`` after ``timeout`` seconds."""
+    if process is None or process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=timeout)
+
+
 def _pid_in(path: Path) -> int | None:
     """The pid in an nginx pid file when that process still runs, else ``None``."""
     try:
@@ -208,13 +220,7 @@ class NginxGateway:
 
     def stop(self, *, timeout: float = 10.0) -> None:
         """Stop nginx (``SIGTERM``: fast shutdown); remove a temp prefix (a kept one stays, for the next run)."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=timeout)
+        terminate(self.process, timeout=timeout)
         self.process = None
         if self.prefix is not None and self.kept_prefix is None:
             shutil.rmtree(self.prefix, ignore_errors=True)

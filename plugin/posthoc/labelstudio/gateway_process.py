@@ -18,7 +18,7 @@ from typing import IO
 
 from posthoc.errors import PosthocServiceError
 from posthoc.http import answers_ok
-from posthoc.labelstudio.gateway_nginx import NginxGateway, free_loopback_port
+from posthoc.labelstudio.gateway_nginx import NginxGateway, free_loopback_port, terminate
 from posthoc.processes import die_with_parent
 
 AUTHORISER_LOG = "authoriser.log"
@@ -64,13 +64,8 @@ class AuthoriserProcess:
         return self
 
     def stop(self, *, timeout: float = 20.0) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=timeout)
+        """Stop gunicorn (``SIGTERM``: its graceful stop) and close the log."""
+        terminate(self.process, timeout=timeout)
         self.process = None
         if self._log is not None:
             self._log.close()
