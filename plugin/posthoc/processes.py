@@ -4,7 +4,9 @@ Every server this project starts for the length of one command (Label Studio und
 tests, the ML backend under the demo, PostgreSQL for a test run) is started with ``preexec_fn=die_with_parent()``:
 on Linux the kernel then sends it ``SIGTERM`` (PostgreSQL: ``SIGINT``, its fast shutdown) when the process that
 started it dies, also when that parent was ``SIGKILL``-ed and could run no clean-up (``prctl(PR_SET_PDEATHSIG)``).
-Servers that must outlive the command (``posthoc ls start``) are started without it.
+Servers that must outlive the command (``posthoc ls start``) are started by a keeper process that dies with the
+command until they answer, then calls :func:`outlive_parent` (a ``SIGKILL`` of the starting command therefore
+leaves nothing running).
 
 Two facts to keep in mind:
 
@@ -46,6 +48,14 @@ def die_with_parent(sig: int = signal.SIGTERM) -> Callable[[], None]:
             _LIBC.prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
 
     return preexec
+
+
+def outlive_parent() -> None:
+    """Undo :func:`die_with_parent` in this process itself (``prctl(PR_SET_PDEATHSIG, 0)``): a keeper started so
+    that it dies with its starter while it starts servers calls it once they answer, then outlives the starter
+    (``posthoc ls start``, :mod:`posthoc.labelstudio.server_keeper`)."""
+    if _LIBC is not None:
+        _LIBC.prctl(_PR_SET_PDEATHSIG, 0, 0, 0, 0)
 
 
 def _raise_keyboard_interrupt(signum: int, frame: FrameType | None) -> None:

@@ -1,15 +1,12 @@
 """A study behind the gateway, for the tests through the real nginx: Label Studio (``ls_server``), a three-worker
 study made by ``create_study`` with the real ML backend, two more projects of the admin's ("admin's own" and a
 "scratch" one the owner's tests may wreck), one of each object in w002's and those projects, the authoriser as
-``posthoc gateway serve`` runs it (gunicorn) and Debian's nginx in front."""
+``posthoc gateway serve`` runs it (gunicorn) and Debian's nginx in front (:class:`GatewayProcesses`, as ``posthoc ls
+start --gateway`` and the demo start them)."""
 
 from __future__ import annotations
 
 import contextlib
-import os
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,35 +15,14 @@ import httpx
 
 from gateway.matrix import Target
 from lsfixtures import make_project, run_backend, small_sample_manifest
-from posthoc.http import answers_ok
 from posthoc.jobs.setup import create_study
 from posthoc.labelstudio.client import LabelStudioClient
-from posthoc.labelstudio.gateway_nginx import REFUSAL, NginxGateway, free_loopback_port
-from posthoc.processes import die_with_parent
+from posthoc.labelstudio.gateway_nginx import REFUSAL
+from posthoc.labelstudio.gateway_process import GatewayProcesses
 from posthoc.study.plan.logins import default_accounts_file, read_accounts
 
 SIMPLE_CONFIG = ('<View><Text name="text" value="$text"/><Choices name="c" toName="text"><Choice value="a"/>'
                  '</Choices></View>')
-
-
-@contextlib.contextmanager
-def serve_authoriser(manifest: Path, ls_url: str, token: str) -> Iterator[str]:
-    """``posthoc gateway serve`` (gunicorn) on a free loopback port, stopped on exit (and with this process)."""
-    port = free_loopback_port()
-    env = {**os.environ, "POSTHOC_LS_TOKEN": token}
-    process = subprocess.Popen([sys.executable, "-m", "posthoc.cli.main", "gateway", "serve", "--manifest",
-                                str(manifest), "--url", ls_url, "--port", str(port)], env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=die_with_parent())
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while not answers_ok(f"{url}/health"):
-            assert process.poll() is None and time.monotonic() < deadline, process.communicate()[1][-2000:]
-            time.sleep(0.2)
-        yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
 
 
 def login(gateway_url: str, email: str, password: str) -> httpx.Client:
@@ -97,10 +73,10 @@ def study_behind_gateway(ls_server: Any, folder: Path, *, name: str = "gwlive") 
         admin.import_tasks(scratch.id, [{"data": {"text": "Rome is old."}}])
         targets = {"w002": target_of(admin, projects["w002"]), "admin": target_of(admin, own.id),
                    "scratch": target_of(admin, scratch.id)}
-        authoriser = stack.enter_context(serve_authoriser(Path(manifest.path), ls_server.url, ls_server.token))
-        nginx = stack.enter_context(NginxGateway(ls_url=ls_server.url, authoriser_url=authoriser))
+        gateway = stack.enter_context(GatewayProcesses(manifest=Path(manifest.path), ls_url=ls_server.url,
+                                                       token=ls_server.token, folder=folder / "gateway"))
         accounts = read_accounts(default_accounts_file(Path(manifest.path)))
-        yield {"url": nginx.url, "admin": admin, "projects": projects, "targets": targets, "accounts": accounts,
+        yield {"url": gateway.url, "admin": admin, "projects": projects, "targets": targets, "accounts": accounts,
                "manifest": Path(manifest.path),
                "server": ls_server, "tasks": {w: [int(t["id"]) for t in admin.tasks(p)] for w, p in projects.items()}}
 

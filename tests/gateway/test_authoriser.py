@@ -6,6 +6,7 @@ the reference predicate of ``test_gateway_fuzz`` denies."""
 from __future__ import annotations
 
 import random
+import time
 from typing import Any
 
 import pytest
@@ -14,7 +15,7 @@ import posthoc_backend.gateway as gateway
 from gateway.test_gateway_fuzz import generated, reference_allows
 from gateway.test_gateway_rules import LOOKUP, OWN, WORKER
 from posthoc.labelstudio.gateway_lookup import SessionUser
-from posthoc_backend.gateway import Authority, StudyAccess, create_gateway_app
+from posthoc_backend.gateway import Authority, StudyAccess, create_gateway_app, session_key
 
 SESSIONS = {"s-owner": "owner@x.local", "s-w001": "w001@study.local", "s-w002": "w002@study.local",
             "s-out": "someone@else.local"}
@@ -73,6 +74,39 @@ def test_a_session_is_asked_once_while_kept_and_refused_after_logout(client: Any
     assert len(asked) == 1
     assert authorise(client, "GET", "/user/logout/", "s-w001").status_code == 204
     assert authorise(client, "GET", "/api/current-user/whoami", "s-w001").status_code == 401
+
+
+def test_a_re_signed_cookie_of_the_same_session_is_the_same_session(client: Any, asked: list[str]) -> None:
+    """Label Studio re-signs its cookie session on every answer (``payload:timestamp:signature``, a new timestamp
+    and signature each time): the authoriser keys a session by its payload, so it asks once and a logout ends
+    every copy."""
+    for stamp in range(5):
+        assert authorise(client, "GET", "/api/current-user/whoami", f"s-w001.p:1x{stamp}:sig{stamp}").status_code == 204
+    assert len(asked) == 1
+    assert session_key("sessionid=s-w001.p:1xa:sa") == session_key("sessionid=s-w001.p:1xb:sb")
+    assert session_key("sessionid=s-w001.p:1xa:sa") != session_key("sessionid=s-w001.q:1xa:sa")
+    assert authorise(client, "GET", "/user/logout/", "s-w001.p:1x9:sig9").status_code == 204
+    assert authorise(client, "GET", "/api/current-user/whoami", "s-w001.p:1x0:sig0").status_code == 401
+
+
+def test_a_kept_session_is_asked_again_in_the_background_not_in_the_request(asked: list[str]) -> None:
+    """Past ``SESSION_SECONDS`` the kept user still decides at once while one background thread asks again; past
+    ``STALE_FACTOR`` times that, the request itself asks."""
+    now = [0.0]
+    authority = Authority(url="http://ls.invalid", client=FakeClient(), load_access=lambda: ACCESS,  # type: ignore[arg-type]
+                          lookup=LOOKUP, clock=lambda: now[0])
+    app = create_gateway_app(authority).test_client(use_cookies=False)
+    assert authorise(app, "GET", "/api/current-user/whoami", "s-w001").status_code == 204 and len(asked) == 1
+    now[0] = gateway.SESSION_SECONDS + 1
+    assert authorise(app, "GET", "/api/current-user/whoami", "s-w001").status_code == 204
+    deadline = time.monotonic() + 10
+    while len(asked) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(asked) == 2  # asked once more, by the background thread
+    now[0] += gateway.SESSION_SECONDS * gateway.STALE_FACTOR + 1
+    asked_before = len(asked)
+    assert authorise(app, "GET", "/api/current-user/whoami", "s-w001").status_code == 204
+    assert len(asked) == asked_before + 1  # too old to give: asked in the request
 
 
 def test_headers_of_the_original_request_count_but_not_a_forged_original_uri(client: Any) -> None:

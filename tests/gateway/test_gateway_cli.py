@@ -34,7 +34,8 @@ def test_config_is_accepted_by_nginx(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     config = result.output
     assert "listen 127.0.0.1:8081;" in config and "auth_request /_posthoc_gateway/authorise;" in config
-    assert "proxy_pass http://127.0.0.1:8080;" in config and "X-Original-URI $request_uri" in config
+    assert "server 127.0.0.1:8080;" in config and "proxy_pass http://posthoc_label_studio;" in config
+    assert "X-Original-URI $request_uri" in config and "keepalive" in config
     for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"):
         (tmp_path / "temp" / kind).mkdir(parents=True)
     (tmp_path / "nginx.conf").write_text(config, encoding="utf-8")
@@ -67,17 +68,26 @@ def test_serve_without_a_token_is_a_one_line_error(tmp_path: Path) -> None:
     assert done.returncode == 2 and "POSTHOC_LS_TOKEN" in done.stderr and "Traceback" not in done.stderr
 
 
+def _wait_listening(command: subprocess.Popen[str], port: int) -> None:
+    deadline = time.monotonic() + 30
+    while not listening(port):
+        assert command.poll() is None and time.monotonic() < deadline, command.communicate()[1]
+        time.sleep(0.1)
+
+
+def _run(port: int, prefix: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "posthoc.cli.main", "gateway", "run", "--ls-url",
+                             "http://127.0.0.1:9", "--authoriser-url", "http://127.0.0.1:9", "--port", str(port),
+                             "--prefix", str(prefix)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
 @pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
-def test_run_stops_nginx_with_the_command_also_when_killed(how: signal.Signals) -> None:
+def test_run_stops_nginx_with_the_command_also_when_killed(how: signal.Signals, tmp_path: Path) -> None:
     port = free_loopback_port()
-    command = subprocess.Popen([sys.executable, "-m", "posthoc.cli.main", "gateway", "run", "--ls-url",
-                                "http://127.0.0.1:9", "--authoriser-url", "http://127.0.0.1:9", "--port", str(port)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    temp_before = set(Path("/tmp").glob("posthoc-gateway-*"))
+    command = _run(port, tmp_path / "gateway")
     try:
-        deadline = time.monotonic() + 30
-        while not listening(port):
-            assert command.poll() is None and time.monotonic() < deadline, command.communicate()[1]
-            time.sleep(0.1)
+        _wait_listening(command, port)
         command.send_signal(how)
         command.wait(timeout=20)
         deadline = time.monotonic() + 10
@@ -88,3 +98,16 @@ def test_run_stops_nginx_with_the_command_also_when_killed(how: signal.Signals) 
         if command.poll() is None:
             command.kill()
             command.wait(timeout=10)
+    # no temp folder: the kept prefix only, which the next run takes over (also after a SIGKILL)
+    assert set(Path("/tmp").glob("posthoc-gateway-*")) == temp_before
+    assert (tmp_path / "gateway" / "nginx.conf").is_file()
+    again = _run(port, tmp_path / "gateway")
+    try:
+        _wait_listening(again, port)
+        second = subprocess.run([sys.executable, "-m", "posthoc.cli.main", "gateway", "run", "--ls-url",
+                                 "http://127.0.0.1:9", "--authoriser-url", "http://127.0.0.1:9", "--prefix",
+                                 str(tmp_path / "gateway")], capture_output=True, text=True, timeout=60, check=False)
+        assert second.returncode == 2 and "already runs from this folder" in second.stderr, second.stderr
+    finally:
+        again.send_signal(signal.SIGINT)
+        again.wait(timeout=20)

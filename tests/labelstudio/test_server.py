@@ -45,6 +45,7 @@ def test_server_environment_is_off_network_and_loopback_ml(tmp_path: Path) -> No
     assert env["LATEST_VERSION_CHECK"] == "false" and env["COLLECT_ANALYTICS"] == "false"
     assert env["SENTRY_DSN"] == "" and env["FRONTEND_SENTRY_DSN"] == ""
     assert env["LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN"] == "true"
+    assert env["LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK"] == "true"  # sign-up only with the invite link
     assert env["ML_BLOCK_LOCAL_IP"] == "false" and env["SSRF_PROTECTION_ENABLED"] == "false"
     assert "LABEL_STUDIO_PORT" not in env
     remote = server_environment(tmp_path, creds, allow_local_ml=False, base={})

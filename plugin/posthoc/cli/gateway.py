@@ -4,8 +4,9 @@
   deployed Label Studio too;
 * ``serve`` runs the authoriser (:mod:`posthoc_backend.gateway`) under gunicorn, one process (it remembers
   logouts in memory) with threads; the admin token comes from ``POSTHOC_LS_TOKEN`` or ``LABEL_STUDIO_TOKEN``;
-* ``run`` runs nginx in the foreground under a private temp prefix on a loopback port until Ctrl-C / SIGTERM
-  (and it stops when this command is killed).
+* ``run`` runs nginx in the foreground on a loopback port until Ctrl-C / SIGTERM (and it stops when this command
+  is killed), its pid, logs and temp files in a kept folder (``--prefix``, reused by the next run: a killed run
+  leaves no temp folder behind). ``posthoc ls start --gateway MANIFEST`` starts both beside a local Label Studio.
 
 Label Studio itself should listen on 127.0.0.1 only: the gateway is then the only door annotators get.
 """
@@ -20,6 +21,8 @@ import click
 
 from posthoc.errors import PosthocInputError, PosthocServiceError
 
+#: ``gateway run``'s kept folder, beside ``posthoc ls start``'s default data dir (``.posthoc/labelstudio``)
+DEFAULT_PREFIX = Path(".posthoc") / "gateway"
 _LS_URL = click.option("--ls-url", required=True, envvar="POSTHOC_LS_URL",
                        help="Label Studio as nginx reaches it, e.g. http://127.0.0.1:8080 (env POSTHOC_LS_URL).")
 _AUTHORISER_URL = click.option("--authoriser-url", required=True,
@@ -78,13 +81,16 @@ def serve_command(manifest: Path, ls_url: str, accounts_file: Path | None, owner
 @_LS_URL
 @_AUTHORISER_URL
 @click.option("--port", type=click.IntRange(1, 65535), default=None, help="Loopback port (default: a free one).")
-def run_command(ls_url: str, authoriser_url: str, port: int | None) -> None:
+@click.option("--prefix", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_PREFIX,
+              show_default=True, help="nginx's folder (configuration, pid, logs, temp files), kept and reused; one "
+                                      "gateway at a time per folder.")
+def run_command(ls_url: str, authoriser_url: str, port: int | None, prefix: Path) -> None:
     """Run the gateway (nginx) on 127.0.0.1 in the foreground until Ctrl-C."""
     from posthoc.labelstudio.gateway_nginx import NginxGateway
     from posthoc.processes import restore_interrupt_signals
 
     restore_interrupt_signals()
-    with NginxGateway(ls_url=ls_url, authoriser_url=authoriser_url, port=port) as gateway:
+    with NginxGateway(ls_url=ls_url, authoriser_url=authoriser_url, port=port, prefix=prefix) as gateway:
         click.echo(f"posthoc gateway on {gateway.url} (Label Studio {ls_url}); Ctrl-C stops it", err=True)
         process = gateway.process
         assert process is not None

@@ -1,4 +1,5 @@
-"""``posthoc ls start | stop | status``: a local Label Studio on loopback, on SQLite or PostgreSQL."""
+"""``posthoc ls start | stop | status | env``: a local Label Studio on loopback, on SQLite or PostgreSQL, and with
+``--gateway MANIFEST`` the study gateway (nginx + its authoriser, docs/gateway.md) beside it."""
 
 from __future__ import annotations
 
@@ -8,14 +9,16 @@ import click
 
 from posthoc.errors import PosthocServiceError
 from posthoc.labelstudio.capacity import SQLITE_ANNOTATORS_AT_ONCE, sqlite_load_warning
-from posthoc.labelstudio.database import (
-    LOCAL_DB_NAME,
-    DatabaseSettings,
-    read_database,
-    settings_from_environment,
-)
+from posthoc.labelstudio.database import read_database
 from posthoc.labelstudio.ports import LOOPBACK, port_is_free
-from posthoc.labelstudio.server import START_TIMEOUT, server_status, start_detached, stop_detached
+from posthoc.labelstudio.server import (
+    GATEWAY_FOLDER,
+    START_TIMEOUT,
+    database_choice,
+    server_status,
+    start_detached,
+    stop_detached,
+)
 from posthoc.labelstudio.server_log import DEFAULT_DATA_DIR, read_state
 
 _DATA_DIR = click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_DATA_DIR,
@@ -39,8 +42,17 @@ _DATA_DIR = click.option("--data-dir", type=click.Path(file_okay=False, path_typ
               help="How many annotators will work at once (e.g. a study's workers): warns when that is beyond "
                    f"SQLite with one Label Studio process (more than {SQLITE_ANNOTATORS_AT_ONCE}, measured; "
                    "docs/labelstudio.md 'How many at once').")
+@click.option("--gateway", "gateway_manifest", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              default=None, metavar="MANIFEST",
+              help="Also start the study gateway for the study of MANIFEST (made by `posthoc study plan`): nginx on "
+                   "127.0.0.1 in front of Label Studio, asking the authoriser about every request, so each worker "
+                   "reaches only their own project (docs/gateway.md). Give it to the workers instead of Label "
+                   "Studio's URL. It is not on by default because the authoriser needs the manifest (who the "
+                   "workers are, and which project is whose).")
+@click.option("--gateway-port", type=click.IntRange(1, 65535), default=None,
+              help="Loopback port of the gateway; default: a free port.")
 def start_command(data_dir: Path, port: int | None, timeout: float, database: str | None,
-                  annotators: int | None) -> None:
+                  annotators: int | None, gateway_manifest: Path | None, gateway_port: int | None) -> None:
     """Start Label Studio in the background on 127.0.0.1, off the network.
 
     The admin login comes from POSTHOC_LS_USERNAME / POSTHOC_LS_PASSWORD / POSTHOC_LS_TOKEN, or is
@@ -50,37 +62,44 @@ def start_command(data_dir: Path, port: int | None, timeout: float, database: st
     Choose PostgreSQL for a Label Studio kept for months, above about 100,000 tasks, or with many annotators
     at once (Label Studio's own guidance says five; measured here, one process on SQLite answers about 100
     annotators' pace and fails at 250's: --annotators N warns); SQLite is right for a demo or a small study.
+
+    A keeper process holds the servers (Label Studio and, with --gateway, nginx and the authoriser): if this
+    command is killed before they answer, all of them stop; `posthoc ls stop` stops all of them.
     """
     if port is not None and read_state(data_dir) is None and not port_is_free(port):
         # before DATA_DIR or its credentials are made: a failed start leaves nothing behind
         raise PosthocServiceError(f"port {port} on {LOOPBACK} is in use; choose another with --port")
-    settings: DatabaseSettings | None = None
-    if database == "sqlite":
-        settings = DatabaseSettings()
-    elif database == "postgresql":
-        settings = settings_from_environment() or DatabaseSettings(
-            "postgresql", host=LOOPBACK, name=LOCAL_DB_NAME, local_cluster=True)
+    if gateway_port is not None and not port_is_free(gateway_port):
+        raise PosthocServiceError(f"port {gateway_port} on {LOOPBACK} is in use; choose another with --gateway-port")
+    settings = database_choice(database)
     engine = settings.engine if settings is not None else read_database(data_dir).engine
     warning = sqlite_load_warning(annotators or 0, engine=engine)
     if warning is not None:  # before the start (a first start migrates for 30 s or more): the user may stop
         click.echo(f"posthoc: warning: {warning}", err=True)
-    server = start_detached(data_dir, port=port, timeout=timeout, database=settings)
-    click.echo(f"Label Studio is running at {server.url}")
+    server, state = start_detached(data_dir, port=port, timeout=timeout, database=database,
+                                   gateway_manifest=gateway_manifest, gateway_port=gateway_port)
+    click.echo(f"Label Studio is running at {server.url}" + (" (give workers the gateway below)"
+                                                             if gateway_manifest else ""))
     on_sqlite = server.database.engine == "sqlite"
     click.echo(f"  database: {server.database.describe()}" + (
         f" (up to about {SQLITE_ANNOTATORS_AT_ONCE} annotators at once; more: --database postgresql)"
         if on_sqlite else ""))
     click.echo(f"  admin login: {server.username} (password and API token in {server.data_dir / 'credentials.json'})")
     click.echo(f"  log: {server.log_path}")
+    if gateway_manifest is not None:
+        click.echo(f"  study gateway: {state.get('gateway_url')} (study {gateway_manifest}; nginx and authoriser "
+                   f"files in {server.data_dir / GATEWAY_FOLDER}); `posthoc ls env` exports it as "
+                   "POSTHOC_GATEWAY_URL for `posthoc study create`")
     click.echo("  stop it with: posthoc ls stop" + ("" if data_dir == DEFAULT_DATA_DIR else f" --data-dir {data_dir}"))
 
 
 @click.command("stop")
 @_DATA_DIR
 def stop_command(data_dir: Path) -> None:
-    """Stop the Label Studio started by "posthoc ls start" on DATA_DIR (its whole process group)."""
+    """Stop the Label Studio started by "posthoc ls start" on DATA_DIR, and its gateway if it has one."""
+    gateway = server_status(data_dir).gateway_url
     if stop_detached(data_dir):
-        click.echo(f"stopped Label Studio of {data_dir}")
+        click.echo(f"stopped Label Studio of {data_dir}" + (f" and its gateway {gateway}" if gateway else ""))
     else:
         click.echo(f"no Label Studio was running for {data_dir}")
 
@@ -96,13 +115,17 @@ def status_command(data_dir: Path) -> None:
     state = "answering" if status.answering else "NOT answering"
     click.echo(f"running, pid {status.pid}, {status.url}, {state}; admin {status.username}; "
                f"data dir {status.data_dir}; database {read_database(status.data_dir).describe()}")
+    if status.gateway_url is not None:
+        click.echo(f"study gateway {status.gateway_url}, "
+                   + ("answering" if status.gateway_answering else "NOT answering"))
 
 
 @click.command("env")
 @_DATA_DIR
 def env_command(data_dir: Path) -> None:
     """Print shell exports of the running server of DATA_DIR: POSTHOC_LS_URL and LABEL_STUDIO_TOKEN (the admin's
-    API token, from DATA_DIR/credentials.json), for the commands that read them (study create and status, score):
+    API token, from DATA_DIR/credentials.json), and POSTHOC_GATEWAY_URL when it runs with a study gateway, for the
+    commands that read them (study create and status, score):
 
         eval "$(posthoc ls env --data-dir study/labelstudio)"
 
@@ -121,3 +144,5 @@ def env_command(data_dir: Path) -> None:
         raise SystemExit(1)
     click.echo(f"export POSTHOC_LS_URL={shlex.quote(status.url)}")
     click.echo(f"export LABEL_STUDIO_TOKEN={shlex.quote(credentials.token)}")
+    if status.gateway_url is not None:
+        click.echo(f"export POSTHOC_GATEWAY_URL={shlex.quote(status.gateway_url)}")

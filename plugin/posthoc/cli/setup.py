@@ -43,9 +43,13 @@ from posthoc.errors import PosthocInputError
               help="Seconds to wait for the ML backend to answer /health first (one started in the background just "
                    "before takes a few seconds); a backend that does not answer is an error, also on a rerun.")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Show a progress bar.")
+@click.option("--gateway-url", envvar="POSTHOC_GATEWAY_URL", default=None,
+              help="The study gateway as workers reach it (env POSTHOC_GATEWAY_URL; `posthoc ls start --gateway` "
+                   "and `posthoc ls env` give it): the printed links go through it. Default: the gateway of "
+                   "--data-dir's server when it runs one, else links to Label Studio itself.")
 def create_command(manifest_path: Path, ls_url: str | None, data_dir: Path | None, backend_url: str,
                    accounts_file: Path | None, email_domain: str | None, webhook: bool, verify: bool,
-                   backend_wait: float, progress: bool) -> None:
+                   backend_wait: float, progress: bool, gateway_url: str | None) -> None:
     """Create the study's projects in Label Studio and print each worker's link.
 
     One project per worker (Sequential sampling, one annotation per task), the worker's tasks
@@ -72,6 +76,8 @@ def create_command(manifest_path: Path, ls_url: str | None, data_dir: Path | Non
         token = token or credentials.token
         if ls_url is None and state is not None:
             ls_url = str(state["url"])
+        if gateway_url is None and state is not None and isinstance(state.get("gateway_url"), str):
+            gateway_url = str(state["gateway_url"])
 
         def reset(email: str, password: str) -> None:
             run_label_studio_command(data_dir, credentials, ["reset_password", "--username", email,
@@ -82,6 +88,8 @@ def create_command(manifest_path: Path, ls_url: str | None, data_dir: Path | Non
 
     check_url(ls_url)
     check_url(backend_url, what="--backend-url")
+    if gateway_url is not None:
+        check_url(gateway_url, what="--gateway-url")
     if not token:
         raise PosthocInputError("no admin token: set env POSTHOC_LS_TOKEN or LABEL_STUDIO_TOKEN "
                                 "(or give --data-dir of a local server)")
@@ -95,8 +103,13 @@ def create_command(manifest_path: Path, ls_url: str | None, data_dir: Path | Non
                f"({result.created_projects} created, {result.imported_tasks} tasks imported, "
                f"{result.created_users} accounts created, {result.predicted_tasks} tasks pre-filled, "
                f"{result.deleted_duplicates} duplicate predictions removed)")
+    if gateway_url is not None:
+        from posthoc.jobs.setup import stream_link
+
+        click.echo(f"workers' links go through the study gateway {gateway_url} (each reaches only their project)")
     for project in result.projects:
-        click.echo(f"  {project.worker}: {project.link}  login {project.email}  ({project.n_tasks} tasks)")
+        link = stream_link(gateway_url, project.project_id) if gateway_url is not None else project.link
+        click.echo(f"  {project.worker}: {link}  login {project.email}  ({project.n_tasks} tasks)")
     click.echo(f"passwords: {result.accounts_file} (permissions 0600)")
 
 

@@ -7,7 +7,10 @@
 2. plans the bundled sample study (``posthoc.study``, ``posthoc.sample``) into ``out_dir/manifest.sqlite``;
 3. starts the ML backend (``posthoc backend serve``, gunicorn) on a loopback port (free, or the last run's);
 4. creates the study (:func:`posthoc.jobs.setup.create_study`; annotators' passwords in
-   ``out_dir/manifest.accounts.json``, 0600);
+   ``out_dir/manifest.accounts.json``, 0600) and starts the study gateway in front of Label Studio (nginx and its
+   authoriser, :class:`posthoc.labelstudio.gateway_process.GatewayProcesses`, files in ``out_dir/gateway``): each
+   worker's printed link goes through it, so a worker reaches only their own project (without nginx installed, the
+   demo says so and prints links to Label Studio itself);
 5. with ``simulate``: simulated annotators with known behaviour (:mod:`posthoc.jobs.simulate`;
    the last worker careless, a lag-1 bias) annotate through the API as themselves, every worker but
    the first: that batch is left for the person running the demo ("you"), and the console says which
@@ -15,7 +18,7 @@
    writes ``out_dir/report`` from what the simulated annotators did;
 6. serves until Ctrl-C (or SIGTERM) unless ``serve=False``, then stops both servers and says so.
 
-Rerunning on the same ``out_dir`` reuses the data dir, the manifest, the accounts and the two ports
+Rerunning on the same ``out_dir`` reuses the data dir, the manifest, the accounts and the three ports
 (``out_dir/demo-ports.json``, while they are free: :func:`demo_ports`): nothing is duplicated, the printed links
 stay right, and simulated annotators only annotate what is not annotated yet.
 """
@@ -142,7 +145,7 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo-out", *, simulate: bool = F
 
     root = Path(out_dir).resolve()
     root.mkdir(parents=True, exist_ok=True)
-    ls_port, backend_port = demo_ports(root, ls_port=ls_port, backend_port=backend_port)
+    ls_port, backend_port, gateway_port = demo_ports(root, ls_port=ls_port, backend_port=backend_port)
     echo(f"Starting Label Studio in {root / 'labelstudio'} (the first start migrates its database: ~30 s on a "
          "quiet machine, a few minutes on a busy one)...")
     server = LabelStudioServer(root / "labelstudio", port=ls_port)
@@ -152,7 +155,8 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo-out", *, simulate: bool = F
         manifest = plan_sample_study(manifest_path, seed=seed, n_workers=n_workers)
         echo(f"Planned the sample study: {manifest.summary['tasks']} tasks for {manifest.summary['workers']} "
              f"workers ({manifest_path})")
-        with backend_process(manifest_path, port=backend_port, log_path=root / "backend.log") as backend_url:
+        with backend_process(manifest_path, port=backend_port, log_path=root / "backend.log") as backend_url, \
+                contextlib.ExitStack() as stack:
             accounts_file = default_accounts_file(manifest_path)  # where the score job looks for logins
 
             def reset(email: str, password: str) -> None:
@@ -161,11 +165,13 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo-out", *, simulate: bool = F
             setup = create_study(manifest, url=server.url, token=server.token, backend_url=backend_url,
                                  accounts_file=accounts_file, reset_password=reset, progress=progress)
             accounts = read_accounts(accounts_file)
+            links = _worker_links(setup, stack, server=server, manifest_path=manifest_path, port=gateway_port,
+                                  folder=root / "gateway", echo=echo)
             echo("")
             echo(f"Label Studio: {server.url}  (admin {server.username} / {server.password})")
             echo(f"ML backend:   {backend_url}")
             for project in setup.projects:
-                echo(f"  worker {project.worker}: {project.link}  login {project.email} / "
+                echo(f"  worker {project.worker}: {links[project.worker]}  login {project.email} / "
                      f"{accounts[project.worker]['password']}")
             echo(f"(passwords are kept in {accounts_file} and {server.data_dir / 'credentials.json'}, 0600)")
             report = None
@@ -182,7 +188,7 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo-out", *, simulate: bool = F
             left = _unlabelled(server, yours.project_id)
             echo("")
             echo(f"Open this to label as worker {yours.worker} ({left} of {yours.n_tasks} tasks left to label):")
-            echo(f"  {yours.link}")
+            echo(f"  {links[yours.worker]}")
             echo(f"  login {yours.email} / {accounts[yours.worker]['password']}")
             if serve:
                 _wait_for_interrupt(echo)
@@ -200,17 +206,18 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo-out", *, simulate: bool = F
     return result
 
 
-def demo_ports(root: Path, *, ls_port: int | None, backend_port: int | None) -> tuple[int, int]:
-    """Label Studio's and the backend's ports for the demo in ``root``: those given, else those of the last run
-    (``root/demo-ports.json``) while they are free, else free ones; written back, so the links the demo prints
-    (Label Studio's port) and the backend URL Label Studio keeps in each project stay right on a rerun."""
+def demo_ports(root: Path, *, ls_port: int | None, backend_port: int | None) -> tuple[int, int, int]:
+    """Label Studio's, the backend's and the gateway's ports for the demo in ``root``: those given, else those of
+    the last run (``root/demo-ports.json``) while they are free, else free ones; written back, so the links the
+    demo prints (the gateway's port, or Label Studio's) and the backend URL Label Studio keeps in each project stay
+    right on a rerun."""
     path = root / PORTS_FILE
     stored: dict[str, object] = {}
     with contextlib.suppress(OSError, ValueError):
         loaded = json.loads(path.read_text(encoding="utf-8"))
         stored = loaded if isinstance(loaded, dict) else {}
     chosen: dict[str, int] = {}
-    for name, given in (("labelstudio", ls_port), ("backend", backend_port)):
+    for name, given in (("labelstudio", ls_port), ("backend", backend_port), ("gateway", None)):
         last = stored.get(name)
         if given is not None:
             chosen[name] = given
@@ -219,7 +226,26 @@ def demo_ports(root: Path, *, ls_port: int | None, backend_port: int | None) -> 
         else:
             chosen[name] = next(port for port in iter(free_port, 0) if port not in chosen.values())
     write_text_atomic(path, json.dumps(chosen) + "\n")
-    return chosen["labelstudio"], chosen["backend"]
+    return chosen["labelstudio"], chosen["backend"], chosen["gateway"]
+
+
+def _worker_links(setup: StudySetup, stack: contextlib.ExitStack, *, server: LabelStudioServer, manifest_path: Path,
+                  port: int, folder: Path, echo: Callable[[str], None]) -> dict[str, str]:
+    """Each worker's link through the study gateway, started on ``port`` and stopped with ``stack``; links to
+    Label Studio itself (and a line saying why) when nginx is not installed or the gateway does not start."""
+    from posthoc.jobs.setup import stream_link
+    from posthoc.labelstudio.gateway_process import GatewayProcesses
+
+    gateway = GatewayProcesses(manifest=manifest_path, ls_url=server.url, token=server.token, folder=folder,
+                               port=port)
+    try:
+        stack.enter_context(gateway)
+    except PosthocServiceError as exc:
+        echo(f"posthoc: warning: the study gateway did not start ({exc}); the links below go to Label Studio "
+             "itself, where every worker can see every project")
+        return {project.worker: project.link for project in setup.projects}
+    echo(f"Study gateway: {gateway.url} (workers reach only their own project through it; docs/gateway.md)")
+    return {project.worker: stream_link(gateway.url, project.project_id) for project in setup.projects}
 
 
 def _unlabelled(server: LabelStudioServer, project_id: int) -> int:

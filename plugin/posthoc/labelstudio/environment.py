@@ -8,6 +8,12 @@ Local only: ``ML_BLOCK_LOCAL_IP=false`` and ``SSRF_PROTECTION_ENABLED=false`` le
 call an ML backend on 127.0.0.1. They switch off Label Studio's protection against server-side
 request forgery and are set here because the server listens on loopback and serves one machine.
 Never use them for a shared deployment (run the backend on a routable address there instead).
+
+Sign-up needs the organisation's invite link (:data:`ACCESS_ENV`): Label Studio 1.23 refuses a sign-up form whose
+``token`` is not the organisation's when ``DISABLE_SIGNUP_WITHOUT_LINK`` is true (``users/views.py``,
+``user_signup``; ``core/settings/base.py`` reads it with ``get_bool_env``, which also accepts the
+``LABEL_STUDIO_`` prefix). ``posthoc study create`` signs its annotators up with that token
+(:func:`posthoc.labelstudio.users.signup`), so nothing of this project needs the open form.
 """
 
 from __future__ import annotations
@@ -29,6 +35,10 @@ OFFLINE_ENV: dict[str, str] = {
     "COLLECT_ANALYTICS": "false",
     "SENTRY_DSN": "",
     "FRONTEND_SENTRY_DSN": "",
+}
+#: Only who holds the invite link (``/user/signup/?token=...``, the admin's ``GET /api/invite``) may sign up.
+ACCESS_ENV: dict[str, str] = {
+    "LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK": "true",
 }
 #: Local-only: allow an ML backend / webhook receiver on 127.0.0.1 (switches off SSRF protection).
 LOCAL_ML_ENV: dict[str, str] = {
@@ -73,6 +83,7 @@ def server_environment(data_dir: Path, credentials: Credentials, *, allow_local_
     env = dict(os.environ if base is None else base)
     (database or read_database(data_dir)).apply(env)
     env.update(OFFLINE_ENV)
+    env.update(ACCESS_ENV)
     if allow_local_ml:
         env.update(LOCAL_ML_ENV)
     for name, seconds in ML_TIMEOUT_ENV.items():

@@ -4,7 +4,8 @@
 :func:`nginx_config` writes the configuration (``posthoc gateway config`` prints it, for a deployed Label Studio
 too); :class:`NginxGateway` runs it in the foreground under a private prefix (its own temp dir, pid, logs) on a
 loopback port, and stops it on exit, also when the process that started it is killed
-(:func:`posthoc.processes.die_with_parent`).
+(:func:`posthoc.processes.die_with_parent`); its prefix is a kept folder that the next run reuses, so a killed
+run leaves no temp folder behind.
 
 Why nginx: it is the server Label Studio's own Docker image puts in front of it, Debian ships it, and
 ``auth_request`` asks a sub-request (method, raw URI, the original headers, no body) before proxying, so the
@@ -24,7 +25,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from posthoc.errors import PosthocInputError, PosthocServiceError
-from posthoc.processes import die_with_parent
+from posthoc.processes import die_with_parent, pid_alive
 
 NGINX = "nginx"
 #: the internal location of the authorisation sub-request (not reachable from outside: ``internal``)
@@ -32,12 +33,18 @@ AUTH_LOCATION = "/_posthoc_gateway/authorise"
 REFUSAL = '{"detail": "refused by the study gateway"}'
 
 
-def _origin(url: str, option: str) -> str:
-    """``http://host:port`` of ``url`` (PosthocInputError unless it is an http(s) URL with a host)."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname or any(ch in url for ch in " ;{}'\"\n\\$"):
+def _upstream(url: str, option: str) -> tuple[str, str, str]:
+    """``(scheme, host:port, path)`` of ``url`` (PosthocInputError unless it is an http(s) URL with a host)."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        port = 0
+    if parts.scheme not in ("http", "https") or not parts.hostname or not port or "@" in parts.netloc \
+            or any(ch in url for ch in " ;{}'\"\n\\$"):
         raise PosthocInputError(f"{option} {url!r}: give an http(s) URL such as http://127.0.0.1:8080")
-    return f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}"
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    return parts.scheme, f"{host}:{port}", parts.path.rstrip("/")
 
 
 def _listen(listen: str) -> str:
@@ -53,8 +60,9 @@ def nginx_config(*, ls_url: str, authoriser_url: str, listen: str, prefix: Path 
 
     ``prefix``: a private directory for a foreground nginx of one user (pid, logs and temp files there, no daemon,
     no master process); ``None``: a configuration for a deployed server (system logs and temp paths)."""
-    label_studio = _origin(ls_url, "--ls-url")
-    authoriser = _origin(authoriser_url, "--authoriser-url")
+    ls_scheme, ls_server, ls_path = _upstream(ls_url, "--ls-url")
+    auth_scheme, auth_server, auth_path = _upstream(authoriser_url, "--authoriser-url")
+    authoriser = f"{auth_scheme}://{auth_server}{auth_path}"
     listen = _listen(listen)
     local = ""
     logs = "    access_log off;\n"
@@ -69,12 +77,24 @@ events {{ worker_connections 512; }}
 http {{
 {logs}    client_max_body_size 200m;
     server_tokens off;
+    # kept-alive connections to both: a new TCP connection per request and per sub-request cost milliseconds
+    upstream posthoc_authoriser {{
+        server {auth_server};
+        keepalive 16;
+    }}
+    upstream posthoc_label_studio {{
+        server {ls_server};
+        keepalive 32;
+    }}
     server {{
         listen {listen};
         merge_slashes off;
         location = {AUTH_LOCATION} {{
             internal;
-            proxy_pass {authoriser}/authorise;
+            proxy_pass {auth_scheme}://posthoc_authoriser{auth_path}/authorise;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Host {auth_server};
             proxy_pass_request_body off;
             proxy_set_header Content-Length "";
             proxy_set_header X-Original-Method $request_method;
@@ -84,7 +104,9 @@ http {{
             auth_request {AUTH_LOCATION};
             error_page 401 = @posthoc_login;
             error_page 403 = @posthoc_refused;
-            proxy_pass {label_studio};
+            proxy_pass {ls_scheme}://posthoc_label_studio{ls_path};
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
             proxy_set_header Host $http_host;
             proxy_set_header X-Forwarded-For $remote_addr;
             proxy_set_header X-Forwarded-Proto $scheme;
@@ -115,13 +137,40 @@ def _listening(port: int) -> bool:
         return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
-class NginxGateway:
-    """nginx in the foreground on ``127.0.0.1:port`` (free when not given) under a private temp prefix."""
+def terminate(process: subprocess.Popen[bytes] | None, *, timeout: float) -> None:
+    """``SIGTERM`` a child still running and wait for it; ``SIGKILL`` after ``timeout`` seconds."""
+    if process is None or process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=timeout)
 
-    def __init__(self, *, ls_url: str, authoriser_url: str, port: int | None = None) -> None:
+
+def _pid_in(path: Path) -> int | None:
+    """The pid in an nginx pid file when that process still runs, else ``None``."""
+    try:
+        pid = int(path.read_text(encoding="utf-8").strip())
+    except (OSError, ValueError):
+        return None
+    return pid if pid > 0 and pid_alive(pid) else None
+
+
+class NginxGateway:
+    """nginx in the foreground on ``127.0.0.1:port`` (free when not given) under a private prefix.
+
+    ``prefix``: a folder kept and reused from run to run (``posthoc ls start`` uses ``DATA_DIR/gateway``,
+    ``posthoc gateway run`` ``.posthoc/gateway``): a killed run leaves only that folder, which the next run takes
+    over. Without one, a fresh temp folder is made and removed on :meth:`stop` (tests, library use)."""
+
+    def __init__(self, *, ls_url: str, authoriser_url: str, port: int | None = None,
+                 prefix: Path | None = None) -> None:
         self.ls_url = ls_url
         self.authoriser_url = authoriser_url
         self.port = port or free_loopback_port()
+        self.kept_prefix = prefix.resolve() if prefix is not None else None
         self.prefix: Path | None = None
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -133,14 +182,26 @@ class NginxGateway:
         log = self.prefix / "error.log" if self.prefix else None
         return log.read_text(encoding="utf-8", errors="replace")[-2000:] if log and log.is_file() else ""
 
+    def _make_prefix(self) -> Path:
+        """The prefix folder with its temp folders; PosthocInputError when a live nginx still uses a kept one."""
+        if self.kept_prefix is None:
+            prefix = Path(tempfile.mkdtemp(prefix="posthoc-gateway-"))
+        else:
+            prefix = self.kept_prefix
+            running = _pid_in(prefix / "nginx.pid")
+            if running is not None:
+                raise PosthocInputError(f"{prefix}: a gateway (nginx pid {running}) already runs from this folder; "
+                                        "stop it first or choose another folder")
+        for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"):
+            (prefix / "temp" / kind).mkdir(parents=True, exist_ok=True)
+        return prefix
+
     def start(self, *, timeout: float = 20.0) -> NginxGateway:
         """Write the configuration, start nginx and wait until it listens; PosthocServiceError when it cannot."""
         executable = shutil.which(NGINX) or shutil.which(NGINX, path="/usr/sbin:/sbin")
         if executable is None:
             raise PosthocServiceError("nginx is not installed (Debian: apt-get install nginx)")
-        self.prefix = Path(tempfile.mkdtemp(prefix="posthoc-gateway-"))
-        for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"):
-            (self.prefix / "temp" / kind).mkdir(parents=True)
+        self.prefix = self._make_prefix()
         config = self.prefix / "nginx.conf"
         config.write_text(nginx_config(ls_url=self.ls_url, authoriser_url=self.authoriser_url,
                                        listen=f"127.0.0.1:{self.port}", prefix=self.prefix), encoding="utf-8")
@@ -158,18 +219,14 @@ class NginxGateway:
         return self
 
     def stop(self, *, timeout: float = 10.0) -> None:
-        """Stop nginx (``SIGTERM``: fast shutdown) and remove the private prefix."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=timeout)
+        """Stop nginx (``SIGTERM``: fast shutdown); remove a temp prefix (a kept one stays, for the next run)."""
+        terminate(self.process, timeout=timeout)
         self.process = None
-        if self.prefix is not None:
+        if self.prefix is not None and self.kept_prefix is None:
             shutil.rmtree(self.prefix, ignore_errors=True)
-            self.prefix = None
+        elif self.prefix is not None:
+            (self.prefix / "nginx.pid").unlink(missing_ok=True)
+        self.prefix = None
 
     def __enter__(self) -> NginxGateway:
         return self.start() if self.process is None else self

@@ -14,6 +14,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,10 +24,12 @@ from posthoc.atomic import write_text_atomic
 from posthoc.errors import PosthocInputError, PosthocServiceError
 from posthoc.labelstudio.credentials import Credentials, read_credentials, resolve_credentials
 from posthoc.labelstudio.database import (
+    LOCAL_DB_NAME,
     DatabaseSettings,
     LocalCluster,
     choose_database,
     read_database,
+    settings_from_environment,
     write_database,
 )
 from posthoc.labelstudio.environment import label_studio_executable, run_label_studio_command, server_environment
@@ -242,6 +245,8 @@ class ServerStatus:
     url: str | None
     answering: bool
     username: str | None
+    gateway_url: str | None = None
+    gateway_answering: bool = False
 
 
 def server_status(data_dir: str | os.PathLike[str]) -> ServerStatus:
@@ -256,25 +261,79 @@ def server_status(data_dir: str | os.PathLike[str]) -> ServerStatus:
     from posthoc.http import answers_ok
 
     answering = answers_ok(f"{url}/health", timeout=5)
-    return ServerStatus(root, True, int(state["pid"]), url, answering, username)
+    gateway = state.get("gateway_url")
+    gateway_url = gateway if isinstance(gateway, str) else None
+    # the gateway's login page answers 200 without a session (the rules let everyone log in)
+    gateway_answering = gateway_url is not None and answers_ok(f"{gateway_url}/user/login/", timeout=5)
+    return ServerStatus(root, True, int(state["pid"]), url, answering, username, gateway_url, gateway_answering)
+
+
+KEEPER_MODULE = "posthoc.labelstudio.server_keeper"
+#: the gateway's kept folder in the data dir (nginx's prefix, the authoriser's log) and the keeper's own log
+GATEWAY_FOLDER = "gateway"
+KEEPER_LOG = "keeper.log"
+
+
+def database_choice(name: str | None) -> DatabaseSettings | None:
+    """``--database`` as settings: ``None`` (what the data dir uses), SQLite, or PostgreSQL from the environment
+    (a DSN or Label Studio's ``POSTGRE_*``), else a local cluster in the data dir."""
+    if name == "sqlite":
+        return DatabaseSettings()
+    if name == "postgresql":
+        return settings_from_environment() or DatabaseSettings(
+            "postgresql", host=LOOPBACK, name=LOCAL_DB_NAME, local_cluster=True)
+    return None
+
+
+def spawn_keeper(data_dir: Path, *, port: int | None, timeout: float, database: str | None,
+                 gateway_manifest: Path | None, gateway_port: int | None) -> dict[str, object]:
+    """Start the keeper (:mod:`posthoc.labelstudio.server_keeper`) for ``data_dir`` and wait until its servers
+    answer; returns the state it wrote.
+
+    Raises the keeper's own PosthocInputError / PosthocServiceError (one line) when it could not start them; it
+    has then stopped everything it started."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    settings = {"data_dir": str(data_dir.resolve()), "port": port, "timeout": timeout, "database": database,
+                "gateway_manifest": str(gateway_manifest.resolve()) if gateway_manifest else None,
+                "gateway_port": gateway_port}
+    with open(data_dir / KEEPER_LOG, "ab") as log:
+        keeper = subprocess.Popen([sys.executable, "-m", KEEPER_MODULE, json.dumps(settings)],
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log,
+                                  start_new_session=True, preexec_fn=die_with_parent())
+    assert keeper.stdout is not None
+    line = keeper.stdout.readline()
+    keeper.stdout.close()
+    try:
+        answer = json.loads(line) if line else {}
+    except ValueError:
+        answer = {}
+    if not isinstance(answer, dict) or "error" in answer or "url" not in answer:
+        keeper.wait(timeout=60)
+        message = answer.get("error") if isinstance(answer, dict) else None
+        tail = (data_dir / KEEPER_LOG).read_bytes()[-1500:].decode("utf-8", "replace")
+        error = PosthocInputError if isinstance(answer, dict) and answer.get("kind") == "input" else PosthocServiceError
+        raise error(str(message or f"the Label Studio keeper exited (code {keeper.returncode}); "
+                                   f"{data_dir / KEEPER_LOG}:\n{tail}"))
+    return answer
 
 
 def start_detached(data_dir: str | os.PathLike[str], *, port: int | None = None, timeout: float = START_TIMEOUT,
-                   database: DatabaseSettings | None = None) -> LabelStudioServer:
-    """Start a server that outlives this process (``posthoc ls start``); refuses a second one per data dir."""
+                   database: str | None = None, gateway_manifest: Path | None = None,
+                   gateway_port: int | None = None) -> tuple[LabelStudioServer, dict[str, object]]:
+    """Start a server that outlives this process (``posthoc ls start``) under its keeper
+    (:mod:`~posthoc.labelstudio.server_keeper`), with the study gateway of ``gateway_manifest`` beside it when
+    given; refuses a second one per data dir. Returns the server (not owned: :meth:`LabelStudioServer.stop` is
+    not for it) and the state the keeper wrote (``gateway_url`` among it)."""
     status = server_status(data_dir)
     if status.running:
         raise PosthocInputError(f"{status.data_dir}: Label Studio already runs there (pid {status.pid}, "
                                 f"{status.url}); stop it with `posthoc ls stop`")
-    server = LabelStudioServer(data_dir, port=port, database=database)
-    server.start(timeout=timeout, detach=True)
-    # forget the handles without stopping the processes
-    server.process = None
-    server.cluster = None
-    if server._log is not None:
-        server._log.close()
-        server._log = None
-    return server
+    state = spawn_keeper(Path(data_dir), port=port, timeout=timeout, database=database,
+                         gateway_manifest=gateway_manifest, gateway_port=gateway_port)
+    server = LabelStudioServer(data_dir, port=port)
+    port_found = state.get("port")
+    server.port = port_found if isinstance(port_found, int) else None
+    return server, state
 
 
 def is_label_studio_process(pid: int) -> bool:
@@ -286,7 +345,7 @@ def is_label_studio_process(pid: int) -> bool:
         return not Path("/proc/self/cmdline").exists()
     except OSError:
         return True
-    return b"label-studio" in command or b"label_studio" in command
+    return b"label-studio" in command or b"label_studio" in command or KEEPER_MODULE.encode() in command
 
 
 def stop_detached(data_dir: str | os.PathLike[str], *, timeout: float = 20) -> bool:

@@ -1,0 +1,67 @@
+"""``posthoc demo`` prints each worker's link through the study gateway (issue 23): the printed worker logs in
+there, reaches their own project and is refused another worker's; Ctrl-C stops the gateway with the rest."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gateway.live_study import login, refused_by_gateway
+from lsfixtures import copy_template
+from posthoc.labelstudio.ports import port_is_free
+
+pytestmark = pytest.mark.labelstudio
+POSTHOC = [sys.executable, "-m", "posthoc.cli.main"]
+
+
+def _until_serving(process: subprocess.Popen[str]) -> str:
+    """What the demo printed up to its "Serving." line (all of it, if it ended before)."""
+    assert process.stdout is not None
+    lines = []
+    for line in iter(process.stdout.readline, ""):
+        lines.append(line)
+        if line.startswith("Serving."):
+            break
+    return "".join(lines)
+
+
+def test_demo_links_go_through_the_gateway(ls_template: Path, tmp_path: Path) -> None:
+    out = tmp_path / "demo"
+    copy_template(ls_template, out / "labelstudio")
+    process = subprocess.Popen([*POSTHOC, "demo", "--out", str(out), "--no-progress"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        text = _until_serving(process)
+        found = re.search(r"Study gateway: (http://127\.0\.0\.1:\d+) ", text)
+        assert found is not None, text + (process.stderr.read()[-3000:] if process.poll() is not None else "")
+        gateway_url = found.group(1)
+        ls_url = re.search(r"Label Studio: (http://127\.0\.0\.1:\d+)", text).group(1)  # type: ignore[union-attr]
+        assert gateway_url != ls_url
+        links = dict(re.findall(r"worker (w\d+): (\S+)  login", text))
+        assert len(links) >= 2 and all(link.startswith(f"{gateway_url}/projects/") for link in links.values())
+        yours = re.search(r"Open this to label as worker w001 .*\n  (\S+)\n  login (\S+) / (\S+)", text)
+        assert yours is not None and yours.group(1) == links["w001"], text
+        project = {w: int(re.search(r"/projects/(\d+)/", link).group(1)) for w, link in links.items()}  # type: ignore[union-attr]
+        worker = login(gateway_url, yours.group(2), yours.group(3))
+        try:
+            assert worker.get(links["w001"].removeprefix(gateway_url)).status_code == 200
+            task = worker.get(f"/api/projects/{project['w001']}/next")
+            assert task.status_code == 200 and json.loads(task.text)["data"]["batch_position"].startswith("Task 1")
+            assert refused_by_gateway(worker.get(f"/api/projects/{project['w002']}/next"))
+            assert refused_by_gateway(worker.get(links["w002"].removeprefix(gateway_url)))
+        finally:
+            worker.close()
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=120) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=30)
+    assert port_is_free(int(gateway_url.rsplit(":", 1)[1])) and port_is_free(int(ls_url.rsplit(":", 1)[1]))
+    assert json.loads((out / "demo-ports.json").read_text())["gateway"] == int(gateway_url.rsplit(":", 1)[1])
