@@ -140,7 +140,7 @@ def create_review_project(flags_dir: str | os.PathLike[str], *, url: str, token:
     title = title or f"Eaglet review: {flags_dir.resolve().name}"
     marker = f"{REVIEW_MARKER} {title}"
     client = LabelStudioClient(url, token)
-    projects = client.projects()
+    projects = client.projects()  # every project, only the fields read (PROJECT_FIELDS): a review is no study
     # by its marker (projects.py, as the study's projects are found); one made before markers: by its title
     found = marked_projects(projects, marker) or [p for p in projects if p.get("title") == title]
     if found:
