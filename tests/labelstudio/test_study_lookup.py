@@ -95,7 +95,8 @@ def test_a_first_run_lists_every_project_once_with_include(study: dict[str, Any]
     assert len(listed) == 1, listed  # one page: the shared server holds fewer than 100 projects
     assert set(str(listed[0][2]["include"]).split(",")) == {"id", "title", "description", "expert_instruction",
                                                             "task_number", "total_predictions_number"}
-    assert len(member_listings(calls)) == 1  # no user id known yet: the members matched by e-mail, once
+    # no user id known yet: the members matched by e-mail, then listed once more for the new accounts' ids
+    assert len(member_listings(calls)) == 2
     assert set(study["setup"].project_ids().values()).isdisjoint(study["others"])
 
 

@@ -114,8 +114,8 @@ def ensure_accounts(client: LabelStudioClient, workers: Sequence[str], path: Pat
     Logins are decided by :func:`planned_logins`. When every account is verified with its user id in ``path``
     (a rerun), each user is read by id and nothing is listed; otherwise the organisation's members are listed
     once (matched by e-mail). Logins that exist in Label Studio are checked first, all of them, and only then
-    are missing ones signed up: a run that meets another's login makes no account at all. A new account's id is
-    read from its own session; every id found is kept in ``path`` (``user_id``).
+    are missing ones signed up: a run that meets another's login makes no account at all. New accounts' ids come
+    from one more listing of the members; every id found is kept in ``path`` (``user_id``).
     """
     accounts = planned_logins(read_accounts(path), workers, path, study=study, email_domain=email_domain)
     write_accounts(path, accounts)
@@ -134,15 +134,10 @@ def ensure_accounts(client: LabelStudioClient, workers: Sequence[str], path: Pat
 
     def make(worker: str, invite: str, csrf: str | None) -> None:
         entry = accounts[worker]
-        session = signup(client, entry["email"], entry["password"], invite=invite, csrf=csrf)
-        try:
-            user_id = ls.int_id(session.get_json("/api/current-user/whoami"))
-        finally:
-            session.close()
+        signup(client, entry["email"], entry["password"], invite=invite, csrf=csrf).close()  # id: one listing
         with lock:
             created.append(worker)
             entry["verified"] = "yes"
-            entry["user_id"] = str(user_id)
 
     try:
         with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
@@ -162,6 +157,11 @@ def ensure_accounts(client: LabelStudioClient, workers: Sequence[str], path: Pat
                 csrf = first.csrf(f"/user/signup/?token={invite}")
                 first.close()
                 list(pool.map(lambda worker: make(worker, invite, csrf), missing))
+                # the new accounts' ids, one listing (a whoami in each new session beside the sign-ups met
+                # SQLite's lock under load: measured in bench/study_server_bench.py)
+                users = organisation_users(client)
+                for worker in missing:
+                    accounts[worker]["user_id"] = str(ls.int_id(users[accounts[worker]["email"]]))
     finally:
         write_accounts(path, accounts)  # what was verified stays verified, also when one account failed
     return StudyAccounts(users={w: (accounts[w]["email"], int(accounts[w]["user_id"])) for w in workers},
