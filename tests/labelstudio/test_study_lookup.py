@@ -117,19 +117,17 @@ def test_a_rerun_with_everything_known_lists_neither_every_project_nor_the_membe
 def test_score_exports_exactly_the_studys_projects_and_lists_only_them(study: dict[str, Any], ls_server: Any,
                                                                         tmp_path: Path) -> None:
     from posthoc.jobs.score import JudgementSource, ScoreOptions, run_score_job
-    from posthoc.jobs.simulate import SimulationConfig, annotate_stream, plan_decisions
-    from posthoc.labelstudio.label_config import verification_tags
+    from posthoc.jobs.simulate import SimulationConfig, annotate_study
     from posthoc.labelstudio.users import ensure_user
     from posthoc.paths import label_config
 
     manifest, setup = study["manifest"], study["setup"]
-    stored = read_accounts(default_accounts_file(Path(manifest.path)))
-    decisions = plan_decisions(manifest.mentions(), SimulationConfig(seed=3))
-    mine = decisions[decisions["worker"] == "w001"]
-    account = ensure_user(ls_server.url, ls_server.token, email=stored["w001"]["email"],
-                          password=stored["w001"]["password"])
-    annotate_stream(LabelStudioClient(ls_server.url, account.token), setup.project_ids()["w001"], mine,
-                    verification_tags(label_config("entity_verification")))
+    w001 = read_accounts(default_accounts_file(Path(manifest.path)))["w001"]
+    token = ensure_user(ls_server.url, ls_server.token, email=w001["email"], password=w001["password"]).token
+    posted = annotate_study(manifest, url=ls_server.url, tokens={"w001": token}, project_ids=setup.project_ids(),
+                            label_config=label_config("entity_verification"), config=SimulationConfig(seed=3),
+                            workers=["w001"])
+    assert posted.annotations > 0
     source = JudgementSource(ls_url=ls_server.url, token=ls_server.token)
     ids = set(setup.project_ids().values())
     with counted() as calls:
