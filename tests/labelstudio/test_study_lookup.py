@@ -21,7 +21,7 @@ import pytest
 
 from lsfixtures import run_backend, small_sample_manifest
 from posthoc.errors import PosthocServiceError
-from posthoc.jobs.setup import create_study
+from posthoc.jobs.setup import SETUP_FIELDS, create_study
 from posthoc.labelstudio.client import LabelStudioClient
 from posthoc.study.live.projects import find_study_projects, marker_html, project_marker
 from posthoc.study.plan.logins import default_accounts_file, read_accounts
@@ -93,8 +93,9 @@ def test_a_first_run_lists_every_project_once_with_include(study: dict[str, Any]
     calls = study["first_calls"]
     listed = every_project(calls)
     assert len(listed) == 1, listed  # one page: the shared server holds fewer than 100 projects
-    assert set(str(listed[0][2]["include"]).split(",")) == {"id", "title", "description", "expert_instruction",
-                                                            "task_number", "total_predictions_number"}
+    include = set(str(listed[0][2]["include"]).split(","))
+    assert include == set(SETUP_FIELDS) and {"id", "title", "description", "expert_instruction", "label_config",
+                                             "model_version", "task_number", "total_predictions_number"} <= include
     # no user id known yet: the members matched by e-mail, then listed once more for the new accounts' ids
     assert len(member_listings(calls)) == 2
     assert set(study["setup"].project_ids().values()).isdisjoint(study["others"])
@@ -108,6 +109,8 @@ def test_a_rerun_with_everything_known_lists_neither_every_project_nor_the_membe
     assert (rerun.created_projects, rerun.created_users, rerun.imported_tasks) == (0, 0, 0)
     assert every_project(calls) == [] and member_listings(calls) == []
     assert by_ids(calls) == [set(setup.project_ids().values())]
+    # the listing answered every field compared (include= leaves the others out): nothing written, no task read
+    assert [c for c in calls if c[0] != "GET" or c[1] == "/api/tasks/"] == []
     read_users = sorted(int(m.group(1)) for c in calls if (m := re.fullmatch(r"/api/users/(\d+)/", c[1])))
     assert read_users == sorted(p.user_id for p in setup.projects)
     saved = read_accounts(default_accounts_file(Path(study["manifest"].path)))

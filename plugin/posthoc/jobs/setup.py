@@ -131,6 +131,11 @@ def _project_settings(label_config: str, model_version: str | None) -> dict[str,
     return settings
 
 
+#: the project fields a run reads from the listing (``include=`` answers only these): the markers, the settings
+#: :func:`_ensure_project` compares, the title, and what the setup record compares (counts, model version)
+SETUP_FIELDS = (*PROJECT_FIELDS, *_project_settings("", None), "model_version", *PROJECT_COUNTS)
+
+
 def _ensure_project(client: LabelStudioClient, found: ls.Project | None, *, study: str, worker: str,
                     label_config: str, model_version: str | None) -> tuple[ls.Project, bool]:
     """The worker's project, created (with ``model_version`` when known: Label Studio checks a project's model
@@ -361,7 +366,7 @@ def create_study(manifest: Manifest | str | os.PathLike[str], *, url: str, token
                  record=SetupRecord(Path(setup_file) if setup_file is not None
                                     else default_setup_file(Path(opened.path)), study=study, trust=not verify))
     known = [] if verify else list(ctx.record.project_ids().values())
-    existing = find_study_projects(client, study, workers, known_ids=known, include=(*PROJECT_FIELDS, *PROJECT_COUNTS))
+    existing = find_study_projects(client, study, workers, known_ids=known, include=SETUP_FIELDS)
     done: dict[str, tuple[ls.Project, int]] = {}
     bar = _progress(len(workers), progress)
 
