@@ -11,7 +11,7 @@ nginx's ``auth_request`` sends a body-less sub-request to ``/authorise`` with th
    the authoriser remembers logouts in memory, so it is served by one process);
 2. maps the user to a role: an owner (the admin token's user and ``owners``), a worker of the study (the
    accounts file beside the manifest names each worker's e-mail; the project is the one ``posthoc study
-   create`` marked for that worker, :func:`posthoc.study.live.projects.study_projects`; its task ids are read
+   create`` marked for that worker, :func:`posthoc.study.live.projects.find_study_projects`; its task ids are read
    once a minute), or an outsider;
 3. decides with :func:`posthoc.labelstudio.gateway_rules.decide` (annotation, draft and view ids looked up in
    Label Studio and kept) and answers ``204``, or ``403`` with a JSON reason (``401`` for an anonymous caller,
@@ -38,11 +38,12 @@ from typing import TypeVar
 from flask import Flask, Response, jsonify, request
 
 from posthoc.errors import PosthocInputError, PosthocServiceError
+from posthoc.jobs.setup_record import default_setup_file, recorded_project_ids
 from posthoc.labelstudio import records
 from posthoc.labelstudio.client import LabelStudioClient
 from posthoc.labelstudio.gateway_lookup import ProjectObjects, session_user
 from posthoc.labelstudio.gateway_rules import Caller, Decision, GatewayRequest, Lookup, Role, decide
-from posthoc.study.live.projects import study_projects
+from posthoc.study.live.projects import find_study_projects
 from posthoc.study.plan.logins import default_accounts_file, read_accounts
 
 #: how long a session's user, and the study's workers and task ids, are kept (seconds)
@@ -93,13 +94,16 @@ class StudyAccess:
 
 def load_study_access(manifest_path: Path, client: LabelStudioClient, *, accounts_file: Path | None = None,
                       owners: Iterable[str] = ()) -> StudyAccess:
-    """The study's :class:`StudyAccess` from its manifest, accounts file and Label Studio's marked projects; the
-    admin token's user is an owner."""
+    """The study's :class:`StudyAccess` from its manifest, accounts file and Label Studio's marked projects (those
+    the setup record beside the manifest names, listed by id; every project only while some worker's is unknown:
+    :func:`posthoc.study.live.projects.find_study_projects`); the admin token's user is an owner."""
     from posthoc.study.plan.manifest import Manifest
 
     manifest = Manifest.open(manifest_path)
     accounts = read_accounts(accounts_file or default_accounts_file(manifest_path))
-    projects = study_projects(client.projects(), str(manifest.study), manifest.workers())
+    study = str(manifest.study)
+    known = recorded_project_ids(default_setup_file(manifest_path), study=study).values()
+    projects = find_study_projects(client, study, manifest.workers(), known_ids=known)
     workers: dict[str, tuple[str, int]] = {}
     for worker, project in projects.items():
         email = str(accounts.get(worker, {}).get("email", "")).strip().lower()

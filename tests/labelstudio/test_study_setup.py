@@ -263,16 +263,18 @@ def _counted_rerun(study, ls_server, **options: Any) -> tuple[Any, list[tuple[st
     return again, seen
 
 
-RERUN_LISTINGS = {"/api/current-user/whoami", "/api/organizations/N/memberships", "/api/projects/",
-                  "/api/webhooks/", "/api/dm/views/"}
+#: a rerun's calls: listings, and each worker's user by id (the accounts file knows their ids: no member listing)
+RERUN_LISTINGS = {"/api/current-user/whoami", "/api/users/N/", "/api/projects/", "/api/webhooks/", "/api/dm/views/"}
 
 
 def test_a_rerun_with_nothing_to_do_reads_a_few_listings_and_writes_nothing(study, ls_server) -> None:
     """Through a counting proxy: no write, no task or prediction read (the setup record and Label Studio's project
-    counts agree), only a few listings whatever the number of workers."""
+    counts agree), only a few listings whatever the number of workers, and one read of each worker's user."""
     _, seen = _counted_rerun(study, ls_server)
     assert {path for _, path in seen} <= RERUN_LISTINGS, seen
-    assert len(seen) <= 2 * len(RERUN_LISTINGS)
+    users = sum(path == "/api/users/N/" for _, path in seen)
+    assert users == len(study["manifest"].workers())
+    assert len(seen) - users <= 2 * len(RERUN_LISTINGS)
 
 
 def test_a_rerun_with_verify_reads_every_project_back(study, ls_server) -> None:

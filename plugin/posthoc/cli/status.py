@@ -37,15 +37,22 @@ def study_project_ids(projects: Iterable[Project], study: str) -> list[int]:
 
 
 def annotations_from_label_studio(url: str, token: str, manifest: Manifest) -> pd.DataFrame:
-    """The study's annotations as Label Studio holds them (one row an annotation, see progress)."""
+    """The study's annotations as Label Studio holds them (one row an annotation, see progress), from the
+    study's projects: those the setup record names, by id, or every project's markers while some worker's is
+    unknown (:func:`posthoc.study.live.projects.find_study_projects`)."""
+    from posthoc.jobs.setup_record import default_setup_file, recorded_project_ids
     from posthoc.labelstudio import records as ls
     from posthoc.labelstudio.client import LabelStudioClient
     from posthoc.study.live.progress import annotations_from_tasks
+    from posthoc.study.live.projects import find_study_projects
 
     keys = set(manifest.tasks()["task_key"])
     client = LabelStudioClient(url, token)
+    study = str(manifest.study)
+    known = recorded_project_ids(default_setup_file(Path(manifest.path)), study=study).values()
+    found = find_study_projects(client, study, manifest.workers(), known_ids=known, any_worker=True)
     tasks: list[Mapping[str, object]] = []
-    for project_id in study_project_ids(client.projects(), manifest.study):
+    for project_id in study_project_ids(found.values(), study):
         for task in client.tasks(project_id):
             data = ls.task_data(task)
             if isinstance(data, dict) and data.get("task_key") in keys and ls.task_annotations(task):

@@ -132,6 +132,7 @@ def _load_flags_dir(flags_dir: Path) -> tuple[dict[str, Any], pd.DataFrame, Corp
 def create_review_project(flags_dir: str | os.PathLike[str], *, url: str, token: str, title: str | None = None,
                           rules: list[str] | None = None) -> ReviewProject:
     """Create (or reuse, by title) the review project and import the tasks not yet there."""
+    from posthoc.labelstudio.calls import PROJECT_FIELDS
     from posthoc.labelstudio.client import LabelStudioClient
     from posthoc.study.live.projects import REVIEW_MARKER, marked_projects, marker_html
 
@@ -140,7 +141,7 @@ def create_review_project(flags_dir: str | os.PathLike[str], *, url: str, token:
     title = title or f"Eaglet review: {flags_dir.resolve().name}"
     marker = f"{REVIEW_MARKER} {title}"
     client = LabelStudioClient(url, token)
-    projects = client.projects()
+    projects = client.projects(include=PROJECT_FIELDS)  # every project (a review is no study), the fields read
     # by its marker (projects.py, as the study's projects are found); one made before markers: by its title
     found = marked_projects(projects, marker) or [p for p in projects if p.get("title") == title]
     if found:

@@ -4,10 +4,11 @@ Open-source Label Studio 1.23 has no API that sets a password: ``POST /api/users
 the user has no usable password and cannot log in (``set_password`` is only called by the sign-up form and the
 ``label-studio reset_password`` command on the server's database). So an account is made the way a person makes
 one, the sign-up form with the organisation's invite token: one POST a user (the form's CSRF cookie is read
-once a run), bounded in parallel. What a run reads instead of asking per worker: one paged listing of the
-organisation's members (``GET /api/users/`` is unpaged and costs ~2 ms per user, per call), and the accounts
-file, where an account is marked ``verified`` once Label Studio has accepted its password (a rerun then makes
-no call for it at all).
+once a run), bounded in parallel. What a run reads: the accounts file, where an account is marked ``verified``
+once Label Studio has accepted its password and keeps its ``user_id``; when every worker's is there (a rerun),
+each user by id (``GET /api/users/{id}/``, to see it still exists with that e-mail), whatever the size of the
+organisation. Only when some worker's id is unknown, one paged listing of the organisation's members, the one
+way to match an e-mail (``GET /api/users/`` is unpaged and costs ~2 ms per user, per call).
 
 Logins are unique per study by default: ``<worker>@<study>.posthoc.local`` (:func:`study_email_domain`), so any
 number of studies planned with the same worker ids share one server. A study whose accounts file holds logins
@@ -91,21 +92,33 @@ def _taken_message(email: str, study: str, email_domain: str | None) -> str:
             "its password (label-studio reset_password, or study create --data-dir on a local server)")
 
 
+def _users_by_id(client: LabelStudioClient, accounts: dict[str, dict[str, str]], workers: Sequence[str],
+                 pool: ThreadPoolExecutor) -> dict[str, ls.User] | None:
+    """The workers' users read by id (``GET /api/users/{id}/``, one row each), by lower-case e-mail, when every
+    worker's account is verified with a known ``user_id`` and each still has that e-mail; ``None`` otherwise (the
+    caller then lists the organisation, the one way to match an e-mail)."""
+    entries = [accounts[w] for w in workers]
+    if not all(e.get("verified") == "yes" and str(e.get("user_id", "")).isdigit() for e in entries):
+        return None
+    read = list(pool.map(lambda entry: client.user(int(entry["user_id"])), entries))
+    users = {str(user.get("email", "")).lower(): user for user in read if user is not None}
+    return users if all(e["email"] in users for e in entries) else None
+
+
 def ensure_accounts(client: LabelStudioClient, workers: Sequence[str], path: Path, *, study: str,
                     email_domain: str | None = None, concurrency: int = 4,
                     reset_password: Callable[[str, str], None] | None = None) -> StudyAccounts:
     """Every worker's account (``<worker>@<domain>``, a password generated once and kept in ``path``), made or
     checked as the module docstring says; the accounts file is written before Label Studio knows a password.
 
-    Logins are decided by :func:`planned_logins`. Logins that exist in Label Studio are checked first, all of
-    them, and only then are missing ones signed up: a run that meets another's login makes no account at all.
+    Logins are decided by :func:`planned_logins`. When every account is verified with its user id in ``path``
+    (a rerun), each user is read by id and nothing is listed; otherwise the organisation's members are listed
+    once (matched by e-mail). Logins that exist in Label Studio are checked first, all of them, and only then
+    are missing ones signed up: a run that meets another's login makes no account at all. New accounts' ids come
+    from one more listing of the members; every id found is kept in ``path`` (``user_id``).
     """
     accounts = planned_logins(read_accounts(path), workers, path, study=study, email_domain=email_domain)
     write_accounts(path, accounts)
-    users = organisation_users(client)
-    todo = [w for w in workers if not (accounts[w].get("verified") == "yes" and accounts[w]["email"] in users)]
-    existing = [w for w in todo if accounts[w]["email"] in users]
-    missing = [w for w in todo if accounts[w]["email"] not in users]
     lock = threading.Lock()
     created: list[str] = []
 
@@ -128,20 +141,28 @@ def ensure_accounts(client: LabelStudioClient, workers: Sequence[str], path: Pat
 
     try:
         with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+            users = _users_by_id(client, accounts, workers, pool) or organisation_users(client)
+            todo = [w for w in workers if not (accounts[w].get("verified") == "yes" and accounts[w]["email"] in users)]
+            existing = [w for w in todo if accounts[w]["email"] in users]
+            missing = [w for w in todo if accounts[w]["email"] not in users]
             refused = [w for w, ok in zip(existing, pool.map(logs_in, existing), strict=True) if not ok]
             if refused:  # nothing is marked or made: the flag the message suggests applies to every worker
                 raise PosthocServiceError(_taken_message(accounts[refused[0]]["email"], study, email_domain))
-            for worker in existing:
-                accounts[worker]["verified"] = "yes"
+            for worker in workers:
+                if worker not in missing:
+                    accounts[worker] |= {"verified": "yes", "user_id": str(ls.int_id(users[accounts[worker]["email"]]))}
             if missing:
                 invite = client.invite_token()
                 first = client.form_session()  # the sign-up form's CSRF cookie, read once for every sign-up
                 csrf = first.csrf(f"/user/signup/?token={invite}")
                 first.close()
                 list(pool.map(lambda worker: make(worker, invite, csrf), missing))
+                # the new accounts' ids, one listing (a whoami in each new session beside the sign-ups met
+                # SQLite's lock under load: measured in bench/study_server_bench.py)
+                users = organisation_users(client)
+                for worker in missing:
+                    accounts[worker]["user_id"] = str(ls.int_id(users[accounts[worker]["email"]]))
     finally:
         write_accounts(path, accounts)  # what was verified stays verified, also when one account failed
-    if created:
-        users = organisation_users(client)
-    return StudyAccounts(users={w: (accounts[w]["email"], ls.int_id(users[accounts[w]["email"]])) for w in workers},
+    return StudyAccounts(users={w: (accounts[w]["email"], int(accounts[w]["user_id"])) for w in workers},
                          created=len(created))

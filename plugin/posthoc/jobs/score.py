@@ -91,14 +91,17 @@ def _study_projects(client: LabelStudioClient, study: Study,
                     project_ids: Sequence[int]) -> list[tuple[int, str | None]]:
     """``(project id, worker or None)`` of every project of the study.
 
-    Without ``project_ids``: the projects that carry the study's worker markers
-    (:func:`posthoc.study.live.projects.study_projects`, written by ``posthoc study create``).
+    Without ``project_ids``: the projects that carry the study's worker markers, looked up by the ids the setup
+    record beside the manifest names and listing every project only when some worker's is unknown
+    (:func:`posthoc.study.live.projects.find_study_projects`, written by ``posthoc study create``).
     """
     if project_ids:
         return [(int(p), None) for p in project_ids]
-    from posthoc.study.live.projects import study_projects
+    from posthoc.jobs.setup_record import default_setup_file, recorded_project_ids
+    from posthoc.study.live.projects import find_study_projects
 
-    found = study_projects(client.projects(), study.name, study.workers)
+    known = recorded_project_ids(default_setup_file(study.path), study=study.name).values()
+    found = find_study_projects(client, study.name, study.workers, known_ids=known)
     if not found:
         raise PosthocInputError(f"Label Studio holds no project of study {study.name!r}; run "
                                 "`posthoc study create` first or pass --project")

@@ -5,10 +5,12 @@ link of a task); paper 004, section 4 (each worker gets their own randomised ord
 :func:`create_study` does:
 
 1. makes every worker's account (e-mail ``<worker>@<domain>``, password generated once and kept in the
-   accounts file, 0600) through the sign-up form, after one paged listing of the organisation's members
-   (:mod:`posthoc.jobs.accounts`);
-2. lists the projects once and finds the study's by marker (:func:`posthoc.study.live.projects.study_projects`);
-   then, for several workers at once (``concurrency`` projects, a thread pool), for each:
+   accounts file, 0600) through the sign-up form; the organisation's members are listed only when some worker's
+   user id is not yet in the accounts file (:mod:`posthoc.jobs.accounts`);
+2. finds the study's projects by marker (:func:`posthoc.study.live.projects.find_study_projects`): the projects
+   the setup record names, by id, and every project only while some worker's is unknown (a first run), both
+   with ``include=`` the fields read here; then, for several workers at once (``concurrency`` projects, a thread
+   pool), for each:
 3. finds or creates the worker's project: title ``<study> · worker <worker>``, the marker in its
    ``expert_instruction``, settings: the label config, Sequential sampling, ``maximum_annotations=1``, no
    skip button, the backend's neutral ``model_version`` (asked once a run, through the first project set up;
@@ -33,9 +35,10 @@ link of a task); paper 004, section 4 (each worker gets their own randomised ord
    (:mod:`posthoc.jobs.setup_record`).
 
 Only then are the workers' links returned. A rerun after success trusts the record where Label Studio's project
-listing agrees with it (same project, task and prediction counts, model version): it makes a handful of listings
-(members, projects, webhooks, Data Manager tabs), reads no task, and changes nothing. ``verify=True`` reads
-every project back instead.
+listing agrees with it (same project, task and prediction counts, model version): it reads each worker's user
+by id, lists the recorded projects by id, the webhooks and Data Manager tabs, reads no task, and changes nothing;
+no listing of every project or member, so it costs the same on a server holding 1,000 other projects.
+``verify=True`` reads every project back instead (and lists every project, to find doubled markers).
 """
 
 from __future__ import annotations
@@ -55,12 +58,13 @@ from posthoc.jobs.accounts import ensure_accounts
 from posthoc.jobs.setup_record import SetupRecord, default_setup_file
 from posthoc.labelstudio import records as ls
 from posthoc.labelstudio.backend import BACKEND_WAIT, BackendLink, check_backend_health
+from posthoc.labelstudio.calls import PROJECT_COUNTS, PROJECT_FIELDS
 from posthoc.labelstudio.client import LabelStudioClient
 from posthoc.labelstudio.payloads import has_links, manifest_prediction, prediction_regions, regions_differ
 from posthoc.labelstudio.tasks import task_data
 from posthoc.labelstudio.views import ensure_tabs
 from posthoc.lazy import Lazy
-from posthoc.study.live.projects import MARKER, marker_html, project_marker, project_markers, study_projects
+from posthoc.study.live.projects import MARKER, find_study_projects, marker_html, project_marker, project_markers
 from posthoc.study.plan.index import ManifestIndex
 from posthoc.study.plan.logins import default_accounts_file, read_accounts
 
@@ -128,6 +132,11 @@ def _project_settings(label_config: str, model_version: str | None) -> dict[str,
     if model_version is not None:
         settings |= {"model_version": model_version}
     return settings
+
+
+#: the project fields a run reads from the listing (``include=`` answers only these): the markers, the settings
+#: :func:`_ensure_project` compares, the title, and what the setup record compares (counts, model version)
+SETUP_FIELDS = (*PROJECT_FIELDS, *_project_settings("", None), "model_version", *PROJECT_COUNTS)
 
 
 def _ensure_project(client: LabelStudioClient, found: ls.Project | None, *, study: str, worker: str,
@@ -364,7 +373,8 @@ def create_study(manifest: Manifest | str | os.PathLike[str], *, url: str, token
                  counts=_Counts(),
                  record=SetupRecord(Path(setup_file) if setup_file is not None
                                     else default_setup_file(Path(opened.path)), study=study, trust=not verify))
-    existing = study_projects(client.projects(), study, workers)
+    known = [] if verify else list(ctx.record.project_ids().values())
+    existing = find_study_projects(client, study, workers, known_ids=known, include=SETUP_FIELDS)
     done: dict[str, tuple[ls.Project, int]] = {}
     bar = _progress(len(workers), progress)
 

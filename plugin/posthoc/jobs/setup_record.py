@@ -39,6 +39,16 @@ def default_setup_file(manifest_path: Path) -> Path:
     return manifest_path.with_name(f"{manifest_path.stem}.setup.json")
 
 
+def recorded_project_ids(path: Path, *, study: str) -> dict[str, int]:
+    """``{worker: project id}`` the record at ``path`` holds for ``study``: the ids a study's lookup lists first
+    (:func:`posthoc.study.live.projects.find_study_projects`). Empty when there is no record or it is broken: the
+    lookup then lists every project, which costs time, never a wrong answer (markers decide either way)."""
+    try:
+        return SetupRecord(path, study=study).project_ids()
+    except PosthocInputError:
+        return {}
+
+
 class SetupRecord:
     """The checked projects of one study on one Label Studio (module docstring); safe to share between threads."""
 
@@ -80,6 +90,12 @@ class SetupRecord:
         return (entry.get("project_id") == ls.int_id(project) and entry.get("tasks") == n_tasks
                 and ls.project_task_number(project) == n_tasks and ls.project_prediction_number(project) == n_tasks
                 and bool(recorded_version) and ls.model_version(project) == recorded_version)
+
+    def project_ids(self) -> dict[str, int]:
+        """``{worker: project id}`` of the projects recorded as checked (whether or not they are trusted)."""
+        with self._lock:
+            entries = dict(self._mine)
+        return {w: e["project_id"] for w, e in entries.items() if isinstance(e.get("project_id"), int)}
 
     def connected(self, worker: str, project_id: int, backend: str) -> bool:
         """Whether ``worker``'s project ``project_id`` is recorded as checked while connected to the ML backend at
