@@ -1,0 +1,236 @@
+"""Label Studio served for production: its WSGI app under gunicorn with N worker processes, on PostgreSQL.
+
+``label-studio start`` (:class:`~posthoc.labelstudio.server.LabelStudioServer`) is Django's ``runserver`` in
+one process: the embedded default, on SQLite. :class:`AppServer` serves the same data directory the way Label
+Studio's own Docker image does (there: uWSGI behind nginx): the WSGI app the wheel ships,
+``label_studio.core.wsgi:application``, under gunicorn (a dependency of this project) with ``workers`` processes
+on loopback, with the environment and credentials of :class:`LabelStudioServer` (it calls them, it does not copy
+them). Before gunicorn starts, one ``label-studio start`` on the data dir migrates the database, makes the admin
+and starts the data dir's local PostgreSQL cluster; that process is then stopped and the cluster kept.
+
+Facts of Label Studio 1.23 this relies on (its ``core/settings/base.py`` and ``core/urls.py``):
+
+* **Static files** are served by the app itself: ``urls.py`` routes ``/static/``, ``/react-app/``,
+  ``/label-studio-frontend/`` and ``/dm/`` to its ``core.utils.static_serve.serve`` view over folders the wheel
+  ships built (``STATIC_ROOT`` is ``label_studio/core/static_build``), whatever ``DEBUG`` says; whitenoise is
+  not in its ``MIDDLEWARE``, and no ``collectstatic`` is needed. A front nginx may serve ``STATIC_ROOT`` itself
+  (:func:`static_root`) to spare the workers (``bench/load_bench.py`` does, and checks a bundle loads).
+* **No Redis**: the open-source settings hard-code ``REDIS_ENABLED = False`` ("OSS version does not support
+  Redis"), so ``core.redis.start_job_async_or_sync`` runs every job (imports, exports, stats) synchronously in
+  the request whatever Redis runs; ``django_rq`` is installed but never queued to. Nothing to start.
+* **SQLite** takes one writer at a time for the whole database; several processes writing it answer 500
+  ("database is locked") under load, so N > 1 on SQLite is refused here; SQLite stays the one-process default.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import IO, TYPE_CHECKING
+
+from posthoc.errors import PosthocInputError, PosthocServiceError
+from posthoc.labelstudio.credentials import Credentials
+from posthoc.labelstudio.database import DatabaseSettings, choose_database
+from posthoc.labelstudio.ports import LOOPBACK, free_port, port_is_free
+from posthoc.labelstudio.server import START_TIMEOUT, LabelStudioServer, stop_process_group
+from posthoc.processes import die_with_parent, pid_alive
+
+if TYPE_CHECKING:
+    from posthoc.labelstudio.client import LabelStudio
+
+#: Django settings of the ``label-studio`` command (``label_studio/server.py`` sets the same)
+SETTINGS_MODULE = "label_studio.core.settings.label_studio"
+WSGI_APP = "label_studio.core.wsgi:application"
+APP_LOG = "gunicorn.log"
+#: gunicorn's default is 30 s; an export of a large project runs inside the request (no Redis, above)
+REQUEST_TIMEOUT = 300
+#: gunicorn's access-log fields: the worker's pid, the request line, the status, the time taken in microseconds
+ACCESS_FORMAT = '%(p)s "%(r)s" %(s)s %(D)s'
+
+
+def label_studio_root() -> Path:
+    """The installed ``label_studio`` package folder (its modules import each other as top-level ``core``...)."""
+    import label_studio
+
+    return Path(label_studio.__file__).resolve().parent
+
+
+def static_root() -> Path:
+    """Label Studio's ``STATIC_ROOT``: ``core/static_build`` in the wheel, served under ``/static/``."""
+    return label_studio_root() / "core" / "static_build"
+
+
+class AppServer:
+    """Label Studio's WSGI app under gunicorn with ``workers`` processes on loopback (module docstring).
+
+    A context manager like :class:`LabelStudioServer`, with the same ``url``, ``token``, ``username``,
+    ``password``, ``data_dir``, ``environment()``, ``run_command()`` and ``client()``. ``database``: as for
+    :class:`LabelStudioServer` (default: the data dir's stored database, else SQLite); ``threads``: gunicorn
+    threads a worker (1: its sync worker); ``access_log``: one line a request in the log, ``PID "REQUEST" STATUS
+    MICROSECONDS`` (off by default: it costs a write a request). SQLite with more than one worker is refused (PosthocInputError).
+    """
+
+    def __init__(self, data_dir: str | os.PathLike[str], *, workers: int = 2, threads: int = 1,
+                 port: int | None = None, database: DatabaseSettings | None = None,
+                 credentials: Credentials | None = None, request_timeout: int = REQUEST_TIMEOUT,
+                 access_log: bool = False) -> None:
+        if workers < 1 or threads < 1:
+            raise PosthocInputError(f"workers {workers}, threads {threads}: give at least one of each")
+        chosen = choose_database(Path(data_dir).resolve(), database)
+        if chosen.engine == "sqlite" and workers > 1:
+            raise PosthocInputError(
+                f"{workers} workers on SQLite: SQLite takes one writer at a time, so several Label Studio processes "
+                "answer 'database is locked' under load; serve one process (`posthoc ls start`) or use PostgreSQL "
+                "(`--database postgresql` or POSTHOC_LS_DATABASE_URL)")
+        self.base = LabelStudioServer(data_dir, database=chosen, credentials=credentials)
+        self.workers = workers
+        self.threads = threads
+        self.requested_port = port
+        self.request_timeout = request_timeout
+        self.access_log = access_log
+        self.port: int | None = None
+        self.process: subprocess.Popen[bytes] | None = None
+        self._log: IO[bytes] | None = None
+
+    @property
+    def data_dir(self) -> Path:
+        return self.base.data_dir
+
+    @property
+    def database(self) -> DatabaseSettings:
+        """The database in use (after :meth:`start`, a local cluster's settings carry its port and password)."""
+        return self.base.database
+
+    @property
+    def credentials(self) -> Credentials:
+        return self.base.credentials
+
+    @property
+    def url(self) -> str:
+        if self.port is None:
+            raise PosthocServiceError("the Label Studio app server is not started")
+        return f"http://{LOOPBACK}:{self.port}"
+
+    @property
+    def token(self) -> str:
+        return self.base.token
+
+    @property
+    def username(self) -> str:
+        return self.base.username
+
+    @property
+    def password(self) -> str:
+        return self.base.password
+
+    @property
+    def log_path(self) -> Path:
+        return self.data_dir / APP_LOG
+
+    def environment(self) -> dict[str, str]:
+        """:meth:`LabelStudioServer.environment` plus the Django settings module the WSGI app needs."""
+        return {**self.base.environment(), "DJANGO_SETTINGS_MODULE": SETTINGS_MODULE}
+
+    def run_command(self, args: list[str], *, timeout: float = 180) -> str:
+        """A ``label-studio`` management command on the data dir (:meth:`LabelStudioServer.run_command`)."""
+        return self.base.run_command(args, timeout=timeout)
+
+    def client(self) -> LabelStudio:
+        """The SDK's ``LabelStudio`` client for the admin, on this server's URL."""
+        from posthoc.labelstudio.client import LabelStudioClient
+
+        return LabelStudioClient(self.url, self.token).sdk
+
+    def command(self, port: int) -> list[str]:
+        """The gunicorn command line (its ``--pythonpath`` lets Label Studio import its modules as ``core``...)."""
+        return [sys.executable, "-m", "gunicorn", "--workers", str(self.workers), "--threads", str(self.threads),
+                "--bind", f"{LOOPBACK}:{port}", "--pythonpath", str(label_studio_root()),
+                "--timeout", str(self.request_timeout), "--graceful-timeout", "10", "--worker-tmp-dir", "/dev/shm",
+                "--error-logfile", "-",
+                *(["--access-logfile", "-", "--access-logformat", ACCESS_FORMAT] if self.access_log else []),
+                WSGI_APP]
+
+    def start(self, *, timeout: float = START_TIMEOUT) -> AppServer:
+        """Prepare the data dir (one ``label-studio start``: migrations, the admin, the local cluster), then
+        start gunicorn and wait until the admin's token answers and every worker has booted."""
+        if self.process is not None:
+            return self
+        port = self.requested_port or free_port()
+        if not port_is_free(port):
+            raise PosthocServiceError(f"port {port} on {LOOPBACK} is in use; choose another")
+        try:
+            self.base.start(timeout=timeout)
+            if self.base.process is not None:  # keep the cluster, not runserver's process
+                stop_process_group(self.base.process.pid)
+                self.base.process = None
+            self.port = port
+            self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
+            self.process = subprocess.Popen(self.command(port), env=self.environment(), stdout=self._log,
+                                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                            start_new_session=True, cwd=self.data_dir,
+                                            preexec_fn=die_with_parent())
+            self._wait_ready(timeout)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _wait_ready(self, timeout: float) -> None:
+        from posthoc.labelstudio.client import LabelStudioClient
+
+        assert self.process is not None
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                tail = self.log_path.read_bytes()[-3000:].decode("utf-8", "replace")
+                raise PosthocServiceError(f"gunicorn exited with code {self.process.returncode}; log "
+                                          f"{self.log_path}:\n{tail}")
+            with contextlib.suppress(PosthocServiceError):
+                answer = LabelStudioClient(self.url, self.token, timeout=5).send(
+                    "GET", "/api/current-user/whoami", retry=False)
+                if answer.status_code == 200 and len(self.worker_pids()) >= self.workers:
+                    return
+            time.sleep(0.5)
+        raise PosthocServiceError(f"Label Studio under gunicorn did not answer on {self.url} within {timeout:.0f} s; "
+                                  f"log {self.log_path}")
+
+    def worker_pids(self) -> list[int]:
+        """The gunicorn workers' pids (the master's children, from ``/proc``); empty when not running."""
+        if self.process is None:
+            return []
+        master = str(self.process.pid)
+        found = []
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                with contextlib.suppress(OSError, IndexError):
+                    fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                    if fields[1] == master and fields[0] != "Z":
+                        found.append(int(entry.name))
+        return sorted(found)
+
+    def stop(self, *, timeout: float = 20) -> None:
+        """Stop gunicorn's process group (SIGTERM: workers finish their request; SIGKILL after ``timeout``),
+        then the prepared server's cluster (:meth:`LabelStudioServer.stop`)."""
+        if self.process is not None:
+            stop_process_group(self.process.pid, timeout=timeout)
+            with contextlib.suppress(Exception):
+                self.process.wait(timeout=1)
+            self.process = None
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+        self.base.stop()
+
+    def alive(self) -> bool:
+        """Whether the gunicorn master still runs."""
+        return self.process is not None and pid_alive(self.process.pid)
+
+    def __enter__(self) -> AppServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
