@@ -70,8 +70,9 @@ class AppServer:
     A context manager like :class:`LabelStudioServer`, with the same ``url``, ``token``, ``username``,
     ``password``, ``data_dir``, ``environment()``, ``run_command()`` and ``client()``. ``database``: as for
     :class:`LabelStudioServer` (default: the data dir's stored database, else SQLite); ``threads``: gunicorn
-    threads a worker (1: its sync worker); ``access_log``: one line a request in the log, ``PID "REQUEST" STATUS
-    MICROSECONDS`` (off by default: it costs a write a request). SQLite with more than one worker is refused (PosthocInputError).
+    threads a worker (1: its sync worker); ``access_log``: one line a request in the log, ``<PID> "REQUEST"
+    STATUS MICROSECONDS`` (off by default: it costs a write a request). SQLite with more than one worker is
+    refused (PosthocInputError).
     """
 
     def __init__(self, data_dir: str | os.PathLike[str], *, workers: int = 2, threads: int = 1,
@@ -149,7 +150,7 @@ class AppServer:
         """The gunicorn command line (its ``--pythonpath`` lets Label Studio import its modules as ``core``...)."""
         return [sys.executable, "-m", "gunicorn", "--workers", str(self.workers), "--threads", str(self.threads),
                 "--bind", f"{LOOPBACK}:{port}", "--pythonpath", str(label_studio_root()),
-                "--timeout", str(self.request_timeout), "--graceful-timeout", "10", "--worker-tmp-dir", "/dev/shm",
+                "--timeout", str(self.request_timeout), "--graceful-timeout", "10", "--worker-tmp-dir", "/dev/shm",  # noqa: S108
                 "--error-logfile", "-",
                 *(["--access-logfile", "-", "--access-logformat", ACCESS_FORMAT] if self.access_log else []),
                 WSGI_APP]
