@@ -30,7 +30,8 @@ import numpy as np
 import pandas as pd
 from benchlib import BenchRun, time_both, time_runs
 
-from posthoc.study import StudyConfig, StudyPlan, plan_study, storage
+from posthoc.study import StudyConfig, StudyPlan, plan_study
+from posthoc.study.plan import storage
 from posthoc.study.plan.manifest import Manifest, _meta, _tables
 
 #: dataset -> (documents, annotations GT/E2E/REL, tasks GT/E2E/REL), from Table 1 of paper 000

@@ -4,7 +4,8 @@ Per step (the window of ``step_seconds`` in which Locust held that many users, i
 p99 of ``submit`` and ``next task`` in milliseconds (numpy's linear percentiles over every request of the window),
 failed requests of any kind, accepted submits a second, and the highest 1-minute load average sampled in it.
 
-After the run, the submits Locust counted (its ``--csv`` stats: requests minus failures of ``submit``) must
+After the run, the submits Locust counted (its request events of ``submit`` that succeeded; its ``--csv`` stats
+are written as it stops and may miss a request still running then) must
 equal those the scenario recorded with Label Studio's answer (annotation ids), the annotations of the study's
 projects in Label Studio's JSON export (same ids, none twice on one task by one annotator), the worker-tasks of
 ``posthoc score``'s judgements (no mention judged twice by one worker) and the annotations ``study status`` reads
@@ -104,7 +105,18 @@ class Counts:
         return problems
 
 
-def _locust_submits(stats: Path) -> int:
+def _locust_submits(samples: Path) -> int:
+    """Accepted submits among Locust's request events (the scenario's samples)."""
+    if not samples.is_file():
+        return 0
+    rows = (json.loads(line) for line in samples.read_text(encoding="utf-8").splitlines() if line.strip())
+    return sum(1 for row in rows if row[1] == "submit" and row[3])
+
+
+def _csv_submits(stats: Path) -> int:
+    """Accepted submits in Locust's ``--csv`` stats (written at its end: a request still running then is left out)."""
+    if not stats.is_file():
+        return 0
     with stats.open(encoding="utf-8") as handle:
         for row in csv.DictReader(handle):
             if row["Name"] == "submit":
@@ -133,7 +145,8 @@ def check_counts(url: str, token: str, manifest: Any, projects: dict[str, int], 
     from posthoc.jobs.score import run_score_job
     from posthoc.jobs.score_options import JudgementSource, ScoreOptions
 
-    counts = Counts(locust=_locust_submits(out / "locust_stats.csv"))
+    counts = Counts(locust=_locust_submits(out / "samples.jsonl"))
+    counts.notes.append(f"Locust's CSV stats: {_csv_submits(out / 'locust_stats.csv')} submits")
     recorded = [json.loads(line) for line in submits.read_text(encoding="utf-8").splitlines() if line.strip()] \
         if submits.is_file() else []
     counts.recorded = len(recorded)

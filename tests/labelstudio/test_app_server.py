@@ -119,6 +119,20 @@ def test_an_annotator_logs_in_loads_the_labeling_page_and_submits(app: Any) -> N
                                                                                {"choices": ["yes"]})]
 
 
+def test_a_replica_shares_the_database_and_the_sessions(app: Any, tmp_path: Path) -> None:
+    annotator = make_annotator(app)
+    browser = _login(app, annotator.email, annotator.password)
+    replica = app.replica(tmp_path / "replica", workers=1)
+    replica.start(timeout=400)
+    try:
+        assert replica.url != app.url and replica.database.port == app.database.port
+        seen = browser.get(f"{replica.url}/api/current-user/whoami", timeout=60)  # the first server's session
+        assert seen.status_code == 200 and seen.json()["email"] == annotator.email
+    finally:
+        replica.stop()
+    assert app.alive() and _admin(app).get(f"{app.url}/api/projects/", timeout=60).status_code == 200
+
+
 def test_stop_leaves_no_process(app: Any) -> None:
     from posthoc.labelstudio.database import LocalCluster
 

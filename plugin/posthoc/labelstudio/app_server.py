@@ -180,6 +180,29 @@ class AppServer:
             raise
         return self
 
+    def replica(self, data_dir: str | os.PathLike[str], *, workers: int = 2, threads: int = 1) -> AppServer:
+        """Another app server (not started) on this one's database, admin and ``SECRET_KEY``, in its own data dir:
+        two of them behind one proxy serve the same study. Call after :meth:`start` (a local cluster's port is
+        known then; this server keeps running it). Label Studio 1.23 keeps sessions in signed cookies
+        (``SESSION_ENGINE = signed_cookies``) and reads ``SECRET_KEY`` from the environment or ``<data dir>/.env``
+        (``core/utils/secret_key.py``), so the replica gets this data dir's ``.env`` (0600): without it a
+        session made by one server is refused by the other."""
+        import dataclasses
+        import shutil
+
+        if self.database.engine == "sqlite":
+            raise PosthocInputError("a replica shares the database: SQLite is one process's (use PostgreSQL)")
+        if self.process is None:
+            raise PosthocServiceError("start the app server before making its replica")
+        target = Path(data_dir).resolve()
+        target.mkdir(parents=True, exist_ok=True)
+        if (self.data_dir / ".env").is_file():
+            shutil.copy2(self.data_dir / ".env", target / ".env")
+            (target / ".env").chmod(0o600)
+        shared = dataclasses.replace(self.database, local_cluster=False)
+        return AppServer(target, workers=workers, threads=threads, database=shared, credentials=self.credentials,
+                         request_timeout=self.request_timeout, access_log=self.access_log)
+
     def _wait_ready(self, timeout: float) -> None:
         from posthoc.labelstudio.client import LabelStudioClient
 
