@@ -112,6 +112,7 @@ class Annotator(HttpUser):
                 raise StopUser()
             if answer.status_code != 200:
                 answer.failure(f"HTTP {answer.status_code}")
+                time.sleep(1.0)  # as a person would before trying again, not a tight loop
                 return
             found = answer.json()
         predictions = found.get("predictions") or [{"result": []}]

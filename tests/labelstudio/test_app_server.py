@@ -128,6 +128,7 @@ def test_a_replica_shares_the_database_and_the_sessions(app: Any, tmp_path: Path
         assert replica.url != app.url and replica.database.port == app.database.port
         seen = browser.get(f"{replica.url}/api/current-user/whoami", timeout=60)  # the first server's session
         assert seen.status_code == 200 and seen.json()["email"] == annotator.email
+        assert (replica.data_dir / "media").resolve() == (app.data_dir / "media").resolve()  # exports are found
     finally:
         replica.stop()
     assert app.alive() and _admin(app).get(f"{app.url}/api/projects/", timeout=60).status_code == 200
