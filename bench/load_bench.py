@@ -152,8 +152,8 @@ def one_config(run: BenchRun, config: str, options: Options, template: Path, pg:
         users = [{"email": accounts[w]["email"], "password": accounts[w]["password"], "project": projects[w]}
                  for w in sorted(projects)]
         (out / "users.json").write_text(json.dumps(users), encoding="utf-8")
-        run.print(f"[{config}] {url}: study of {len(users)} workers x {options.tasks} tasks "
-                  f"({len(manifest.tasks())} tasks) set up in {time.perf_counter() - started:.0f} s")
+        run.print(f"[{config}] {url}: study of {len(users)} workers ({options.tasks} tasks a worker asked, "
+                  f"{len(manifest.tasks())} planned) set up in {time.perf_counter() - started:.0f} s")
         samples, submits, loads = run_locust(out / "users.json", url, options, out)
         figures = step_figures(samples, options.steps, options.step_seconds, loads)
         counts = check_counts(url, server.token, manifest, projects, submits, out)

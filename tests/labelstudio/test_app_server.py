@@ -69,7 +69,7 @@ def test_both_workers_answer(app: Any) -> None:
         with ThreadPoolExecutor(max_workers=6) as pool:
             assert set(pool.map(whoami, range(12))) == {200}
         answered = {int(m) for m in re.findall(r"^<?(\d+)>? \"GET /api/current-user/whoami",
-                                                app.log_path.read_text(errors="replace"), re.M)}
+                                                app.app_log.read_text(errors="replace"), re.M)}
         if answered >= set(workers):
             break
     assert answered == set(workers)

@@ -30,17 +30,17 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import TYPE_CHECKING
 
 from posthoc.errors import PosthocInputError, PosthocServiceError
 from posthoc.labelstudio.credentials import Credentials
 from posthoc.labelstudio.database import DatabaseSettings, choose_database
-from posthoc.labelstudio.ports import LOOPBACK, free_port, port_is_free
+from posthoc.labelstudio.ports import LOOPBACK
 from posthoc.labelstudio.server import START_TIMEOUT, LabelStudioServer, stop_process_group
 from posthoc.processes import die_with_parent, pid_alive
 
 if TYPE_CHECKING:
-    from posthoc.labelstudio.client import LabelStudio
+    pass
 
 #: Django settings of the ``label-studio`` command (``label_studio/server.py`` sets the same)
 SETTINGS_MODULE = "label_studio.core.settings.label_studio"
@@ -64,15 +64,15 @@ def static_root() -> Path:
     return label_studio_root() / "core" / "static_build"
 
 
-class AppServer:
+class AppServer(LabelStudioServer):
     """Label Studio's WSGI app under gunicorn with ``workers`` processes on loopback (module docstring).
 
-    A context manager like :class:`LabelStudioServer`, with the same ``url``, ``token``, ``username``,
-    ``password``, ``data_dir``, ``environment()``, ``run_command()`` and ``client()``. ``database``: as for
-    :class:`LabelStudioServer` (default: the data dir's stored database, else SQLite); ``threads``: gunicorn
-    threads a worker (1: its sync worker); ``access_log``: one line a request in the log, ``<PID> "REQUEST"
-    STATUS MICROSECONDS`` (off by default: it costs a write a request). SQLite with more than one worker is
-    refused (PosthocInputError).
+    A :class:`LabelStudioServer` (its ``url``, ``token``, ``username``, ``password``, ``data_dir``, ``database``,
+    ``client()``, ``run_command()``, ``stop()`` and context manager) whose process is gunicorn instead of
+    runserver. ``database``: as for :class:`LabelStudioServer` (default: the data dir's stored database, else
+    SQLite); ``threads``: gunicorn threads a worker (1: its sync worker); ``access_log``: one line a request in
+    :attr:`app_log`, ``<PID> "REQUEST" STATUS MICROSECONDS`` (off by default: it costs a write a request).
+    SQLite with more than one worker is refused (PosthocInputError), before anything is made.
     """
 
     def __init__(self, data_dir: str | os.PathLike[str], *, workers: int = 2, threads: int = 1,
@@ -87,64 +87,20 @@ class AppServer:
                 f"{workers} workers on SQLite: SQLite takes one writer at a time, so several Label Studio processes "
                 "answer 'database is locked' under load; serve one process (`posthoc ls start`) or use PostgreSQL "
                 "(`--database postgresql` or POSTHOC_LS_DATABASE_URL)")
-        self.base = LabelStudioServer(data_dir, database=chosen, credentials=credentials)
+        super().__init__(data_dir, port=port, database=chosen, credentials=credentials)
         self.workers = workers
         self.threads = threads
-        self.requested_port = port
         self.request_timeout = request_timeout
         self.access_log = access_log
-        self.port: int | None = None
-        self.process: subprocess.Popen[bytes] | None = None
-        self._log: IO[bytes] | None = None
 
     @property
-    def data_dir(self) -> Path:
-        return self.base.data_dir
-
-    @property
-    def database(self) -> DatabaseSettings:
-        """The database in use (after :meth:`start`, a local cluster's settings carry its port and password)."""
-        return self.base.database
-
-    @property
-    def credentials(self) -> Credentials:
-        return self.base.credentials
-
-    @property
-    def url(self) -> str:
-        if self.port is None:
-            raise PosthocServiceError("the Label Studio app server is not started")
-        return f"http://{LOOPBACK}:{self.port}"
-
-    @property
-    def token(self) -> str:
-        return self.base.token
-
-    @property
-    def username(self) -> str:
-        return self.base.username
-
-    @property
-    def password(self) -> str:
-        return self.base.password
-
-    @property
-    def log_path(self) -> Path:
+    def app_log(self) -> Path:
+        """gunicorn's log (``log_path`` keeps the preparing ``label-studio start``'s)."""
         return self.data_dir / APP_LOG
 
     def environment(self) -> dict[str, str]:
         """:meth:`LabelStudioServer.environment` plus the Django settings module the WSGI app needs."""
-        return {**self.base.environment(), "DJANGO_SETTINGS_MODULE": SETTINGS_MODULE}
-
-    def run_command(self, args: list[str], *, timeout: float = 180) -> str:
-        """A ``label-studio`` management command on the data dir (:meth:`LabelStudioServer.run_command`)."""
-        return self.base.run_command(args, timeout=timeout)
-
-    def client(self) -> LabelStudio:
-        """The SDK's ``LabelStudio`` client for the admin, on this server's URL."""
-        from posthoc.labelstudio.client import LabelStudioClient
-
-        return LabelStudioClient(self.url, self.token).sdk
+        return {**super().environment(), "DJANGO_SETTINGS_MODULE": SETTINGS_MODULE}
 
     def command(self, port: int) -> list[str]:
         """The gunicorn command line (its ``--pythonpath`` lets Label Studio import its modules as ``core``...)."""
@@ -155,26 +111,27 @@ class AppServer:
                 *(["--access-logfile", "-", "--access-logformat", ACCESS_FORMAT] if self.access_log else []),
                 WSGI_APP]
 
-    def start(self, *, timeout: float = START_TIMEOUT) -> AppServer:
-        """Prepare the data dir (one ``label-studio start``: migrations, the admin, the local cluster), then
-        start gunicorn and wait until the admin's token answers and every worker has booted."""
+    def start(self, *, timeout: float = START_TIMEOUT, detach: bool = False) -> AppServer:
+        """Prepare the data dir with :meth:`LabelStudioServer.start` (migrations, the admin, the local cluster),
+        stop its runserver, start gunicorn on the same port and wait until the admin's token answers and every
+        worker has booted. ``detach`` is refused: an app server lives as long as the process that started it."""
+        if detach:
+            raise PosthocInputError("an app server runs for the length of the command that starts it (no detach)")
         if self.process is not None:
             return self
-        port = self.requested_port or free_port()
-        if not port_is_free(port):
-            raise PosthocServiceError(f"port {port} on {LOOPBACK} is in use; choose another")
         try:
-            self.base.start(timeout=timeout)
-            if self.base.process is not None:  # keep the cluster, not runserver's process
-                stop_process_group(self.base.process.pid)
-                self.base.process = None
-            self.port = port
-            self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
-            self.process = subprocess.Popen(self.command(port), env=self.environment(), stdout=self._log,
+            super().start(timeout=timeout)
+            assert self.process is not None and self.port is not None
+            stop_process_group(self.process.pid)  # keep the cluster, not runserver
+            self.process.wait(timeout=5)
+            if self._log is not None:
+                self._log.close()
+            self._log = open(self.app_log, "ab")  # noqa: SIM115 - closed in stop()
+            self.process = subprocess.Popen(self.command(self.port), env=self.environment(), stdout=self._log,
                                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                             start_new_session=True, cwd=self.data_dir,
                                             preexec_fn=die_with_parent())
-            self._wait_ready(timeout)
+            self._wait_workers(timeout)
         except BaseException:
             self.stop()
             raise
@@ -210,24 +167,19 @@ class AppServer:
         return AppServer(target, workers=workers, threads=threads, database=shared, credentials=self.credentials,
                          request_timeout=self.request_timeout, access_log=self.access_log)
 
-    def _wait_ready(self, timeout: float) -> None:
-        from posthoc.labelstudio.client import LabelStudioClient
-
+    def _wait_workers(self, timeout: float) -> None:
         assert self.process is not None
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                tail = self.log_path.read_bytes()[-3000:].decode("utf-8", "replace")
+                tail = self.app_log.read_bytes()[-3000:].decode("utf-8", "replace")
                 raise PosthocServiceError(f"gunicorn exited with code {self.process.returncode}; log "
-                                          f"{self.log_path}:\n{tail}")
-            with contextlib.suppress(PosthocServiceError):
-                answer = LabelStudioClient(self.url, self.token, timeout=5).send(
-                    "GET", "/api/current-user/whoami", retry=False)
-                if answer.status_code == 200 and len(self.worker_pids()) >= self.workers:
-                    return
+                                          f"{self.app_log}:\n{tail}")
+            if len(self.worker_pids()) >= self.workers and self._answers():
+                return
             time.sleep(0.5)
         raise PosthocServiceError(f"Label Studio under gunicorn did not answer on {self.url} within {timeout:.0f} s; "
-                                  f"log {self.log_path}")
+                                  f"log {self.app_log}")
 
     def worker_pids(self) -> list[int]:
         """The gunicorn workers' pids (the master's children, from ``/proc``); empty when not running."""
@@ -243,25 +195,9 @@ class AppServer:
                         found.append(int(entry.name))
         return sorted(found)
 
-    def stop(self, *, timeout: float = 20) -> None:
-        """Stop gunicorn's process group (SIGTERM: workers finish their request; SIGKILL after ``timeout``),
-        then the prepared server's cluster (:meth:`LabelStudioServer.stop`)."""
-        if self.process is not None:
-            stop_process_group(self.process.pid, timeout=timeout)
-            with contextlib.suppress(Exception):
-                self.process.wait(timeout=1)
-            self.process = None
-        if self._log is not None:
-            self._log.close()
-            self._log = None
-        self.base.stop()
-
     def alive(self) -> bool:
         """Whether the gunicorn master still runs."""
         return self.process is not None and pid_alive(self.process.pid)
 
     def __enter__(self) -> AppServer:
         return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
