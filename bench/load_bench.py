@@ -96,8 +96,8 @@ def serving(config: str, folder: Path, template: Path, pg: dict[str, Path]) -> I
             yield url, first
 
 
-def make_study(config: str, url: str, token: str, options: Options, backend_url: str, manifest: Any) -> Any:
-    """The study's projects and accounts (``create_study``, the study's defaults)."""
+def make_study(url: str, token: str, backend_url: str, manifest: Any) -> Any:
+    """The study's projects and accounts (``create_study``, the study's defaults, 4 projects at a time)."""
     from posthoc.jobs.setup import create_study
 
     return create_study(manifest, url=url, token=token, backend_url=backend_url, concurrency=4)
@@ -146,7 +146,7 @@ def one_config(run: BenchRun, config: str, options: Options, template: Path, pg:
     with serving(config, options.folder, template, pg) as (url, server), \
             study_backend(manifest.path, out / "load.events.sqlite3") as backend_url:
         started = time.perf_counter()
-        setup = make_study(config, url, server.token, options, backend_url, manifest)
+        setup = make_study(url, server.token, backend_url, manifest)
         accounts = read_accounts(setup.accounts_file)
         projects = setup.project_ids()
         users = [{"email": accounts[w]["email"], "password": accounts[w]["password"], "project": projects[w]}

@@ -4,9 +4,10 @@
 one process: the embedded default, on SQLite. :class:`AppServer` serves the same data directory the way Label
 Studio's own Docker image does (there: uWSGI behind nginx): the WSGI app the wheel ships,
 ``label_studio.core.wsgi:application``, under gunicorn (a dependency of this project) with ``workers`` processes
-on loopback, with the environment and credentials of :class:`LabelStudioServer` (it calls them, it does not copy
-them). Before gunicorn starts, one ``label-studio start`` on the data dir migrates the database, makes the admin
-and starts the data dir's local PostgreSQL cluster; that process is then stopped and the cluster kept.
+on loopback. It is a :class:`LabelStudioServer` (its environment, credentials, database and stop are inherited,
+not copied) whose process is gunicorn. Before gunicorn starts, one ``label-studio start`` on the data dir
+migrates the database, makes the admin and starts the data dir's local PostgreSQL cluster; that process is then
+stopped and the cluster kept.
 
 Facts of Label Studio 1.23 this relies on (its ``core/settings/base.py`` and ``core/urls.py``):
 
@@ -20,6 +21,8 @@ Facts of Label Studio 1.23 this relies on (its ``core/settings/base.py`` and ``c
   the request whatever Redis runs; ``django_rq`` is installed but never queued to. Nothing to start.
 * **SQLite** takes one writer at a time for the whole database; several processes writing it answer 500
   ("database is locked") under load, so N > 1 on SQLite is refused here; SQLite stays the one-process default.
+  Even one process meets the lock under load, and Label Studio's ``DatabaseIsLockedRetryMiddleware`` (SQLite
+  only) then replays the whole request: ``bench/load_bench.py`` found Submits stored twice (docs/deployment.md).
 """
 
 from __future__ import annotations
