@@ -66,14 +66,23 @@ def browser_login(page: Any, url: str, account: dict[str, str]) -> None:
     page.wait_for_load_state("networkidle")
 
 
-def decide_task(page: Any) -> None:
-    """Verify every mention of the open task by keyboard, then Submit: Submit with an undecided mention opens a
-    warning and selects that mention (OK, then 1 verifies it), so Submit is pressed until the task changes."""
+def _decide_selected(page: Any, key: str, new_link: str | None) -> None:
+    page.keyboard.press(key)
+    if new_link is not None:
+        page.fill("input[name=new_link]", new_link)
+        page.keyboard.press("Enter")
+        page.evaluate("document.activeElement && document.activeElement.blur()")
+
+
+def decide_task(page: Any, key: str = "1", new_link: str | None = None) -> None:
+    """Decide every mention of the open task with the hotkey ``key`` (default 1: verify; 2 edit, typing
+    ``new_link``; 3 remove), then Submit: Alt+. selects the first mention; Submit with an undecided mention opens a
+    warning and selects that mention (OK, then the key decides it), so Submit is pressed until the task changes."""
     page.wait_for_selector("span.htx-highlight", timeout=90_000)
     page.wait_for_timeout(1000)
     page.keyboard.press("Alt+.")
-    page.keyboard.press("1")
-    for _ in range(20):
+    _decide_selected(page, key, new_link)
+    for _ in range(30):
         page.keyboard.press("u")
         page.get_by_test_id("bottombar-submit-button").click()
         try:
@@ -81,7 +90,7 @@ def decide_task(page: Any) -> None:
         except Exception:  # no warning: the task was submitted
             break
         page.get_by_role("button", name="OK").click()
-        page.keyboard.press("1")
+        _decide_selected(page, key, new_link)
     page.wait_for_timeout(3000)
 
 

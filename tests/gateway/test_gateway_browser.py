@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from gateway.live_study import study_behind_gateway
-from gateway.record_worker_calls import browser_login
+from gateway.record_worker_calls import browser_login, decide_task
 from posthoc.jobs.score import JudgementSource, ScoreOptions, run_score_job
 from posthoc.labelstudio.records import completed_by, task_annotations, user_id
 from posthoc.links import normalise_link
@@ -27,34 +27,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.labelstudio, pytest.mark.slow]
 #: and, for an edit, the link typed into the new-link box
 DECISIONS = (("verify", "1", None), ("edit", "2", "https://en.wikipedia.org/wiki/Gateway_edit_\u00e9"),
              ("remove", "3", None))
-
-
-def _decide_selected(page: Any, key: str, new_link: str | None) -> None:
-    page.keyboard.press(key)
-    if new_link is not None:
-        page.fill("input[name=new_link]", new_link)
-        page.keyboard.press("Enter")
-        page.evaluate("document.activeElement && document.activeElement.blur()")
-
-
-def decide_every_mention(page: Any, key: str, new_link: str | None) -> None:
-    """Decide every mention of the open task with the hotkey ``key`` and Submit: Alt+. selects the first mention;
-    Submit with an undecided mention opens a warning and selects that mention (OK, then the key decides it), so
-    Submit is pressed until the task changes."""
-    page.wait_for_selector("span.htx-highlight", timeout=90_000)
-    page.wait_for_timeout(1000)
-    page.keyboard.press("Alt+.")
-    _decide_selected(page, key, new_link)
-    for _ in range(30):
-        page.keyboard.press("u")
-        page.get_by_test_id("bottombar-submit-button").click()
-        try:
-            page.wait_for_selector("text=still undecided", timeout=2000)
-        except Exception:  # no warning: the task was submitted
-            break
-        page.get_by_role("button", name="OK").click()
-        _decide_selected(page, key, new_link)
-    page.wait_for_timeout(3000)
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +47,7 @@ def worked(browser: Any, ls_server: Any, tmp_path_factory: pytest.TempPathFactor
         submitted = 0
         for n in range(len(study["tasks"]["w001"])):
             _, key, new_link = DECISIONS[n % len(DECISIONS)]
-            decide_every_mention(page, key, new_link)
+            decide_task(page, key, new_link)
             submitted += 1
         page.wait_for_selector("text=No More Tasks", timeout=60_000)
         seen["submitted"] = submitted
