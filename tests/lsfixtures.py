@@ -247,3 +247,23 @@ def browser() -> Iterator[Any]:
         launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         yield launched
         launched.close()
+
+
+def require_postgresql() -> None:
+    """Skip the calling test when Debian's PostgreSQL server binaries are not installed (an optional resource;
+    ``scripts/test.sh`` installs them)."""
+    from posthoc.errors import PosthocServiceError
+    from posthoc.labelstudio.database import postgres_bin_dir
+
+    try:
+        postgres_bin_dir()
+    except PosthocServiceError as exc:
+        pytest.skip(f"PostgreSQL is not installed (apt-get install postgresql): {exc}")
+
+
+def process_alive(pid: int) -> bool:
+    """Whether ``pid`` runs and is not a zombie (``/proc``)."""
+    try:
+        return "\nState:\tZ" not in Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False

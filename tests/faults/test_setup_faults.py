@@ -22,7 +22,7 @@ import requests
 
 from faults.conftest import backend_process, restart
 from faults.proxy import fault_proxy
-from lsfixtures import postgresql_label_studio, small_sample_manifest
+from lsfixtures import postgresql_label_studio, require_postgresql, small_sample_manifest
 
 pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]
 POSTHOC = [sys.executable, "-m", "posthoc.cli.main"]
@@ -169,13 +169,7 @@ def test_the_backend_killed_in_the_middle_of_study_create_is_named_and_the_rerun
 @pytest.fixture(scope="module")
 def ls_on_postgresql(ls_template: Path) -> Iterator[Any]:
     """A private Label Studio on its own local PostgreSQL cluster (migrated here, ~45 s)."""
-    from posthoc.errors import PosthocServiceError
-    from posthoc.labelstudio.database import postgres_bin_dir
-
-    try:
-        postgres_bin_dir()
-    except PosthocServiceError as exc:
-        pytest.skip(f"PostgreSQL is not installed (apt-get install postgresql): {exc}")
+    require_postgresql()
     server, folder = postgresql_label_studio(ls_template)
     server.start(timeout=400)
     try:

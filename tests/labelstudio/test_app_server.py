@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import requests
 
-from lsfixtures import make_annotator, postgresql_label_studio
+from lsfixtures import make_annotator, postgresql_label_studio, process_alive, require_postgresql
 
 pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]
 
@@ -23,23 +23,13 @@ CONFIG = """<View><Text name="text" value="$text"/>
 <Choices name="choice" toName="text"><Choice value="yes"/><Choice value="no"/></Choices></View>"""
 
 
-def _alive(pid: int) -> bool:
-    try:
-        return "\nState:\tZ" not in Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return False
-
 
 @pytest.fixture(scope="module")
 def app(ls_template: Path) -> Iterator[Any]:
-    from posthoc.errors import PosthocServiceError
     from posthoc.labelstudio.app_server import AppServer
-    from posthoc.labelstudio.database import DatabaseSettings, postgres_bin_dir
+    from posthoc.labelstudio.database import DatabaseSettings
 
-    try:
-        postgres_bin_dir()
-    except PosthocServiceError as exc:
-        pytest.skip(f"PostgreSQL is not installed (apt-get install postgresql): {exc}")
+    require_postgresql()
     prepared, folder = postgresql_label_studio(ls_template)
     server = AppServer(prepared.data_dir, workers=2, access_log=True,
                        database=DatabaseSettings("postgresql", local_cluster=True))
@@ -139,12 +129,12 @@ def test_stop_leaves_no_process(app: Any) -> None:
 
     pids = [app.process.pid, *app.worker_pids()]
     postmaster = LocalCluster(app.data_dir).pid()
-    assert postmaster is not None and all(_alive(pid) for pid in pids)
+    assert postmaster is not None and all(process_alive(pid) for pid in pids)
     app.stop()
     deadline = time.monotonic() + 10
-    while any(_alive(pid) for pid in [*pids, postmaster]) and time.monotonic() < deadline:
+    while any(process_alive(pid) for pid in [*pids, postmaster]) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert [pid for pid in [*pids, postmaster] if _alive(pid)] == []
+    assert [pid for pid in [*pids, postmaster] if process_alive(pid)] == []
     assert app.process is None and app.worker_pids() == []
 
 

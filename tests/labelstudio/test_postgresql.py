@@ -14,20 +14,11 @@ from pathlib import Path
 import pytest
 import requests
 
-from lsfixtures import postgresql_data_dir
+from lsfixtures import postgresql_data_dir, process_alive, require_postgresql
 
 pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]
 POSTHOC = [sys.executable, "-m", "posthoc.cli.main"]
 
-
-def _require_postgres() -> None:
-    from posthoc.errors import PosthocServiceError
-    from posthoc.labelstudio.database import postgres_bin_dir
-
-    try:
-        postgres_bin_dir()
-    except PosthocServiceError as exc:
-        pytest.skip(f"PostgreSQL is not installed (apt-get install postgresql): {exc}")
 
 
 def _posthoc(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -35,16 +26,9 @@ def _posthoc(*args: str, env: dict[str, str] | None = None) -> subprocess.Comple
                           env=env or os.environ.copy())
 
 
-def _alive(pid: int) -> bool:
-    try:
-        return "\nState:\tZ" not in Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return False
-
-
 @pytest.fixture(scope="module")
 def pg_folder() -> Path:
-    _require_postgres()
+    require_postgresql()
     folder = postgresql_data_dir()
     yield folder
     for data_dir in folder.iterdir():
@@ -81,7 +65,7 @@ def test_a_local_cluster_starts_stops_and_keeps_its_projects(pg_folder: Path) ->
     ls_pid = json.loads((data_dir / "server.json").read_text())["pid"]
     stopped = _posthoc("ls", "stop", "--data-dir", str(data_dir))
     assert stopped.returncode == 0, stopped.stderr
-    assert not _alive(ls_pid) and not _alive(postmaster)
+    assert not process_alive(ls_pid) and not process_alive(postmaster)
 
     again = _posthoc("ls", "start", "--data-dir", str(data_dir))  # no --database: the stored one
     assert again.returncode == 0, again.stderr[-2000:]
