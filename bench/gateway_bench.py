@@ -48,6 +48,21 @@ def percentiles(samples: list[float]) -> tuple[float, float, float]:
     return cuts[49] * 1000, cuts[94] * 1000, cuts[98] * 1000
 
 
+def p95_difference_interval(direct: list[float], through: list[float], *, resamples: int = 2000,
+                            seed: int = 23) -> tuple[float, float]:
+    """A 90% bootstrap interval (ms) of p95(gateway) - p95(direct), rounds resampled in pairs: how far the measured
+    difference could move by chance alone (the two sides' p95s are each hundreds of ms wide)."""
+    import numpy as np
+
+    pairs = np.asarray([direct, through]) * 1000
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, pairs.shape[1], size=(resamples, pairs.shape[1]))
+    sampled = pairs[:, picks]  # 2 x resamples x rounds
+    differences = np.percentile(sampled[1], 95, axis=1) - np.percentile(sampled[0], 95, axis=1)
+    low, high = np.percentile(differences, [5, 95])
+    return float(low), float(high)
+
+
 def browser_session(base_url: str, email: str, password: str) -> httpx.Client:
     """A logged-in session as the browser has it (Label Studio's login form, CSRF header, keep-alive)."""
     session = httpx.Client(base_url=base_url, follow_redirects=False, timeout=60)
@@ -169,6 +184,9 @@ def main() -> None:
             run.print(f"{call:9s} gateway p50 {through[0]:6.2f} ms  p95 {through[1]:6.2f} ms  p99 {through[2]:6.2f} ms"
                       f"  (added: p50 {through[0] - direct[0]:+.2f}, p95 {added[call]:+.2f}, "
                       f"p99 {through[2] - direct[2]:+.2f} ms)")
+            low, high = p95_difference_interval(times["direct"], times["gateway"])
+            run.print(f"{call:9s} added p95, 90% bootstrap interval over the paired rounds: {low:+.2f} .. "
+                      f"{high:+.2f} ms")
         alone = percentiles(nexts["authorise"])
         run.print(f"the authoriser alone (next-task's sub-request, straight to it, keep-alive): p50 {alone[0]:.2f} ms"
                   f"  p95 {alone[1]:.2f} ms  p99 {alone[2]:.2f} ms")

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -13,34 +15,52 @@ from hypothesis import strategies as st
 from gateway.test_gateway_rules import ADMIN, LOOKUP, OTHER, OWN, WORKER
 from posthoc.labelstudio.gateway_rules import GatewayRequest, decide
 
-OWN_TASKS = {str(t) for t in WORKER.task_ids}
+
+@dataclass(frozen=True)
+class Reference:
+    """What a worker may reach, judged bluntly: path (no trailing slash) -> (methods, query names allowed, query
+    names required), and the values a query may give an id-naming parameter."""
+
+    paths: dict[str, tuple[str, str, str]]
+    good_values: dict[str, set[str]]
+
+
+def reference_of(project: int, tasks: Iterable[int], annotation: int, draft: int, view: int) -> Reference:
+    """The reference for the worker of ``project`` (its ``tasks``) and its one annotation, draft and view."""
+    p, a, d, v = str(project), str(annotation), str(draft), str(view)
+    own_tasks = {str(t) for t in tasks}
+    paths = {
+        "": ("GET HEAD", "", ""), "/projects": ("GET HEAD", "", ""),
+        f"/projects/{p}/data": ("GET HEAD", "labeling tab task", ""),
+        "/api/current-user/whoami": ("GET HEAD", "", ""), "/api/version": ("GET HEAD", "", ""),
+        f"/api/projects/{p}": ("GET HEAD", "include", ""), f"/api/projects/{p}/next": ("GET HEAD", "", ""),
+        f"/api/projects/{p}/label-stream-history": ("GET HEAD", "project", ""),
+        "/api/dm/columns": ("GET HEAD", "project", "project"), "/api/dm/views": ("GET HEAD", "project", "project"),
+        "/api/dm/project": ("GET HEAD", "project include interaction", "project"),
+        "/api/dm/actions": ("POST", "id project tabID", "id project"),
+        "/api/label_links": ("GET HEAD", "project expand", "project"),
+        "/api/users": ("GET HEAD", "project", "project"),
+        "/api/tasks": ("GET HEAD", "page page_size project view fields", "project"),
+        f"/api/annotations/{a}": ("GET HEAD", "project taskID", ""),
+        f"/api/drafts/{d}": ("GET HEAD", "project", ""),
+        "/user/login": ("GET HEAD POST", "next", ""), "/user/logout": ("GET HEAD", "", ""),
+        "/favicon.ico": ("GET HEAD", "", ""), "/user/signup": ("GET HEAD POST", "token next", "token"),
+    }
+    for task in own_tasks:
+        paths[f"/api/tasks/{task}"] = ("GET HEAD", "project", "")
+        paths[f"/api/tasks/{task}/annotations"] = ("GET HEAD POST", "project", "")
+        paths[f"/api/tasks/{task}/drafts"] = ("GET HEAD POST", "project", "")
+    good = {"project": {p}, "view": {v}, "tabID": {v}, "task": own_tasks, "taskID": own_tasks, "id": {"next_task"}}
+    return Reference(paths, good)
+
+
+#: worker 7's reference (the rules' tests' targets)
+WORKER_7 = reference_of(OWN.project, WORKER.task_ids, OWN.annotation, OWN.draft, OWN.view)
 P, A, D, V = str(OWN.project), str(OWN.annotation), str(OWN.draft), str(OWN.view)
-#: path (no trailing slash) -> (methods, query names allowed, query names required), for worker 7
-REFERENCE = {
-    "": ("GET HEAD", "", ""), "/projects": ("GET HEAD", "", ""),
-    f"/projects/{P}/data": ("GET HEAD", "labeling tab task", ""),
-    "/api/current-user/whoami": ("GET HEAD", "", ""), "/api/version": ("GET HEAD", "", ""),
-    f"/api/projects/{P}": ("GET HEAD", "include", ""), f"/api/projects/{P}/next": ("GET HEAD", "", ""),
-    f"/api/projects/{P}/label-stream-history": ("GET HEAD", "project", ""),
-    "/api/dm/columns": ("GET HEAD", "project", "project"), "/api/dm/views": ("GET HEAD", "project", "project"),
-    "/api/dm/project": ("GET HEAD", "project include interaction", "project"),
-    "/api/dm/actions": ("POST", "id project tabID", "id project"),
-    "/api/label_links": ("GET HEAD", "project expand", "project"), "/api/users": ("GET HEAD", "project", "project"),
-    "/api/tasks": ("GET HEAD", "page page_size project view fields", "project"),
-    f"/api/annotations/{A}": ("GET HEAD", "project taskID", ""),
-    f"/api/drafts/{D}": ("GET HEAD", "project", ""),
-    "/user/login": ("GET HEAD POST", "next", ""), "/user/logout": ("GET HEAD", "", ""),
-    "/favicon.ico": ("GET HEAD", "", ""), "/user/signup": ("GET HEAD POST", "token next", "token"),
-}
-for _task in OWN_TASKS:
-    REFERENCE[f"/api/tasks/{_task}"] = ("GET HEAD", "project", "")
-    REFERENCE[f"/api/tasks/{_task}/annotations"] = ("GET HEAD POST", "project", "")
-    REFERENCE[f"/api/tasks/{_task}/drafts"] = ("GET HEAD POST", "project", "")
-GOOD_VALUES = {"project": {P}, "view": {V}, "tabID": {V}, "task": OWN_TASKS, "taskID": OWN_TASKS, "id": {"next_task"}}
 
 
-def reference_allows(method: str, uri: str, headers: dict[str, str]) -> bool:
-    """Whether worker 7 may make this request, judged bluntly."""
+def reference_allows(method: str, uri: str, headers: dict[str, str], reference: Reference = WORKER_7) -> bool:
+    """Whether the worker of ``reference`` (default: worker 7) may make this request, judged bluntly."""
     if any((h.lower().startswith("x-") and "method" in h.lower()) or h.lower() == "authorization" for h in headers):
         return False
     if not re.fullmatch(r"/[A-Za-z0-9/_.~-]*(\?[A-Za-z0-9/_.~=&,%-]*)?", uri):
@@ -59,14 +79,14 @@ def reference_allows(method: str, uri: str, headers: dict[str, str]) -> bool:
         return False
     if path.endswith("/"):
         path = path[:-1]
-    if path not in REFERENCE:
+    if path not in reference.paths:
         return False
-    methods, allowed, required = (set(part.split()) for part in REFERENCE[path])
+    methods, allowed, required = (set(part.split()) for part in reference.paths[path])
     if method not in methods or not set(names) <= allowed or not required <= set(names):
         return False
     if path == "/user/signup":
         return all(value for name, _, value in pairs if name == "token")
-    return all(value in GOOD_VALUES[name] for name, _, value in pairs if name in GOOD_VALUES)
+    return all(value in reference.good_values[name] for name, _, value in pairs if name in reference.good_values)
 
 
 METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "get", "CONNECT", "PROPFIND", ""]
