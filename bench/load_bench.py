@@ -12,15 +12,18 @@ Configurations, each on a fresh study of ``--workers`` workers (``posthoc study 
 
 The scenario is ``bench/load/locustfile.py`` (log in, next task, think the study estimate's 15 s a mention,
 paper 000 section 2.1, times ``--time-scale``, a draft on 30% of tasks, Submit), ramped in steps
-(``--steps 20,100,300`` users, ``--step-seconds`` each). Time scale 0.05 makes an annotator 20x faster than the
-paper's: N simulated annotators send the requests of about 20 N real ones. Per step: Submit and next-task p50 /
-p95 / p99, errors, submits a second, the machine's 1-minute load; then the largest step held with p95 < 500 ms
-(Submit and next task) and no error. After every run, checks that fail the bench: every Submit Locust counted is
-one annotation in Label Studio's export (ids equal, none twice on a task), in ``posthoc score``'s judgements
-(:func:`posthoc.jobs.score.run_score_job`: one worker-task each, no mention twice) and in ``study status``'s
-reading of Label Studio (:func:`posthoc.cli.status.annotations_from_label_studio`).
+(``--steps 20,100,300`` users, ``--step-seconds`` each, new users spawned over the step's first 30 s). The
+default time scale 1 is the paper's pace (a task of 5 mentions takes 75 s); 0.05 makes an annotator 20x faster,
+so that N simulated annotators send the requests of about 20 N real ones (a stress test). Per step, over the step
+less its first ``--settle`` seconds (the spawn and its logins): Submit and next-task p50 / p95 / p99 and how many;
+errors, submits a second and the machine's 1-minute load over the whole step; then the largest step held with
+p95 < 500 ms (Submit and next task) and no error. After every run, checks that fail the bench on PostgreSQL
+(:mod:`load.report`): every answered Submit is one annotation in Label Studio's export, every exported annotation
+is on a task a Submit was sent for and none beyond the Submits sent, none twice on a task; ``posthoc score``'s
+judgements (:func:`posthoc.jobs.score.run_score_job`) hold every annotated worker-task once and ``study status``
+(:func:`posthoc.cli.status.annotations_from_label_studio`) reads every exported annotation.
 
-    python bench/load_bench.py                      # the full ramp, all four (a quiet machine, ~1 h)
+    python bench/load_bench.py                      # the full ramp, all four (a quiet machine, ~1.2 h)
     python bench/load_bench.py --smoke              # 5 -> 10 users, 20 s a step, 12 workers; not saved
     python bench/load_bench.py --configs postgresql-2 --steps 20 --step-seconds 60
 """
@@ -59,6 +62,7 @@ class Options:
 
     steps: list[int]
     step_seconds: float
+    settle: float
     time_scale: float
     workers: int
     tasks: int
@@ -103,12 +107,14 @@ def make_study(url: str, token: str, backend_url: str, manifest: Any) -> Any:
     return create_study(manifest, url=url, token=token, backend_url=backend_url, concurrency=4)
 
 
-def run_locust(users_file: Path, url: str, options: Options, out: Path) -> tuple[Path, Path, list[float]]:
-    """Locust headless over the step ramp; returns the samples and submits files and the 1-minute loads seen."""
-    samples, submits = out / "samples.jsonl", out / "submits.jsonl"
-    env = dict(os.environ, LOAD_USERS=str(users_file), LOAD_SAMPLES=str(samples), LOAD_SUBMITS=str(submits),
+def run_locust(users_file: Path, url: str, options: Options, out: Path) -> tuple[Path, list[float]]:
+    """Locust headless over the step ramp; returns the samples file and the 1-minute loads seen (the submits
+    answered and sent are in ``out`` too, for :func:`load.report.check_counts`)."""
+    samples = out / "samples.jsonl"
+    env = dict(os.environ, LOAD_USERS=str(users_file), LOAD_SAMPLES=str(samples),
+               LOAD_SUBMITS=str(out / "submits.jsonl"), LOAD_SENT=str(out / "sent.jsonl"),
                LOAD_TIME_SCALE=str(options.time_scale), LOAD_STEPS=",".join(map(str, options.steps)),
-               LOAD_STEP_SECONDS=str(options.step_seconds))
+               LOAD_STEP_SECONDS=str(options.step_seconds), LOAD_SPAWN_SECONDS=str(max(1.0, min(30.0, options.settle))))
     command = [sys.executable, "-m", "locust", "-f", str(LOCUSTFILE), "--headless", "--host", url,
                "--csv", str(out / "locust"), "--only-summary", "--loglevel", "WARNING",
                "--stop-timeout", "30"]
@@ -129,7 +135,7 @@ def run_locust(users_file: Path, url: str, options: Options, out: Path) -> tuple
     if finished.returncode not in (0, 1):  # 1: some requests failed, reported in the table
         raise SystemExit(f"locust exited with {finished.returncode}: {finished.stderr[-3000:]}")
     (out / "locust.log").write_text(finished.stdout + finished.stderr, encoding="utf-8")
-    return samples, submits, loads
+    return samples, loads
 
 
 def one_config(run: BenchRun, config: str, options: Options, template: Path, pg: dict[str, Path]
@@ -154,9 +160,9 @@ def one_config(run: BenchRun, config: str, options: Options, template: Path, pg:
         (out / "users.json").write_text(json.dumps(users), encoding="utf-8")
         run.print(f"[{config}] {url}: study of {len(users)} workers ({options.tasks} tasks a worker asked, "
                   f"{len(manifest.tasks())} planned) set up in {time.perf_counter() - started:.0f} s")
-        samples, submits, loads = run_locust(out / "users.json", url, options, out)
-        figures = step_figures(samples, options.steps, options.step_seconds, loads)
-        counts = check_counts(url, server.token, manifest, projects, submits, out)
+        samples, loads = run_locust(out / "users.json", url, options, out)
+        figures = step_figures(samples, options.steps, options.step_seconds, loads, settle=options.settle)
+        counts = check_counts(url, server.token, manifest, projects, out)
     for line in counts.lines():
         run.print(f"[{config}]   {line}")
     run.print(f"[{config}]   checks: {'; '.join(counts.problems()) or 'all agree'}")
@@ -166,12 +172,13 @@ def one_config(run: BenchRun, config: str, options: Options, template: Path, pg:
 def table(run: BenchRun, results: dict[str, list[StepFigures]], problems: dict[str, list[str]]) -> None:
     """The per-step table of every configuration and the headline; fails when a PostgreSQL configuration's counts
     disagree (SQLite's are reported: Label Studio replays a request that met SQLite's lock, see docs/deployment.md)."""
-    run.print("config        users  submit p50/p95/p99 ms   next p50/p95/p99 ms    errors  submits/s  load")
+    run.print("config        users  submit p50/p95/p99 ms (n)       next p50/p95/p99 ms (n)        errors  "
+              "submits/s  load")
     for config, steps in results.items():
         for s in steps:
-            run.print(f"{config:<13} {s.users:>5}  {s.submit[0]:>6.0f} {s.submit[1]:>6.0f} {s.submit[2]:>6.0f}   "
-                      f"{s.next[0]:>6.0f} {s.next[1]:>6.0f} {s.next[2]:>6.0f}   {s.errors:>6} "
-                      f"{s.rate:>9.2f}  {s.load:>4.1f}")
+            run.print(f"{config:<13} {s.users:>5}  {s.submit[0]:>6.0f} {s.submit[1]:>6.0f} {s.submit[2]:>6.0f} "
+                      f"({s.measured[0]:>4})   {s.next[0]:>6.0f} {s.next[1]:>6.0f} {s.next[2]:>6.0f} "
+                      f"({s.measured[1]:>4})   {s.errors:>6} {s.rate:>9.2f}  {s.load:>4.1f}")
     run.headline("annotators held with p95 < 500 ms and no error: " + ", ".join(
         f"{config} {held(steps)}" + (" (counts disagree)" if problems[config] else "")
         for config, steps in results.items()))
@@ -184,20 +191,27 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--configs", default=",".join(CONFIGS), help=f"any of {', '.join(CONFIGS)}")
     parser.add_argument("--steps", default="20,100,300", help="concurrent annotators, one step each")
-    parser.add_argument("--step-seconds", type=float, default=120.0)
-    parser.add_argument("--time-scale", type=float, default=0.05, help="x the study estimate's 15 s a mention")
+    parser.add_argument("--step-seconds", type=float, default=180.0)
+    parser.add_argument("--settle", type=float, default=30.0, help="seconds of each step left out of its "
+                        "percentiles (new users spawn over them, at most 30 s, and log in)")
+    parser.add_argument("--time-scale", type=float, default=1.0, help="x the study estimate's 15 s a mention "
+                        "(1: the paper's pace; 0.05: 20x faster, a stress test)")
     parser.add_argument("--workers", type=int, default=None, help="study workers (default: the largest step)")
-    parser.add_argument("--tasks", type=int, default=40, help="tasks a worker")
+    parser.add_argument("--tasks", type=int, default=15, help="tasks a worker (at the paper's pace an annotator "
+                        "does about 8 in the default ramp's 9 minutes)")
     parser.add_argument("--keep", type=Path, default=None, help="work in this folder and keep it (Locust's CSV, "
                         "samples, score outputs) instead of a temporary one")
-    parser.add_argument("--smoke", action="store_true", help="5 -> 10 users, 20 s a step, 12 workers x 8 "
-                        "tasks; results not saved")
+    parser.add_argument("--smoke", action="store_true", help="5 -> 10 users, 30 s a step (10 s settle), "
+                        "annotators 20x the paper's pace, 12 workers x 8 tasks; results not saved")
     args = parser.parse_args(argv)
     if args.smoke:
-        args.steps, args.step_seconds, args.workers, args.tasks = "5,10", 20.0, 12, 8
+        args.steps, args.step_seconds, args.settle, args.workers, args.tasks = "5,10", 30.0, 10.0, 12, 8
+        args.time_scale = 0.05
     steps = [int(n) for n in args.steps.split(",")]
     configs = [c.strip() for c in args.configs.split(",")]
     unknown = sorted(set(configs) - set(CONFIGS))
+    if not 0 <= args.settle < args.step_seconds:
+        parser.error(f"--settle {args.settle}: give 0 up to less than --step-seconds {args.step_seconds}")
     if unknown or steps != sorted(steps) or min(steps) < 1:
         parser.error(f"unknown configs {unknown} or steps not rising: {args.steps}")
     from lsfixtures import build_template
@@ -208,11 +222,12 @@ def main(argv: list[str] | None = None) -> None:
     pg: dict[str, Path] = {}
     keep = contextlib.nullcontext(str(args.keep)) if args.keep else tempfile.TemporaryDirectory(prefix="load-bench-")
     with keep as tmp, BenchRun("load_bench", results_dir=results_dir) as run:
-        options = Options(steps, args.step_seconds, args.time_scale, args.workers or max(steps), args.tasks,
-                          Path(tmp))
-        run.print(f"steps {steps} users, {args.step_seconds:.0f} s each; think time {args.time_scale} x 15 s a "
-                  f"mention (an annotator {1 / args.time_scale:.0f}x the paper's pace); {options.workers} workers x "
-                  f"{args.tasks} tasks a configuration")
+        options = Options(steps, args.step_seconds, args.settle, args.time_scale, args.workers or max(steps),
+                          args.tasks, Path(tmp))
+        run.print(f"steps {steps} users, {args.step_seconds:.0f} s each (percentiles leave out each step's first "
+                  f"{args.settle:.0f} s); think time {args.time_scale} x 15 s a mention (an annotator "
+                  f"{1 / args.time_scale:.3g}x the paper's pace); {options.workers} workers x {args.tasks} tasks a "
+                  "configuration")
         try:
             found = {config: one_config(run, config, options, template, pg) for config in configs}
         finally:

@@ -4,16 +4,20 @@ Each Locust user is one worker of the study (its login and project from ``LOAD_U
 writes). It logs in through the login form (as the browser does: CSRF cookie, session), then until its project
 has no task left: opens its next task (``GET /api/projects/{id}/next``, the stream's request), takes
 ``regions x LOAD_SECONDS_PER_MENTION x LOAD_TIME_SCALE`` seconds to decide the task's pre-filled mentions (the
-study estimate's prior, 15 s a region, paper 000 section 2.1; scaled down so a run takes minutes), saves a draft
-halfway on ``LOAD_DRAFT_SHARE`` of its tasks (``POST /api/tasks/{id}/drafts``, the editor's autosave), and submits
-(``POST /api/tasks/{id}/annotations/?project={id}``, with the draft's id when there is one). Decisions are drawn
-with the prior's shares verify / edit / remove 0.893 / 0.088 / 0.019.
+study estimate's prior, 15 s a region, paper 000 section 2.1; the paper's pace by default, ``LOAD_TIME_SCALE`` < 1
+makes annotators faster), saves a draft halfway on ``LOAD_DRAFT_SHARE`` of its tasks (``POST
+/api/tasks/{id}/drafts``, the editor's autosave), and submits (``POST /api/tasks/{id}/annotations/?project={id}``,
+with the draft's id when there is one). Decisions are drawn with the prior's shares
+verify / edit / remove 0.893 / 0.088 / 0.019.
 
 The shape (:class:`StepRamp`) holds ``LOAD_STEPS`` concurrent users (``20,100,300``) for ``LOAD_STEP_SECONDS``
 each. Every request is also written to ``LOAD_SAMPLES`` (JSON lines: seconds since start, name, milliseconds,
 ok, users) so the bench takes percentiles per step; every Submit Label Studio accepted goes to ``LOAD_SUBMITS``
-(task id, annotation id, login) so the bench counts them against the export. Nothing here reads the study's
-tables: only what Label Studio answers.
+(task id, annotation id, login) so the bench counts them against the export, and every Submit *sent* goes to
+``LOAD_SENT`` (task id, login) before it leaves: a Submit Locust cuts off when it stops (its users get
+``--stop-timeout`` to finish a task, and a task takes minutes at the paper's pace) may still be stored, and the
+bench tells those apart from annotations nobody sent. Nothing here reads the study's tables: only what Label
+Studio answers.
 """
 
 from __future__ import annotations
@@ -31,17 +35,18 @@ from locust.exception import StopUser
 
 USERS: list[dict[str, Any]] = json.loads(open(os.environ["LOAD_USERS"], encoding="utf-8").read())  # noqa: SIM115
 SECONDS_PER_MENTION = float(os.environ.get("LOAD_SECONDS_PER_MENTION", "15"))
-TIME_SCALE = float(os.environ.get("LOAD_TIME_SCALE", "0.05"))
+TIME_SCALE = float(os.environ.get("LOAD_TIME_SCALE", "1"))
 DRAFT_SHARE = float(os.environ.get("LOAD_DRAFT_SHARE", "0.3"))
 STEPS = [int(n) for n in os.environ.get("LOAD_STEPS", "20,100,300").split(",")]
 STEP_SECONDS = float(os.environ.get("LOAD_STEP_SECONDS", "120"))
-SPAWN_SECONDS = float(os.environ.get("LOAD_SPAWN_SECONDS", "10"))
+SPAWN_SECONDS = float(os.environ.get("LOAD_SPAWN_SECONDS", "30"))
 SHARES = (("verify", 0.893), ("edit", 0.088), ("remove", 0.019))
 _next_account = itertools.count()
 _lock = threading.Lock()
 _started = time.monotonic()
 _samples = open(os.environ["LOAD_SAMPLES"], "a", encoding="utf-8")  # noqa: SIM115 - closed at quit
 _submits = open(os.environ["LOAD_SUBMITS"], "a", encoding="utf-8")  # noqa: SIM115 - closed at quit
+_sent = open(os.environ["LOAD_SENT"], "a", encoding="utf-8")  # noqa: SIM115 - closed at quit
 
 
 _environment: list[Any] = []
@@ -66,6 +71,7 @@ def _record(request_type: str, name: str, response_time: float, exception: Excep
 def _close(**kwargs: Any) -> None:
     _samples.close()
     _submits.close()
+    _sent.close()
 
 
 def _decide(prediction: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -134,6 +140,9 @@ class Annotator(HttpUser):
         body: dict[str, Any] = {"result": result, "lead_time": think, "was_cancelled": False}
         if draft_id is not None:
             body["draft_id"] = draft_id
+        with _lock:
+            _sent.write(json.dumps([found["id"], self.account["email"]]) + "\n")
+            _sent.flush()
         with self.client.post(f"/api/tasks/{found['id']}/annotations/?project={project}", name="submit",
                               json=body, catch_response=True) as answer:
             if answer.status_code != 201:
