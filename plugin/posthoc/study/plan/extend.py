@@ -19,7 +19,7 @@ number of documents per dataset comes from the caller: ``posthoc study extend`` 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,6 +40,7 @@ from posthoc.study.plan.revision import (
     reject_duplicates,
     sequence_revision,
     study_chunking,
+    taken_out,
 )
 
 
@@ -53,18 +54,6 @@ def document_ranking(documents: pd.DataFrame, seed: int) -> pd.DataFrame:
         members = np.flatnonzero((keys["dataset"] == dataset).to_numpy())
         rank[members[rng.permutation(len(members))]] = np.arange(len(members))
     return keys.assign(rank=rank)
-
-
-def inactive_workers(revisions: pd.DataFrame) -> set[str]:
-    """Workers a reassignment took out (failed their controls or left): they get no new tasks."""
-    import json
-
-    out: set[str] = set()
-    for kind, parameters in zip(revisions["kind"], revisions["parameters"], strict=True):
-        if kind == "reassign":
-            record = json.loads(str(parameters))
-            out |= set(record.get("failed", [])) | set(record.get("left", []))
-    return out
 
 
 @dataclass(frozen=True)
@@ -92,13 +81,14 @@ def _check_inputs(tables: Tables, docs: pd.DataFrame, config: StudyConfig, study
 
 def plan_extension(tables: Tables, config: StudyConfig, documents: pd.DataFrame, mentions: pd.DataFrame,
                    documents_per_dataset: Mapping[str, int], *, study: str, revision: int,
-                   key_secret: bytes | None, inactive: set[str] | frozenset[str] = frozenset()) -> Extension:
+                   key_secret: bytes | None, inactive: Collection[str] = ()) -> Extension:
     """The revision that brings each dataset to ``documents_per_dataset[dataset]`` documents (module docstring).
 
     ``tables``: the manifest's stored tables (:meth:`~posthoc.study.plan.manifest.Manifest.raw_tables`);
     ``documents``/``mentions``: the study config's inputs (the pool); ``config``: the manifest's settings, with
-    its name; a dataset not named keeps its documents. Raises PosthocInputError for inputs of another study, an
-    unknown dataset or a count below the documents the study has.
+    its name; a dataset not named keeps its documents. The new slots go to every worker but those an earlier
+    reassignment took out (:func:`~posthoc.study.plan.revision.taken_out`) and those in ``inactive``.
+    Raises PosthocInputError for inputs of another study, an unknown dataset or a count below the study's.
     """
     docs, ments = _normalise(documents, mentions)
     _check_inputs(tables, docs, config, study)
@@ -141,7 +131,8 @@ def plan_extension(tables: Tables, config: StudyConfig, documents: pd.DataFrame,
     item_keys["item_id"] = [f"i{first + n:06d}" for n in range(len(item_keys))]
     slots = item_keys.loc[item_keys.index.repeat(config.k)].reset_index(drop=True)
     slots["replicate"] = np.tile(np.arange(config.k), len(item_keys))
-    workers = [str(w) for w in tables["workers"]["worker"] if str(w) not in inactive]
+    out = set(map(str, inactive)) | taken_out(tables["revisions"])
+    workers = [str(w) for w in tables["workers"]["worker"] if str(w) not in out]
     slots["worker"] = assign_balanced(slots, workers, {}, assignment_rng(config.seed, revision))
     item_prefill = cm.merge(item_keys[["chunk_id", "system", "item_id"]], on=["chunk_id", "system"])
     item_prefill = item_prefill.sort_values(["item_id", "start", "end", "link"], kind="stable", na_position="first")

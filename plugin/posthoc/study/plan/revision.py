@@ -99,12 +99,13 @@ class Revision:
         """``worker, added, added_control, withdrawn, new_account`` of every worker the revision touches."""
         added = self.tasks.groupby("worker")["is_control"].agg(["size", "sum"]) if len(self.tasks) else None
         gone = self.withdrawn.groupby("worker").size() if len(self.withdrawn) else pd.Series(dtype="int64")
-        names = sorted(set(added.index if added is not None else ()) | set(gone.index) | set(self.workers))
+        counts = ({str(w): (int(n), int(c)) for w, n, c in zip(added.index, added["size"], added["sum"], strict=True)}
+                  if added is not None else {})
+        names = sorted(set(counts) | set(map(str, gone.index)) | set(self.workers))
         return pd.DataFrame({
             "worker": names,
-            "added": [int(added.loc[w, "size"]) if added is not None and w in added.index else 0 for w in names],
-            "added_control": [int(added.loc[w, "sum"]) if added is not None and w in added.index else 0
-                              for w in names],
+            "added": [counts.get(w, (0, 0))[0] for w in names],
+            "added_control": [counts.get(w, (0, 0))[1] for w in names],
             "withdrawn": [int(gone.get(w, 0)) for w in names],
             "new_account": [w in self.workers for w in names],
         })
@@ -179,15 +180,21 @@ def study_chunking(documents: pd.DataFrame, source_mentions: pd.DataFrame, store
 
 
 def assign_balanced(slots: pd.DataFrame, workers: list[str], seen: dict[str, set[str]], rng: np.random.Generator,
-                    ) -> list[str]:
+                    *, start: pd.DataFrame | None = None) -> list[str]:
     """The worker of every slot (``item_id, replicate, chunk_id, system``; rules in the module docstring).
 
     ``seen``: each worker's chunks so far (a slot never goes to a worker who has its chunk); updated in place.
+    ``start``: tasks (``worker, system``) the loads start from (default none: the revision's own tasks only).
     Raises PosthocInputError naming the chunk when no eligible worker is left (add workers).
     """
     chosen = [""] * len(slots)
     system_load: dict[tuple[str, str], int] = {}
     load = dict.fromkeys(workers, 0)
+    if start is not None:
+        sizes = start.groupby(["worker", "system"]).size()
+        for (w, system), n in zip(sizes.index.tolist(), sizes.tolist(), strict=True):
+            system_load[(str(w), str(system))] = int(n)
+            load[str(w)] = load.get(str(w), 0) + int(n)
     chunk_ids = slots["chunk_id"].astype(str).to_numpy()
     systems = slots["system"].astype(str).to_numpy()
     order = sorted(set(chunk_ids.tolist()))
@@ -240,7 +247,8 @@ def sequence_revision(tables: Tables, slots: pd.DataFrame, item_prefill: pd.Data
         first_batch = int(theirs["batch"].max()) + 1 if len(theirs) else 0
         permutation, sizes, places = worker_order(config.seed, f"{worker}/revision-{revision}", len(mine),
                                                   config.real_tasks_per_batch, controls=pool is not None)
-        ordered = mine.iloc[permutation].to_dict("records")
+        ordered: list[dict[str, Any]] = [{str(c): v for c, v in r.items()}
+                                         for r in mine.iloc[permutation].to_dict("records")]
         seen = {chunk_row[str(c)] for c in [*theirs.loc[~theirs["is_control"].astype(bool), "chunk_id"],
                                            *mine["chunk_id"]]}
         used = {chunk_row[str(c)] for c in theirs.loc[theirs["is_control"].astype(bool), "chunk_id"]}
@@ -304,6 +312,17 @@ def reject_duplicates(tables: Tables, added: pd.DataFrame) -> None:
     if added["task_key"].isin(set(tables["tasks"]["task_key"])).any() or added["task_key"].duplicated().any():
         raise PosthocInputError("a new task got the key of an existing task; nothing was written")
     return None
+
+
+def taken_out(revisions: pd.DataFrame, *, kinds: tuple[str, ...] = ("failed", "left")) -> set[str]:
+    """Workers an earlier reassignment took out (its ``failed`` / ``left`` parameters): they get no new tasks."""
+    out: set[str] = set()
+    for kind, parameters in zip(revisions["kind"], revisions["parameters"], strict=True):
+        if kind == "reassign":
+            record = json.loads(str(parameters))
+            for name in kinds:
+                out |= set(record.get(name, []))
+    return out
 
 
 def assignment_rng(seed: int, revision: int) -> np.random.Generator:
