@@ -11,9 +11,9 @@ import json
 from pathlib import Path
 
 import pandas as pd
+from study_factory import make_corpus
 
 from posthoc.study.plan.extend import document_ranking
-from study_factory import make_corpus
 
 SYSTEMS = ("GT", "E2E")
 

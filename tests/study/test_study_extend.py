@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 from extend_factory import write_study
+
 from posthoc.errors import PosthocInputError
 from posthoc.study.plan.assignment import worker_order
 from posthoc.study.plan.config import load_study_config, read_study_inputs
