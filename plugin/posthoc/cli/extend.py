@@ -260,6 +260,9 @@ def reassign_command(ctx: click.Context, manifest_path: Path, failed: tuple[str,
 
     manifest = Manifest.open(manifest_path)
     tables, digest = manifest.raw_tables(), manifest.digest
+    unknown = sorted({*failed, *left} - set(manifest.workers()))
+    if unknown:  # before Label Studio is asked anything
+        raise PosthocInputError(f"unknown worker(s) {unknown}; the study's workers: {', '.join(manifest.workers())}")
     url, token = _connection(setup["ls_url"], setup["data_dir"])
     annotations = annotations_from_label_studio(url, token, manifest)
     done = set(annotations.loc[~annotations["was_cancelled"].astype(bool), "task_key"].astype(str))
