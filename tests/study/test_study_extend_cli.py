@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from extend_factory import write_study
+
 from posthoc.study.plan.manifest import Manifest
 
 
