@@ -125,6 +125,10 @@ def _cells_option(values: tuple[str, ...]) -> list[tuple[str, str]] | None:
 @click.option("--target-halfwidth", type=float, default=None,
               help="Add the fewest next documents that bring every cell's predicted 95% half-width (posthoc "
                    "precision and recall, the estimate's) under this value.")
+@click.option("--runs", type=click.IntRange(min=2), default=200, show_default=True,
+              help="Simulated studies behind each prediction.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Seed of the simulated studies (the documents' ranking is the study's own seed).")
 @click.option("--pilot", "pilot_path", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="judgements.csv of the pilot (`posthoc score`): its outcome rates drive the prediction "
                    "(default: paper 000's rates).")
@@ -133,10 +137,6 @@ def _cells_option(values: tuple[str, ...]) -> list[tuple[str, str]] | None:
 @click.option("--documents", "documents", multiple=True,
               help="DATASET=N: extend the dataset to its first N documents of the seeded ranking (repeat; instead "
                    "of --target-halfwidth).")
-@click.option("--runs", type=click.IntRange(min=2), default=200, show_default=True,
-              help="Simulated studies behind each prediction.")
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
-              help="Seed of the simulated studies (the documents' ranking is the study's own seed).")
 @_label_studio_options
 @click.pass_context
 def extend_command(ctx: click.Context, manifest_path: Path, config_path: Path, target_halfwidth: float | None,
