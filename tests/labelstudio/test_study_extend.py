@@ -21,19 +21,13 @@ import pandas as pd
 import pytest
 
 from lsfixtures import run_backend
+from posthoc.jobs.revision_sim import project_task_keys, simulate_workers
 from posthoc.jobs.score import JudgementSource, run_score_job
-from posthoc.jobs.setup_record import default_setup_file, recorded_project_ids
-from posthoc.jobs.simulate import SimulationConfig, annotate_stream, plan_decisions
-from posthoc.labelstudio import records as ls
-from posthoc.labelstudio.client import LabelStudioClient
-from posthoc.labelstudio.label_config import verification_tags
-from posthoc.labelstudio.users import ensure_user
-from posthoc.paths import label_config
-from posthoc.study.plan.logins import default_accounts_file, read_accounts
+from posthoc.jobs.simulate import SimulationConfig
 from posthoc.study.plan.manifest import Manifest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "study"))
-from extend_factory import write_study  # noqa: E402
+from extend_factory import write_study
 
 pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]
 
@@ -50,36 +44,12 @@ def _posthoc(folder: Path, server: Any, backend: str, *args: str) -> subprocess.
 
 
 def _simulate(manifest_path: Path, server: Any, workers: list[str], *, first_batch: bool = False) -> int:
-    """Each worker's tasks not yet annotated (only batch 0 with ``first_batch``), through their own /next."""
-    manifest = Manifest.open(manifest_path)
-    withdrawn = manifest.withdrawn()
-    decisions = plan_decisions(manifest.mentions(), SIMULATION)
-    batches = manifest.tasks().set_index("task_key")["batch"]
-    decisions = decisions.loc[~decisions["task_key"].isin(withdrawn)]
-    if first_batch:
-        decisions = decisions.loc[decisions["task_key"].map(batches) == 0]
-    accounts = read_accounts(default_accounts_file(manifest_path))
-    projects = recorded_project_ids(default_setup_file(manifest_path), study=manifest.study)
-    admin = LabelStudioClient(server.url, server.token)
-    tags = verification_tags(label_config("entity_verification"))
-    posted = 0
-    for worker in workers:
-        done = frozenset(str(ls.task_data(t).get("task_key")) for t in admin.tasks(projects[worker])
-                         if ls.task_annotations(t))
-        account = ensure_user(server.url, server.token, email=accounts[worker]["email"],
-                              password=accounts[worker]["password"])
-        posted += annotate_stream(LabelStudioClient(server.url, account.token), projects[worker],
-                                  decisions.loc[decisions["worker"] == worker], tags, done=done)
-    return posted
+    return simulate_workers(manifest_path, url=server.url, admin_token=server.token, workers=workers,
+                            config=SIMULATION, first_batch=first_batch)
 
 
 def _label_studio_tasks(manifest_path: Path, server: Any) -> dict[str, list[str]]:
-    """Each worker's project's task keys in Label Studio's order (task id = import order)."""
-    manifest = Manifest.open(manifest_path)
-    projects = recorded_project_ids(default_setup_file(manifest_path), study=manifest.study)
-    admin = LabelStudioClient(server.url, server.token)
-    return {worker: [str(ls.task_data(t)["task_key"]) for t in sorted(admin.tasks(pid), key=ls.int_id)]
-            for worker, pid in projects.items()}
+    return project_task_keys(manifest_path, url=server.url, admin_token=server.token)
 
 
 def _score(manifest_path: Path, server: Any, out: Path) -> pd.DataFrame:
@@ -90,9 +60,9 @@ def _score(manifest_path: Path, server: Any, out: Path) -> pd.DataFrame:
 
 def test_extend_and_reassign_a_running_study(ls_server: Any, tmp_path: Path) -> None:
     from posthoc.study.plan.config import load_study_config, read_study_inputs
+    from posthoc.study.plan.revision import config_of
     from posthoc.study.planner.extension_target import documents_for_target
     from posthoc.study.planner.rates import rates_from_pilot
-    from posthoc.study.plan.revision import config_of
 
     write_study(tmp_path, n_docs=40, n_pilot=8, n_workers=6, k=2, name="extend-live")
     manifest_path = tmp_path / "m.sqlite"
