@@ -15,8 +15,10 @@ judged stays, what they did not is owed). Then:
   replicate numbers of the tasks it lost.
 * **receivers**: the study's workers except every failed or left one (this and earlier revisions), and
   ``new_workers`` new accounts (``w021``, ... after the highest id); a slot goes by
-  :func:`posthoc.study.plan.revision.assign_balanced` to a worker who has no task of the item's chunk (so nobody
-  judges an item twice), the one with the fewest live tasks of the item's system, then the fewest live tasks
+  :func:`posthoc.study.plan.revision.assign_balanced` to a worker who has no real task of the item's chunk (so
+  nobody judges an item twice), preferably one who did not see it as a control task either (a worker who did
+  gets it only when nobody else can), the one with the fewest live tasks of the item's system, then the fewest
+  live tasks
   (loads start from each worker's live real tasks, so new accounts fill first). A new account that gets no slot
   is not made.
 * the receivers' new tasks are appended in new batches with a control task each, in their seeded order
@@ -104,9 +106,11 @@ def plan_reassignment(tables: Tables, config: StudyConfig, done: Collection[str]
     slots = pd.DataFrame(rows)
     fresh = _new_accounts(workers, new_workers)
     receivers = [w for w in workers if w not in out] + fresh
-    seen = {str(w): set(map(str, g["chunk_id"])) for w, g in tasks.groupby("worker")}
+    control = tasks["is_control"].astype(bool)
+    seen = {str(w): set(map(str, g["chunk_id"])) for w, g in tasks.loc[~control].groupby("worker")}
+    shown = {str(w): set(map(str, g["chunk_id"])) for w, g in tasks.loc[control].groupby("worker")}
     slots["worker"] = assign_balanced(slots, receivers, seen, assignment_rng(config.seed, revision),
-                                      start=live.loc[live["worker"].isin(receivers)])
+                                      start=live.loc[live["worker"].isin(receivers)], avoid=shown)
     chunking, _ = study_chunking(tables["documents"], tables["source_mentions"], tables["chunks"],
                                  max_chars=config.max_chars)
     prefill = tables["prefill"].merge(real[["task_key", "item_id"]], on="task_key")

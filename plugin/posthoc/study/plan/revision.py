@@ -180,10 +180,11 @@ def study_chunking(documents: pd.DataFrame, source_mentions: pd.DataFrame, store
 
 
 def assign_balanced(slots: pd.DataFrame, workers: list[str], seen: dict[str, set[str]], rng: np.random.Generator,
-                    *, start: pd.DataFrame | None = None) -> list[str]:
+                    *, start: pd.DataFrame | None = None, avoid: dict[str, set[str]] | None = None) -> list[str]:
     """The worker of every slot (``item_id, replicate, chunk_id, system``; rules in the module docstring).
 
     ``seen``: each worker's chunks so far (a slot never goes to a worker who has its chunk); updated in place.
+    ``avoid``: chunks a worker saw as a control task: such a worker gets the slot only when no other can.
     ``start``: tasks (``worker, system``) the loads start from (default none: the revision's own tasks only).
     Raises PosthocInputError naming the chunk when no eligible worker is left (add workers).
     """
@@ -207,7 +208,9 @@ def assign_balanced(slots: pd.DataFrame, workers: list[str], seen: dict[str, set
             if not eligible:
                 raise PosthocInputError(f"no worker is left who has not seen chunk {chunk} (every one has a task of "
                                         "it); add workers (--new-workers N)")
-            pick = min(eligible, key=lambda w: (system_load.get((w, system), 0), load[w], tiebreak[w]))
+            shown = avoid or {}
+            pick = min(eligible, key=lambda w: (chunk in shown.get(w, ()), system_load.get((w, system), 0), load[w],
+                                                tiebreak[w]))
             chosen[slot] = pick
             seen[pick].add(chunk)
             load[pick] += 1
