@@ -189,12 +189,8 @@ class Manifest:
         """Every stored table as written (columns of :data:`storage.TABLES`, rows in storage order): what
         :meth:`revise` takes back with rows appended. The revision tables are empty for an old manifest."""
         tables: dict[str, pd.DataFrame] = {}
-        for name, columns in storage.TABLES.items():
-            quoted = ", ".join(f'"{column}"' for column, _ in columns)
-            if name in storage.REVISION_TABLES and not self._reader.has_table(name):
-                tables[name] = pd.DataFrame({column: pd.Series([], dtype=object) for column, _ in columns})
-                continue
-            tables[name] = self._reader.frame(f"SELECT {quoted} FROM {name} ORDER BY rowid")  # noqa: S608
+        for name in storage.TABLES:
+            tables[name] = self.raw_tables_of(name)
         return tables
 
     def revisions(self) -> pd.DataFrame:
@@ -222,9 +218,10 @@ class Manifest:
         return {str(k): str(r) for k, r in zip(marks["task_key"], marks["withdrawn_reason"], strict=True)}
 
     def raw_tables_of(self, name: str) -> pd.DataFrame:
-        """One revision table (:data:`storage.REVISION_TABLES`) as stored; empty for an old manifest."""
+        """One stored table (rows in storage order); a revision table (:data:`storage.REVISION_TABLES`) is empty
+        in a manifest from before revisions."""
         columns = storage.TABLES[name]
-        if not self._reader.has_table(name):
+        if name in storage.REVISION_TABLES and not self._reader.has_table(name):
             return pd.DataFrame({column: pd.Series([], dtype=object) for column, _ in columns})
         quoted = ", ".join(f'"{column}"' for column, _ in columns)
         return self._reader.frame(f"SELECT {quoted} FROM {name} ORDER BY rowid")  # noqa: S608
