@@ -3,8 +3,9 @@
 The file is written once, atomically and deterministically: a fresh file in a temporary folder
 beside the target gets the tables (rows in a fixed order, without a rollback journal), then the
 indexes (built after the rows: one sort instead of random inserts), and is renamed over the target.
-No timestamps are stored, so the same plan gives a byte-identical file (with the same SQLite
-library). Readers open it read-only, one connection per thread.
+No timestamps are stored in a plan, so the same plan gives a byte-identical file (with the same SQLite
+library). A revision (``posthoc study extend`` / ``reassign``) writes the whole file again the same way, its
+``revisions`` row holding its UTC time. Readers open it read-only, one connection per thread.
 """
 
 from __future__ import annotations
