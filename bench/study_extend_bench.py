@@ -11,7 +11,7 @@ otherwise): every cell of the real score under the target, every item judged by 
 task twice in a project, every project's tasks in its worker's manifest order (the simulated annotators also
 check /next serves exactly that order), and reruns of both commands change neither the manifest nor Label Studio.
 
-    python bench/study_extend_bench.py [--workers 20] [--docs 100] [--pilot-docs 15]
+    python bench/study_extend_bench.py [--workers 20] [--docs 60] [--pilot-docs 12]
 """
 
 from __future__ import annotations
@@ -149,8 +149,8 @@ def _check(run: BenchRun, folder: Path, server: Any, backend: str, final: Any, j
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--workers", type=int, default=20)
-    parser.add_argument("--docs", type=int, default=100, help="documents per dataset in the pool")
-    parser.add_argument("--pilot-docs", type=int, default=15, help="documents per dataset planned first")
+    parser.add_argument("--docs", type=int, default=60, help="documents per dataset in the pool")
+    parser.add_argument("--pilot-docs", type=int, default=12, help="documents per dataset planned first")
     args = parser.parse_args(argv)
     with BenchRun("study_extend_bench", argv=argv) as run, tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)

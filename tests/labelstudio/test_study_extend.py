@@ -68,7 +68,7 @@ def test_extend_and_reassign_a_running_study(ls_server: Any, tmp_path: Path) -> 
     manifest_path = tmp_path / "m.sqlite"
     planned = subprocess.run([sys.executable, "-m", "posthoc.cli.main", "study", "plan", "--config", "pilot.toml",
                               "--out", str(manifest_path), "--no-progress"], capture_output=True, text=True,
-                             timeout=300, check=False)
+                             cwd=tmp_path, timeout=300, check=False)
     assert planned.returncode == 0, planned.stderr
     with run_backend(manifest_path) as backend:
         _posthoc(tmp_path, ls_server, backend, "create")
