@@ -70,7 +70,7 @@ def _run(run: BenchRun, folder: Path, server: Any, args: argparse.Namespace) -> 
                 name="acceptance")
     manifest = folder / "m.sqlite"
     subprocess.run([sys.executable, "-m", "posthoc.cli.main", "study", "plan", "--config", "pilot.toml", "--out",
-                    str(manifest), "--no-progress"], check=True, capture_output=True, timeout=600)
+                    str(manifest), "--no-progress"], check=True, capture_output=True, timeout=600, cwd=folder)
     simulation = SimulationConfig(seed=7, careless_worker="w004", control_accuracy=1.0)
     sim = {"url": server.url, "admin_token": server.token, "config": simulation}
     with study_backend(manifest, folder / "events.sqlite3") as backend:
