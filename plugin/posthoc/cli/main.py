@@ -25,6 +25,8 @@ COMMANDS: dict[str, str] = {
     "study create": "posthoc.cli.setup:create_command",
     "study status": "posthoc.cli.status:status_command",
     "study estimate": "posthoc.cli.estimate:estimate_command",
+    "study extend": "posthoc.cli.extend:extend_command",
+    "study reassign": "posthoc.cli.extend:reassign_command",
     "ls start": "posthoc.cli.ls:start_command",
     "ls stop": "posthoc.cli.ls:stop_command",
     "ls status": "posthoc.cli.ls:status_command",

@@ -34,6 +34,8 @@ EXCLUSION_KINDS: Final[dict[str, str]] = {
     "unknown_task": "a task whose key is not in the study manifest",
     "wrong_project": "a task of another worker found in this worker's project",
     "unknown_worker": "an export whose tasks belong to no single worker of the manifest",
+    "withdrawn": "a task withdrawn from its worker by `posthoc study reassign` (failed control tasks or left the "
+    "study), judged anyway: never one of the item's k judges",
     # added by the scoring (posthoc.metrics.score), not the export reader
     "control_rows": "control annotations (a known right answer, one a batch) check the workers and are never "
     "counted in the metrics",

@@ -256,6 +256,9 @@ class ExportFlattener:
             self.log.add("wrong_project", worker=info.worker, task_key=key,
                          detail=f"found in the export of {worker}'s project ({source})")
             return
+        if key in self.index.withdrawn:
+            self.log.add("withdrawn", worker=info.worker, task_key=key, detail=self.index.withdrawn[key])
+            return
         if key in self._seen:
             self.log.add("task_in_two_exports", worker=info.worker, task_key=key,
                          detail=f"kept {self._seen[key]}, left out {source}")

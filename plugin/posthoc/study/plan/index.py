@@ -12,14 +12,15 @@ look-ups only:
   (:class:`Prefill`).
 
 A million pre-fills stay small: frozen dataclasses, one object per distinct repeated string (worker, dataset,
-document, system, chunk text...), dictionaries only. The manifest file is immutable (a plan is never changed in
-place), so the index never goes stale.
+document, system, chunk text...), dictionaries only. The manifest file is never changed in place: a revision
+(``posthoc study extend`` / ``reassign``) replaces it whole, with a new digest; an index keeps the revision it was
+built from (a running ML backend or gateway reads the manifest once: restart them after a revision).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol, cast
 
 import pandas as pd
@@ -128,6 +129,8 @@ class ManifestIndex:
     tasks: Mapping[str, TaskInfo]
     prefills: Mapping[str, tuple[Prefill, ...]]
     texts: Mapping[str, str] = field(default_factory=dict)
+    #: task key -> reason of the tasks a revision withdrew from their worker (``posthoc study reassign``)
+    withdrawn: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_frames(cls, study: str, tasks: pd.DataFrame, mentions: pd.DataFrame) -> ManifestIndex:
@@ -150,7 +153,9 @@ class ManifestIndex:
     @classmethod
     def from_manifest(cls, manifest: ManifestLike) -> ManifestIndex:
         """From a :class:`posthoc.study.plan.manifest.Manifest` (its ``tasks()`` and ``mentions()``)."""
-        return cls.from_frames(str(manifest.study), manifest.tasks(), manifest.mentions())
+        index = cls.from_frames(str(manifest.study), manifest.tasks(), manifest.mentions())
+        withdrawn = getattr(manifest, "withdrawn", None)
+        return replace(index, withdrawn=withdrawn()) if callable(withdrawn) else index
 
     def __len__(self) -> int:
         return len(self.tasks)

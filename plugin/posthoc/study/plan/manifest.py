@@ -5,6 +5,13 @@ with :meth:`Manifest.prefill` of the task's opaque key; the export joins judgeme
 ``task_key`` and ``mention_id`` through :meth:`Manifest.mentions`. Task keys and mention ids are
 opaque (:mod:`posthoc.study.plan.keys`): nothing shown to an annotator reveals a system or a dataset.
 Storage lives in :mod:`posthoc.study.plan.storage` (one SQLite file).
+
+Revisions (``posthoc study extend`` / ``reassign``, :mod:`posthoc.study.plan.revision`) append tasks and mark
+tasks withdrawn; :meth:`Manifest.revise` rewrites the whole file atomically (built beside it, then renamed
+over it), never in place. :meth:`Manifest.tasks` keeps its columns and lists every task, withdrawn ones too
+(they stay in their worker's Label Studio project, which serves tasks in import order); :meth:`Manifest.revisions`
+and :meth:`Manifest.task_revisions` say what each revision did. A manifest written before revisions existed
+has neither table and reads as revision 0 throughout.
 """
 
 from __future__ import annotations
@@ -70,6 +77,7 @@ def _tables(plan: StudyPlan) -> dict[str, pd.DataFrame]:
         "items": plan.items,
         "tasks": plan.tasks,
         "prefill": prefill,
+        **{name: pd.DataFrame({column: [] for column, _ in storage.TABLES[name]}) for name in storage.REVISION_TABLES},
     }
 
 
@@ -161,6 +169,62 @@ class Manifest:
 
     def __repr__(self) -> str:
         return f"Manifest({str(self.path)!r}, study={self.study!r}, seed={self.seed}, k={self.k})"
+
+    @classmethod
+    def revise(cls, path: str | Path, tables: dict[str, pd.DataFrame], *, expected_digest: str) -> Manifest:
+        """Rewrite the manifest at ``path`` with ``tables`` (every table of :data:`storage.TABLES`, rows in storage
+        order) and its own metadata, atomically; :class:`PosthocInputError` when the file changed since it was read
+        (its digest is no longer ``expected_digest``: another command revised it meanwhile)."""
+        target = Path(path)
+        current = cls.open(target)
+        meta = dict(current._meta)
+        changed = current.digest != expected_digest
+        current.close()
+        if changed:
+            raise PosthocInputError(f"{target} changed while this revision was computed; run the command again")
+        storage.write_database(target, meta, tables)
+        return cls.open(target)
+
+    def raw_tables(self) -> dict[str, pd.DataFrame]:
+        """Every stored table as written (columns of :data:`storage.TABLES`, rows in storage order): what
+        :meth:`revise` takes back with rows appended. The revision tables are empty for an old manifest."""
+        tables: dict[str, pd.DataFrame] = {}
+        for name in storage.TABLES:
+            tables[name] = self.raw_tables_of(name)
+        return tables
+
+    def revisions(self) -> pd.DataFrame:
+        """``number, kind, created, parameters, digest`` of every revision (``extend`` / ``reassign``), in order;
+        empty for a manifest that was never revised. ``created`` is UTC (ISO 8601), ``parameters`` JSON."""
+        return self.raw_tables_of("revisions").sort_values("number", kind="stable").reset_index(drop=True)
+
+    def task_revisions(self) -> pd.DataFrame:
+        """``task_key, worker, revision, withdrawn_in, withdrawn_reason`` of every task (sorted as :meth:`tasks`):
+        the revision that added it (0 = the plan) and, for a task withdrawn from its worker, the revision that
+        withdrew it and why (``None`` otherwise)."""
+        tasks = self._reader.frame("SELECT task_key, worker FROM tasks ORDER BY worker, position")
+        marks = self.raw_tables_of("task_revisions")
+        merged = tasks.merge(marks, on="task_key", how="left")
+        merged["revision"] = merged["revision"].fillna(0).astype("int64")
+        merged["withdrawn_in"] = merged["withdrawn_in"].astype(object).where(merged["withdrawn_in"].notna(), None)
+        merged["withdrawn_reason"] = merged["withdrawn_reason"].astype(object).where(
+            merged["withdrawn_reason"].notna(), None)
+        return merged
+
+    def withdrawn(self) -> dict[str, str]:
+        """Task key -> reason of every withdrawn task (what the score job leaves out, kind ``withdrawn``)."""
+        marks = self.raw_tables_of("task_revisions")
+        marks = marks.loc[marks["withdrawn_in"].notna()]
+        return {str(k): str(r) for k, r in zip(marks["task_key"], marks["withdrawn_reason"], strict=True)}
+
+    def raw_tables_of(self, name: str) -> pd.DataFrame:
+        """One stored table (rows in storage order); a revision table (:data:`storage.REVISION_TABLES`) is empty
+        in a manifest from before revisions."""
+        columns = storage.TABLES[name]
+        if name in storage.REVISION_TABLES and not self._reader.has_table(name):
+            return pd.DataFrame({column: pd.Series([], dtype=object) for column, _ in columns})
+        quoted = ", ".join(f'"{column}"' for column, _ in columns)
+        return self._reader.frame(f"SELECT {quoted} FROM {name} ORDER BY rowid")  # noqa: S608
 
     # ----------------------------------------------------------------- metadata
     @property

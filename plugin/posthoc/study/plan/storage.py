@@ -3,8 +3,9 @@
 The file is written once, atomically and deterministically: a fresh file in a temporary folder
 beside the target gets the tables (rows in a fixed order, without a rollback journal), then the
 indexes (built after the rows: one sort instead of random inserts), and is renamed over the target.
-No timestamps are stored, so the same plan gives a byte-identical file (with the same SQLite
-library). Readers open it read-only, one connection per thread.
+No timestamps are stored in a plan, so the same plan gives a byte-identical file (with the same SQLite
+library). A revision (``posthoc study extend`` / ``reassign``) writes the whole file again the same way, its
+``revisions`` row holding its UTC time. Readers open it read-only, one connection per thread.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ FORMAT = "posthoc-study-manifest"
 VERSION = "1"
 
 #: the SQL types of the columns of :data:`TABLES`, by their short names
-_KINDS = {"key": "TEXT NOT NULL PRIMARY KEY", "text": "TEXT NOT NULL", "text?": "TEXT", "int": "INTEGER NOT NULL"}
+_KINDS = {"key": "TEXT NOT NULL PRIMARY KEY", "text": "TEXT NOT NULL", "text?": "TEXT", "int": "INTEGER NOT NULL",
+          "int?": "INTEGER"}
 
 
 def _columns(spec: str) -> tuple[tuple[str, str], ...]:
@@ -48,7 +50,15 @@ TABLES: dict[str, tuple[tuple[str, str], ...]] = {
                       "system:text is_control:int"),
     "prefill": _columns("task_key:text ord:int mention_id:text start:int end:int doc_start:int doc_end:int "
                         "surface:text? link:text? is_nil:int expected_outcome:text? expected_link:text?"),
+    # revisions after the plan (posthoc.study.plan.revision): none in a fresh plan, so a plan's bytes do not
+    # depend on when it was made; a manifest written before these tables existed reads as revision 0 throughout
+    "revisions": _columns("number:key kind:text created:text parameters:text digest:text"),
+    # only the tasks that differ from the plan's defaults (revision 0, not withdrawn)
+    "task_revisions": _columns("task_key:key revision:int withdrawn_in:int? withdrawn_reason:text?"),
 }
+
+#: tables a manifest written before revisions existed lacks (read as empty)
+REVISION_TABLES = ("revisions", "task_revisions")
 
 INDEXES = (
     "CREATE UNIQUE INDEX documents_key ON documents(dataset, doc_id)",
@@ -80,6 +90,8 @@ def _column(frame: pd.DataFrame, name: str, kind: str) -> list[Any]:
     if kind.startswith("INTEGER"):
         if series.dtype == bool or name in BOOLEAN_COLUMNS:
             return series.astype(bool).astype("int64").tolist()
+        if "NOT NULL" not in kind:
+            return [None if v is None or v != v else int(v) for v in series.astype(object).tolist()]
         return series.astype("int64").tolist()
     return [None if v is None else str(v) for v in object_values(series)]
 
@@ -150,6 +162,11 @@ class Reader:
         if connection is not None:
             connection.close()
             self.connection.forget()
+
+    def has_table(self, name: str) -> bool:
+        """Whether the file holds table ``name`` (a manifest from before :data:`REVISION_TABLES` lacks them)."""
+        query = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
+        return self.connection().execute(query, (name,)).fetchone() is not None
 
     def meta(self) -> dict[str, str]:
         return dict(self.connection().execute("SELECT key, value FROM meta").fetchall())

@@ -1,0 +1,58 @@
+"""``posthoc study extend`` / ``reassign`` at the edge: a dry run changes nothing; bad input is one line, exit 2."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from extend_factory import write_study
+
+from posthoc.study.plan.manifest import Manifest
+
+
+def _posthoc(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "posthoc.cli.main", *args], capture_output=True, text=True,
+                          cwd=cwd, timeout=600, check=False)
+
+
+@pytest.fixture(scope="module")
+def planned(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("extend-cli")
+    write_study(folder)
+    done = _posthoc("study", "plan", "--config", "pilot.toml", "--out", "m.sqlite", "--no-progress", cwd=folder)
+    assert done.returncode == 0, done.stderr
+    return folder
+
+
+def test_dry_run_prints_each_workers_additions_and_changes_nothing(planned: Path) -> None:
+    before = (planned / "m.sqlite").read_bytes()
+    done = _posthoc("study", "extend", "--manifest", "m.sqlite", "--config", "study.toml", "--target-halfwidth",
+                    "0.05", "--runs", "20", "--dry-run", cwd=planned)
+    assert done.returncode == 0, done.stderr
+    assert "target ± 0.05 in set0" in done.stdout and "extend revision 1 would add:" in done.stdout
+    assert [line.split(":")[0].strip() for line in done.stdout.splitlines() if "tasks (" in line] == \
+        [f"w{i:03d}" for i in range(1, 9)]
+    assert (planned / "m.sqlite").read_bytes() == before
+    assert Manifest.open(planned / "m.sqlite").revisions().empty
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["extend", "--config", "study.toml", "--target-halfwidth", "0"], "between 0 and 1"),
+    (["extend", "--config", "study.toml", "--target-halfwidth", "-0.1"], "between 0 and 1"),
+    (["extend", "--config", "study.toml"], "either --target-halfwidth"),
+    (["extend", "--config", "other.toml", "--documents", "set0=12"], "is study 'extend-test'"),
+    (["extend", "--config", "study.toml", "--target-halfwidth", "0.05", "--pilot", "bad.csv"], "bad.csv"),
+    (["extend", "--config", "study.toml", "--documents", "set0=5"], "not between"),
+    (["extend", "--config", "study.toml", "--documents", "set0=12"], "--backend-url"),
+    (["reassign", "--failed", "w099"], "unknown worker"),
+])
+def test_bad_input_is_one_line_and_exit_2_with_nothing_written(planned: Path, args: list[str], message: str) -> None:
+    (planned / "other.toml").write_text((planned / "study.toml").read_text().replace("extend-test", "other"))
+    (planned / "bad.csv").write_text("dataset,system\nset0,GT\n")
+    before = (planned / "m.sqlite").read_bytes()
+    done = _posthoc("study", args[0], "--manifest", "m.sqlite", *args[1:], cwd=planned)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert message in done.stderr and "Traceback" not in done.stderr
+    assert (planned / "m.sqlite").read_bytes() == before
