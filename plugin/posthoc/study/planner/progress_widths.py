@@ -91,7 +91,7 @@ def _predicted(planned: pd.DataFrame, judged: pd.DataFrame, k: int) -> pd.DataFr
                       for metric in HEADLINE_METRICS], ignore_index=True)
 
 
-def _advice(now: float, end: float, target: float | None) -> tuple[object, object, str]:
+def _advice(now: float, end: float, target: float | None) -> tuple[bool | None, bool | None, str]:
     if target is None:
         return None, None, ""
     met_now = bool(math.isfinite(now) and now <= target)
@@ -128,8 +128,8 @@ def cell_widths(planned: pd.DataFrame, judgements: pd.DataFrame, rates: pd.DataF
     table["target"] = float("nan") if target is None else float(target)
     flags = [_advice(float(n), float(e), target) for n, e in zip(table["halfwidth_now"].astype(float),
                                                                    table["halfwidth_end"].astype(float), strict=True)]
-    table["met_now"] = pd.array([f[0] for f in flags], dtype="boolean")
-    table["met_end"] = pd.array([f[1] for f in flags], dtype="boolean")
+    table["met_now"] = pd.Series([f[0] for f in flags], index=table.index, dtype="boolean")
+    table["met_end"] = pd.Series([f[1] for f in flags], index=table.index, dtype="boolean")
     table["advice"] = [f[2] for f in flags]
     table = table.astype({"value": float, "halfwidth_now": float, "halfwidth_end": float})
     return table.sort_values(["dataset", "system", "metric"], kind="stable").reset_index(drop=True)[WIDTH_COLUMNS]
