@@ -102,28 +102,28 @@ def extended_size(rows: pd.DataFrame, rank: Mapping[str, int], design: AdaptiveD
 
 def peeking_sizes(rows: pd.DataFrame, rank: Mapping[str, int], truths: Mapping[tuple[str, str], float],
                   design: AdaptiveDesign) -> dict[tuple[str, str], int]:
-    """Documents judged for each cell and rate under the biased "peeking" rule (module docstring). The running rates are counted per
-    ranked document (k = 1, the exact union: precision = verified / judged, recall = verified / the union of
-    verified annotations, as :func:`posthoc.metrics.rates_with_intervals` counts them)."""
+    """Documents judged for each cell and rate under the biased "peeking" rule (module docstring). The running
+    rates are counted per ranked document (k = 1, the exact union: precision = verified / judged, recall =
+    verified / the union of verified annotations, as :func:`posthoc.metrics.rates_with_intervals` counts them)."""
     position = rows["doc_id"].map(rank).to_numpy()
     verified = (rows["outcome"] == "verify").to_numpy()
     systems = sorted({system for system, _ in truths})
-    system = pd.Index(systems).get_indexer(rows["system"].astype(str))
+    system = pd.Index(systems).get_indexer(pd.Index(rows["system"].astype(str)))
     judged = np.zeros((design.max_docs, len(systems)))
     hits = np.zeros((design.max_docs, len(systems)))
     np.add.at(judged, (position, system), 1.0)
     np.add.at(hits, (position, system), verified.astype(float))
     members = rows.loc[verified].drop_duplicates(["doc_id", "start", "end", "link"])
     union = np.bincount(members["doc_id"].map(rank).to_numpy(), minlength=design.max_docs).astype(float)
-    judged, hits, union = judged.cumsum(axis=0), hits.cumsum(axis=0), union.cumsum()
+    judged_so_far, hits_so_far, union_so_far = judged.cumsum(axis=0), hits.cumsum(axis=0), union.cumsum()
     looks = range(max(2, round(design.pilot_share * design.plan_docs)), design.max_docs, design.step)
-    sizes = {}
+    sizes: dict[tuple[str, str], int] = {}
     for (name, metric), truth in truths.items():
         s = systems.index(name)
         sizes[(name, metric)] = design.max_docs
         for n in looks:
-            base = judged[n - 1, s] if metric == "posthoc_precision" else union[n - 1]
-            value = hits[n - 1, s] / max(base, 1.0)
+            base = judged_so_far[n - 1, s] if metric == "posthoc_precision" else union_so_far[n - 1]
+            value = hits_so_far[n - 1, s] / max(base, 1.0)
             if abs(value - truth) > 1.96 * np.sqrt(max(value * (1 - value), 1e-12) / max(base, 1.0)):
                 sizes[(name, metric)] = n
                 break
