@@ -1,14 +1,14 @@
 """Validity of extending a study at its pilot (issue 28): coverage and bias of the final rates, beside the fixed plan.
 
 ``N`` simulated studies (default 400) with known true posthoc precision and recall per system
-(:mod:`posthoc.validity.adaptive`): each judges a pilot of a quarter of its 60-document plan, predicts every cell's
-95% half-width at the end of the plan from the pilot's rates (the planner's prediction, as ``posthoc score``'s "Stop
-now or go on" table gives it), extends by the next documents of the same seeded ranking until every cell over the
-target (+-0.04) is predicted under it (at most 180 documents), and scores pilot + rest + extension with the real code
-on its defaults (1000 bootstrap resamples of documents, BCa). Side by side on the same studies: the plan at its
-fixed size (the reference, what the other estimators' lines in ``validity_bench`` check) and a deliberately biased
-rule (each cell stops as soon as its rate looks extreme; reported, meant to fail). Targets: the validity bench's
-bands, coverage 0.93-0.97 and |mean bias| <= 0.01, for the fixed and the extended rule.
+(:mod:`posthoc.study.planner.adaptive`): each judges a pilot of a quarter of its 60-document plan, predicts every
+cell's 95% half-width at the end of the plan from the pilot's rates (the planner's prediction, as ``posthoc
+score``'s "Stop now or go on" table gives it), extends by the next documents of the same seeded ranking until every
+cell over the target (+-0.04) is predicted under it (at most 180 documents), and scores pilot + rest + extension
+with the real code on its defaults (1000 bootstrap resamples of documents, BCa). Side by side on the same studies:
+the plan at its fixed size (the reference, what the other estimators' lines in ``validity_bench`` check) and a
+deliberately biased rule (each cell stops as soon as its rate looks extreme; reported, meant to fail). Targets: the
+validity bench's bands, coverage 0.93-0.97 and |mean bias| <= 0.01, for the fixed and the extended rule.
 
 Both sides run the same code: with a target no cell misses (0.99) the extended rule must give exactly the fixed
 rule's estimates and intervals on the same studies; the bench checks it first and fails otherwise.
@@ -27,8 +27,8 @@ import numpy as np
 from benchlib import BenchRun
 from validity_bench import headlines
 
+from posthoc.study.planner.adaptive import AdaptiveDesign, adaptive_checks, pooled_coverage, simulate_rules
 from posthoc.validity import format_checks
-from posthoc.validity.adaptive import AdaptiveDesign, adaptive_checks, pooled_coverage, simulate_rules
 
 
 def main() -> int:

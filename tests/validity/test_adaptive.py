@@ -1,7 +1,7 @@
 """Extending a study at its pilot does not bias the rates (issue 28), on simulated studies with known truth.
 
-A small run of :func:`posthoc.validity.adaptive.simulate_rules` (the bench runs 400 studies): the rule "extend at the
-pilot until the predicted half-width meets the target" must cover the truth as the fixed-size plan does, within a
+A small run of :func:`posthoc.study.planner.adaptive.simulate_rules` (the bench runs 400 studies): the rule "extend at
+the pilot until the predicted half-width meets the target" must cover the truth as the fixed-size plan does, within a
 loose band, with no bias; a deliberately biased rule (each cell stops as soon as its rate looks extreme) must fail
 the same band, which shows the band can fail.
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from posthoc.study.planner.adaptive import AdaptiveDesign, Simulated, adaptive_checks, pooled_coverage, simulate_rules
 from posthoc.validity import format_checks
-from posthoc.validity.adaptive import AdaptiveDesign, Simulated, adaptive_checks, pooled_coverage, simulate_rules
 
 STUDIES = 24
 #: loose: 144 intervals a rule (24 studies x 3 systems x 2 rates), a standard error of about 0.018 at 0.95
