@@ -25,7 +25,7 @@ from dataclasses import replace
 
 import numpy as np
 from benchlib import BenchRun
-from validity_bench import headlines
+from validity_bench import headlines, verdict
 
 from posthoc.study.planner.adaptive import AdaptiveDesign, adaptive_checks, pooled_coverage, simulate_rules
 from posthoc.validity import format_checks
@@ -68,10 +68,9 @@ def main() -> int:
                      f"(mean; {100 * (extended > design.plan_docs).mean():.0f}% of studies extended); pooled "
                      f"coverage {pooled['extended at the pilot']:.3f} vs fixed {pooled['fixed']:.3f}, peeking "
                      f"{pooled['peeking']:.3f}")
-        missed = [c for c in checks if not c.passed]
-        run.print(f"{len(checks) - len(missed)} of {len(checks)} figures meet their target"
-                  + (": " + "; ".join(f"{c.estimator} ({c.setting}) {c.measure}" for c in missed) if missed else ""))
-    return 1 if missed else 0
+        line, met = verdict(checks)
+        run.print(line)
+    return 0 if met else 1
 
 
 if __name__ == "__main__":
