@@ -52,6 +52,14 @@ def headlines(checks: list[Check]) -> list[str]:
     return lines
 
 
+def verdict(checks: list[Check]) -> tuple[str, bool]:
+    """The closing line (how many figures meet their target, naming the others) and whether all do."""
+    missed = [c for c in checks if not c.passed]
+    line = (f"{len(checks) - len(missed)} of {len(checks)} figures meet their target"
+            + (": " + "; ".join(f"{c.estimator} ({c.setting}) {c.measure}" for c in missed) if missed else ""))
+    return line, not missed
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--studies", type=float, default=1.0, help="scale the number of simulated studies")
@@ -104,10 +112,9 @@ def main() -> int:
             run.print(line)
         for line in headlines(checks):
             run.print(f"headline: {line}")
-        missed = [c for c in checks if not c.passed]
-        run.print(f"{len(checks) - len(missed)} of {len(checks)} figures meet their target"
-                  + (": " + "; ".join(f"{c.estimator} ({c.setting}) {c.measure}" for c in missed) if missed else ""))
-    return 1 if missed else 0
+        line, met = verdict(checks)
+        run.print(line)
+    return 0 if met else 1
 
 
 if __name__ == "__main__":

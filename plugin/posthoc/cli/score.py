@@ -69,11 +69,14 @@ Example (cron, every 15 minutes):
               "and options are the same as in the last run. Projects Label Studio reports unchanged since the last "
               "run (counts, latest task update, drafts) are not exported again: their judgements are read from "
               "--out/.posthoc-cache (also without --periodic).")
+@click.option("--target-halfwidth", "--target", "target_halfwidth", default=None, type=float,
+              help="Half-width each cell is held to in tables/cell_widths and the report's 'Stop now or go on' "
+                   "(default: the target of the estimate saved beside the manifest, if any).")
 @click.option("--quiet", is_flag=True, help="No progress bars; only the final line (and errors).")
 def score_command(manifest_path: Path, ls_url: str | None, out_dir: Path, export_files: tuple[Path, ...],
                   project_ids: tuple[int, ...], label_config_path: Path | None, token_env: str, n_resamples: int,
                   seed: int, resample_unit: str, union: str, interval: str, fmt: Literal["csv", "parquet"],
-                  periodic: bool, quiet: bool) -> None:
+                  periodic: bool, quiet: bool, target_halfwidth: float | None) -> None:
     """Export every project of a study, score it (paper 000 sections 3-4) and write an HTML report with tables.
 
     Reruns on the same data give byte-identical files. Everything left out (skipped tasks, drafts,
@@ -102,7 +105,8 @@ def score_command(manifest_path: Path, ls_url: str | None, out_dir: Path, export
         verification_tags(label_config, where=f"--label-config {label_config_path}")  # checked before --out
     try:
         options = ScoreOptions(n_resamples=n_resamples, seed=seed, resample_unit=resample_unit,
-                               fmt=fmt, union=union, interval=interval, periodic=periodic, progress=not quiet)
+                               fmt=fmt, union=union, interval=interval, periodic=periodic, progress=not quiet,
+                               target_halfwidth=target_halfwidth)
         source = JudgementSource(ls_url=ls_url, token=token, project_ids=project_ids, export_files=export_files,
                                  label_config=label_config)
         result = run_score_job(manifest_path=manifest_path, out_dir=out_dir, source=source, options=options)

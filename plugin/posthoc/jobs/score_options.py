@@ -21,8 +21,10 @@ class ScoreOptions:
 
     ``n_resamples`` bootstrap resamples (0 or more) drawn with ``seed`` over ``resample_unit``; ``fmt``: the
     tables' format, ``csv`` or ``parquet``; ``union``: the verification union, ``exact`` or ``overlap``;
-    ``interval``: the intervals' method, ``bca`` or ``percentile``. ``periodic``: an unchanged fingerprint
-    writes nothing (status ``nothing-new``); ``progress``: progress bars. PosthocInputError on a bad value.
+    ``interval``: the intervals' method, ``bca`` or ``percentile``; ``target_halfwidth``: the half-width the
+    "Stop now or go on" table holds each cell to (None: the saved estimate's target, if any). ``periodic``: an
+    unchanged fingerprint writes nothing (status ``nothing-new``); ``progress``: progress bars. PosthocInputError on
+    a bad value.
     """
 
     n_resamples: int = 1000
@@ -31,6 +33,7 @@ class ScoreOptions:
     fmt: Literal["csv", "parquet"] = "csv"
     union: str = "exact"
     interval: str = "bca"
+    target_halfwidth: float | None = None
     periodic: bool = False
     progress: bool = False
 
@@ -42,13 +45,22 @@ class ScoreOptions:
         from posthoc.metrics.intervals import check_method
         from posthoc.metrics.verification import check_union
 
+        target = self.target_halfwidth
+        if target is not None and (isinstance(target, bool) or not isinstance(target, (int, float))
+                                   or not 0 < target < 1):
+            raise PosthocInputError(f"--target-halfwidth must be between 0 and 1 (e.g. 0.02), not {target!r}")
         check_union(self.union)
         check_method(self.interval)
 
     def fingerprinted(self) -> dict[str, int | str]:
-        """The options that decide the outputs, as the fingerprint digests them and ``summary.json`` holds them."""
-        return {"n_resamples": self.n_resamples, "seed": self.seed, "resample_unit": self.resample_unit,
-                "format": self.fmt, "union": self.union, "interval": self.interval}
+        """The options that decide the outputs, as the fingerprint digests them and ``summary.json`` holds them
+        (the target only when one is given, as text: a run without one digests as before)."""
+        chosen: dict[str, int | str] = {"n_resamples": self.n_resamples, "seed": self.seed,
+                                        "resample_unit": self.resample_unit, "format": self.fmt,
+                                        "union": self.union, "interval": self.interval}
+        if self.target_halfwidth is not None:
+            chosen["target_halfwidth"] = repr(float(self.target_halfwidth))
+        return chosen
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,18 @@
 """Writing the outputs of ``posthoc score``: tables, judgements, summary, corrected gold, report (staged, then
-moved in file by file with ``os.replace``; see :mod:`posthoc.jobs.score`)."""
+moved in file by file with ``os.replace``; see :mod:`posthoc.jobs.score`).
+
+Beside the :class:`~posthoc.scores.Scores` tables, ``tables/cell_widths`` (issue 28, "stop early"): per cell the
+half-width reached and the one the rest of the plan would bring (:func:`study_cell_widths`), also under
+``cell_widths`` in ``summary.json`` and in the report's "Stop now or go on" section."""
 
 from __future__ import annotations
 
+import json
+import math
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import pandas as pd
 
@@ -14,6 +20,9 @@ from posthoc.export.checks import exclusions_frame
 from posthoc.export.flatten import Flattened
 from posthoc.html import Section
 from posthoc.scores import Scores
+from posthoc.study.plan.study import Study
+
+CELL_WIDTHS: Final = "cell_widths"
 
 
 def merge_exclusions(export_exclusions: pd.DataFrame, scoring_exclusions: pd.DataFrame) -> pd.DataFrame:
@@ -28,10 +37,44 @@ def merge_exclusions(export_exclusions: pd.DataFrame, scoring_exclusions: pd.Dat
     return exclusions_frame(rows)
 
 
+def saved_target(study: Study) -> float | None:
+    """The target half-width of the estimate ``posthoc study estimate --target-halfwidth`` saved beside the
+    manifest for this study, or None (no estimate, another study's, unreadable, or no target)."""
+    from posthoc.study.planner.estimate_file import FORMAT
+
+    try:
+        record = json.loads(study.estimate_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if not isinstance(record, dict) or record.get("format") != FORMAT or record.get("study") != study.name:
+        return None
+    target = (record.get("settings") or {}).get("target_halfwidth")
+    if isinstance(target, bool) or not isinstance(target, (int, float)):
+        return None
+    value = float(target)
+    return value if math.isfinite(value) and 0 < value < 1 else None
+
+
+def study_cell_widths(study: Study, scores: Scores, judgements: pd.DataFrame, *,
+                      target: float | None = None) -> pd.DataFrame:
+    """:func:`posthoc.study.planner.progress_widths.cell_widths` of a scored study: the manifest's plan, its k,
+    the judgements so far, the score's rates, the workers the controls excluded; ``target``: the one asked for,
+    else the saved estimate's (:func:`saved_target`)."""
+    from posthoc.study.planner.progress_widths import cell_widths, planned_judgements
+
+    excluded = scores.controls.loc[scores.controls["excluded"].astype(bool), "worker"] if len(scores.controls) \
+        else ()
+    return cell_widths(planned_judgements(study.manifest.mentions()), judgements, scores.rates,
+                       k=int(study.manifest.k), exclude_workers=excluded,
+                       target=target if target is not None else saved_target(study))
+
+
 def stage_outputs(stage: Path, *, scores: Scores, flattened: Flattened, documents: pd.DataFrame, fmt: str,
-                  summary: dict[str, Any], extra_sections: Iterable[Section]) -> list[Path]:
+                  summary: dict[str, Any], extra_sections: Iterable[Section], study: Study | None = None,
+                  target: float | None = None) -> list[Path]:
     """Write every output into ``stage`` (``documents``: the study's, for the corrected gold); returns the files
-    written, relative to ``stage``."""
+    written, relative to ``stage``. With the ``study``, also ``tables/cell_widths`` (:func:`study_cell_widths`
+    at ``target``), its summary key and its report section, after the others."""
     from posthoc.atomic import write_summary_json
     from posthoc.readers.corpus import Corpus
     from posthoc.report.study_report import build_report
@@ -43,6 +86,15 @@ def stage_outputs(stage: Path, *, scores: Scores, flattened: Flattened, document
     for name, frame in scores.tables().items():
         write_table(frame, tables / f"{name}.{fmt}", fmt=fmt, parquet_compression="zstd")
         written.append(Path("tables") / f"{name}.{fmt}")
+    if study is not None:
+        from posthoc.report.stop_section import stop_or_go_on_section
+        from posthoc.study.planner.progress_widths import widths_summary
+
+        widths = study_cell_widths(study, scores, flattened.judgements, target=target)
+        write_table(widths, tables / f"{CELL_WIDTHS}.{fmt}", fmt=fmt, parquet_compression="zstd")
+        written.append(Path("tables") / f"{CELL_WIDTHS}.{fmt}")
+        summary = {**summary, CELL_WIDTHS: widths_summary(widths)}
+        extra_sections = [*extra_sections, stop_or_go_on_section(widths)]
     write_table(flattened.judgements, stage / f"judgements.{fmt}", fmt=fmt, parquet_compression="zstd")
     written.append(Path(f"judgements.{fmt}"))
     write_summary_json(stage / "summary.json", summary)

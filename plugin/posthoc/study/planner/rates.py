@@ -190,8 +190,8 @@ def rates_from_pilot(pilot: pd.DataFrame, *, prior: OutcomeRates | None = None,
     consistency = prior.consistency
     key = ["dataset", "doc_id", "system", "start", "end", "link"]
     if all(c in rows.columns for c in key):
-        per_annotation = pd.crosstab([rows[c].astype(str) for c in key], rows["outcome"]).reindex(
-            columns=list(OUTCOMES), fill_value=0)
+        per_annotation = rows.groupby([rows[c].astype(str) for c in key] + [rows["outcome"]]).size().unstack(
+            fill_value=0).reindex(columns=list(OUTCOMES), fill_value=0)  # crosstab's len per group: 10 s at 167k
         judges = per_annotation.sum(axis=1)
         if (judges >= 2).any():
             modal = int(judges[judges >= 2].mode().max())
