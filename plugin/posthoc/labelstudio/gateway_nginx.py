@@ -31,6 +31,10 @@ NGINX = "nginx"
 #: the internal location of the authorisation sub-request (not reachable from outside: ``internal``)
 AUTH_LOCATION = "/_posthoc_gateway/authorise"
 REFUSAL = '{"detail": "refused by the study gateway"}'
+#: the private prefix's access log: one line a request, its total time and Label Studio's (seconds, ms resolution;
+#: the authoriser's sub-request is not an upstream of the request itself), so the gateway's own share of a request
+#: is their difference (``bench/gateway_bench.py`` reads it); no cookie or header is logged
+TIMING_FORMAT = "$time_iso8601 $request_method $request_uri $status $request_time $upstream_response_time"
 
 
 def _upstream(url: str, option: str) -> tuple[str, str, str]:
@@ -68,7 +72,8 @@ def nginx_config(*, ls_url: str, authoriser_url: str, listen: str, prefix: Path 
     logs = "    access_log off;\n"
     if prefix is not None:
         local = (f"daemon off;\nmaster_process off;\npid {prefix}/nginx.pid;\nerror_log {prefix}/error.log warn;\n")
-        logs = (f"    access_log {prefix}/access.log;\n"
+        logs = (f"    log_format posthoc_timing '{TIMING_FORMAT}';\n"
+                f"    access_log {prefix}/access.log posthoc_timing;\n"
                 + "".join(f"    {kind}_temp_path {prefix / 'temp' / kind};\n"
                           for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")))
     return f"""# The posthoc study gateway (issue 23): every request is first authorised by {authoriser}/authorise.
