@@ -33,6 +33,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -153,6 +154,40 @@ def same_sides(run: BenchRun, what: str, ours: Timing, old: Timing, expected_exi
         run.fail(f"{what}: the two sides differ or failed: ours {ours.result!r}, old {old.result!r}")
 
 
+def nothing_new(run: BenchRun, name: str, server: Any, score: tuple[str, ...], *, ours_path: str,
+                old_path: str) -> tuple[Timing, Timing]:
+    """``posthoc score --periodic`` with nothing new, each side on its own copy of the full score's folder (each
+    keeps its change signals in its own form in ``.posthoc-cache/state.json``; the before side's first run there
+    makes its state, untimed), timed side by side; then each side once more, counting its requests and CPU."""
+    ours_out = Path(score[-1])
+    old_out = ours_out.with_name(f"{ours_out.name}-before")
+    shutil.copytree(ours_out, old_out)
+    old_score = (*score[:-1], str(old_out))
+
+    def old_side(cpu: list[float] | None = None) -> Callable[[], tuple[int, str]]:
+        """The before side, its folder named as ours in what it printed (both must print the same)."""
+        inner = command(old_path, server.token, *old_score, cpu=cpu)
+
+        def answer() -> tuple[int, str]:
+            code, printed = inner()
+            return code, printed.replace(str(old_out), str(ours_out))
+
+        return answer
+
+    if old_side()()[0] != 10:
+        run.fail(f"({name}) the before side's first periodic run on its copy did not find nothing new")
+    timed = time_both(command(ours_path, server.token, *score), old_side(), runs=RUNS)
+    same_sides(run, f"({name}) nothing-new score", *timed, expected_exit=10)
+    for side, make in (("ours", lambda cpu: command(ours_path, server.token, *score, cpu=cpu)), ("before", old_side)):
+        cpu: list[float] = []
+        count, result = requests_made(server.log_path, make(cpu))
+        if result[0] != 10:
+            run.fail(f"({name}) nothing-new score, {side}: {result!r}")
+        run.print(f"  nothing-new score, {side}: {count} requests to Label Studio; the posthoc process used "
+                  f"{cpu[0]:.2f} s CPU (start-up, imports, its work)")
+    return timed
+
+
 def on_server(run: BenchRun, name: str, manifest: Any, folder: Path, *, others: int, old_path: str) -> Figures:
     """Steps 1 to 4 of the module docstring on a fresh server holding ``others`` other projects."""
     figures = Figures(name)
@@ -185,9 +220,7 @@ def on_server(run: BenchRun, name: str, manifest: Any, folder: Path, *, others: 
             figures.rerun = time_both(command(ours_path, server.token, *create),
                                       command(old_path, server.token, *create), runs=RUNS)
             same_sides(run, f"({name}) create rerun", *figures.rerun, expected_exit=0)
-            figures.nothing_new = time_both(command(ours_path, server.token, *score),
-                                            command(old_path, server.token, *score), runs=RUNS)
-            same_sides(run, f"({name}) nothing-new score", *figures.nothing_new, expected_exit=10)
+            figures.nothing_new = nothing_new(run, name, server, score, ours_path=ours_path, old_path=old_path)
             for what, (ours, old) in (("create rerun, nothing to do", figures.rerun),
                                       ("score --periodic, nothing new", figures.nothing_new)):
                 run.print(f"  {what}: ours {ours.wall_median:.2f} s (min {ours.wall_min:.2f}), before "
@@ -197,13 +230,6 @@ def on_server(run: BenchRun, name: str, manifest: Any, folder: Path, *, others: 
             ours_new = figures.nothing_new[0].wall_median
             run.print(f"  nothing-new score {100 * ours_new / figures.full:.1f}% of the full score "
                       f"(before: {100 * figures.nothing_new[1].wall_median / figures.full:.1f}%)")
-            for side, path in (("ours", ours_path), ("before", old_path)):
-                cpu: list[float] = []
-                count, result = requests_made(server.log_path, command(path, server.token, *score, cpu=cpu))
-                if result[0] != 10:
-                    run.fail(f"({name}) nothing-new score, {side}: {result!r}")
-                run.print(f"  nothing-new score, {side}: {count} requests to Label Studio; the posthoc process used "
-                          f"{cpu[0]:.2f} s CPU (start-up, imports, its work)")
     finally:
         server.stop()
     return figures
@@ -241,10 +267,10 @@ def report(run: BenchRun, a: Figures, b: Figures, *, others: int) -> None:
     assert a.rerun and b.rerun and a.nothing_new and b.nothing_new
     rerun = [b.rerun[i].wall_median / a.rerun[i].wall_median for i in (0, 1)]
     new = [b.nothing_new[i].wall_median / a.nothing_new[i].wall_median for i in (0, 1)]
-    share = [100 * f.nothing_new[0].wall_median / f.full for f in (a, b)]
+    share = [100 * a.nothing_new[0].wall_median / a.full, 100 * b.nothing_new[0].wall_median / b.full]
     run.print(f"(b)/(a): create rerun ours {rerun[0]:.2f}x (before {rerun[1]:.2f}x); nothing-new score ours "
               f"{new[0]:.2f}x (before {new[1]:.2f}x)")
-    before = [100 * f.nothing_new[1].wall_median / f.full for f in (a, b)]
+    before = [100 * a.nothing_new[1].wall_median / a.full, 100 * b.nothing_new[1].wall_median / b.full]
     run.headline(f"nothing-new score {share[0]:.1f}% / {share[1]:.1f}% of a full score ({a.full:.0f} / {b.full:.0f} s; "
                  f"before {before[0]:.1f}% / {before[1]:.1f}%, target <= 5%); {others:,} other projects cost a create "
                  f"rerun {rerun[0]:.2f}x (before {rerun[1]:.2f}x) and a nothing-new score {new[0]:.2f}x (before "
