@@ -67,8 +67,8 @@ Example (cron, every 15 minutes):
               help="Format of the tables and the judgements file.")
 @click.option("--periodic", is_flag=True, help="Cron mode: exit 10 and write nothing when the judgements, exclusions "
               "and options are the same as in the last run. Projects Label Studio reports unchanged since the last "
-              "run (counts, tasks updated since or holding a draft: one query a project) are not exported again: their judgements are read from "
-              "--out/.posthoc-cache (also without --periodic).")
+              "run (counts, tasks updated since or holding a draft: one query a project) are not exported again: "
+              "their judgements are read from --out/.posthoc-cache (also without --periodic).")
 @click.option("--quiet", is_flag=True, help="No progress bars; only the final line (and errors).")
 def score_command(manifest_path: Path, ls_url: str | None, out_dir: Path, export_files: tuple[Path, ...],
                   project_ids: tuple[int, ...], label_config_path: Path | None, token_env: str, n_resamples: int,
