@@ -13,9 +13,12 @@ is made). On each, with the study's ML backend (``posthoc backend serve``):
    ``posthoc score --periodic`` with nothing new. Both are command-line runs in their own process (the way a
    study owner or cron runs them: the interpreter's start is in both sides). The baseline side is the same command
    of the code at the merge base with ``main`` (``git archive`` of ``plugin/`` and ``ml_backend/`` into a temporary
-   folder, on ``PYTHONPATH``): its rerun lists every project without ``include=`` and every member, its periodic
-   score every project. Both sides must print the same (the same links; the same "nothing new" line) and exit
-   alike (0 and 10).
+   folder, on ``PYTHONPATH``). Both sides must print the same (the same links; the same "nothing new" line) and
+   exit alike (0 and 10);
+5. where a nothing-new score's time goes, once a side: the requests it made to Label Studio (counted in Label
+   Studio's log, which writes each request line twice: a line equal to the one before it is not counted again)
+   and the CPU time of the ``posthoc`` process itself (its start-up, imports and work; the rest of its wall time
+   is waiting for Label Studio).
 
 Printed: each figure; the ratio (b)/(a) of the rerun and of the nothing-new score for both sides (target <= 1.2x
 for ours); nothing-new as a share of the full score on each server (target <= 5%).
@@ -29,6 +32,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -70,17 +75,34 @@ def baseline_tree(folder: Path) -> tuple[str, str]:
     return base[:7], f"{folder / 'plugin'}{os.pathsep}{folder / 'ml_backend'}"
 
 
-def command(pythonpath: str, token: str, *args: str) -> Callable[[], tuple[int, str]]:
-    """A ``posthoc`` command line run on the code at ``pythonpath``; returns (exit code, what it printed)."""
+def command(pythonpath: str, token: str, *args: str,
+            cpu: list[float] | None = None) -> Callable[[], tuple[int, str]]:
+    """A ``posthoc`` command line run on the code at ``pythonpath``; returns (exit code, what it printed) and, given
+    ``cpu``, appends the CPU seconds (user + system) the command's process used."""
     env = dict(os.environ, PYTHONPATH=pythonpath, POSTHOC_LS_TOKEN=token, LABEL_STUDIO_TOKEN=token)
 
     def run() -> tuple[int, str]:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         done = subprocess.run([sys.executable, "-m", "posthoc.cli.main", *args], capture_output=True, text=True,
                               env=env, check=False, timeout=1800)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if cpu is not None:
+            cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
         return done.returncode, done.stdout.strip() + (f"\n{done.stderr.strip()[-2000:]}" if done.returncode
                                                        not in (0, 10) else "")
 
     return run
+
+
+def requests_made(log: Path, run: Callable[[], tuple[int, str]]) -> tuple[int, tuple[int, str]]:
+    """How many requests Label Studio logged while ``run`` ran (its log holds each request line twice: a line
+    equal to the one before it is not counted), and what ``run`` returned."""
+    offset = log.stat().st_size
+    result = run()
+    time.sleep(0.5)  # the log is written after the answer
+    lines = [line for line in log.read_bytes()[offset:].decode("utf-8", "replace").splitlines()
+             if "django.server" in line and " HTTP/1." in line]
+    return sum(1 for i, line in enumerate(lines) if i == 0 or line != lines[i - 1]), result
 
 
 def warm_up(url: str, token: str, *, seconds: float = 60) -> None:
@@ -132,6 +154,40 @@ def same_sides(run: BenchRun, what: str, ours: Timing, old: Timing, expected_exi
         run.fail(f"{what}: the two sides differ or failed: ours {ours.result!r}, old {old.result!r}")
 
 
+def nothing_new(run: BenchRun, name: str, server: Any, score: tuple[str, ...], *, ours_path: str,
+                old_path: str) -> tuple[Timing, Timing]:
+    """``posthoc score --periodic`` with nothing new, each side on its own copy of the full score's folder (each
+    keeps its change signals in its own form in ``.posthoc-cache/state.json``; the before side's first run there
+    makes its state, untimed), timed side by side; then each side once more, counting its requests and CPU."""
+    ours_out = Path(score[-1])
+    old_out = ours_out.with_name(f"{ours_out.name}-before")
+    shutil.copytree(ours_out, old_out)
+    old_score = (*score[:-1], str(old_out))
+
+    def old_side(cpu: list[float] | None = None) -> Callable[[], tuple[int, str]]:
+        """The before side, its folder named as ours in what it printed (both must print the same)."""
+        inner = command(old_path, server.token, *old_score, cpu=cpu)
+
+        def answer() -> tuple[int, str]:
+            code, printed = inner()
+            return code, printed.replace(str(old_out), str(ours_out))
+
+        return answer
+
+    if old_side()()[0] != 10:
+        run.fail(f"({name}) the before side's first periodic run on its copy did not find nothing new")
+    timed = time_both(command(ours_path, server.token, *score), old_side(), runs=RUNS)
+    same_sides(run, f"({name}) nothing-new score", *timed, expected_exit=10)
+    for side, make in (("ours", lambda cpu: command(ours_path, server.token, *score, cpu=cpu)), ("before", old_side)):
+        cpu: list[float] = []
+        count, result = requests_made(server.log_path, make(cpu))
+        if result[0] != 10:
+            run.fail(f"({name}) nothing-new score, {side}: {result!r}")
+        run.print(f"  nothing-new score, {side}: {count} requests to Label Studio; the posthoc process used "
+                  f"{cpu[0]:.2f} s CPU (start-up, imports, its work)")
+    return timed
+
+
 def on_server(run: BenchRun, name: str, manifest: Any, folder: Path, *, others: int, old_path: str) -> Figures:
     """Steps 1 to 4 of the module docstring on a fresh server holding ``others`` other projects."""
     figures = Figures(name)
@@ -164,9 +220,7 @@ def on_server(run: BenchRun, name: str, manifest: Any, folder: Path, *, others: 
             figures.rerun = time_both(command(ours_path, server.token, *create),
                                       command(old_path, server.token, *create), runs=RUNS)
             same_sides(run, f"({name}) create rerun", *figures.rerun, expected_exit=0)
-            figures.nothing_new = time_both(command(ours_path, server.token, *score),
-                                            command(old_path, server.token, *score), runs=RUNS)
-            same_sides(run, f"({name}) nothing-new score", *figures.nothing_new, expected_exit=10)
+            figures.nothing_new = nothing_new(run, name, server, score, ours_path=ours_path, old_path=old_path)
             for what, (ours, old) in (("create rerun, nothing to do", figures.rerun),
                                       ("score --periodic, nothing new", figures.nothing_new)):
                 run.print(f"  {what}: ours {ours.wall_median:.2f} s (min {ours.wall_min:.2f}), before "
@@ -195,8 +249,7 @@ def main(argv: list[str] | None = None) -> None:
     with BenchRun("study_server_bench", results_dir=results_dir) as run, \
             tempfile.TemporaryDirectory(prefix="study-server-") as tmp:
         base, old_path = baseline_tree(Path(tmp))
-        run.print(f"before = the same command at {base} (the merge base with main): every project listed without "
-                  "include=, every member listed; ours = this tree")
+        run.print(f"before = the same command at {base} (the merge base with main); ours = this tree")
         found: list[Figures] = []
         for name, n_others in (("a", 0), ("b", others)):
             folder = Path(tmp) / name
@@ -214,13 +267,14 @@ def report(run: BenchRun, a: Figures, b: Figures, *, others: int) -> None:
     assert a.rerun and b.rerun and a.nothing_new and b.nothing_new
     rerun = [b.rerun[i].wall_median / a.rerun[i].wall_median for i in (0, 1)]
     new = [b.nothing_new[i].wall_median / a.nothing_new[i].wall_median for i in (0, 1)]
-    share = [100 * f.nothing_new[0].wall_median / f.full for f in (a, b)]
+    share = [100 * a.nothing_new[0].wall_median / a.full, 100 * b.nothing_new[0].wall_median / b.full]
     run.print(f"(b)/(a): create rerun ours {rerun[0]:.2f}x (before {rerun[1]:.2f}x); nothing-new score ours "
               f"{new[0]:.2f}x (before {new[1]:.2f}x)")
-    run.headline(f"{others:,} other projects cost a create rerun {rerun[0]:.2f}x (before {rerun[1]:.2f}x: "
-                 f"{b.rerun[1].wall_median:.1f} vs {b.rerun[0].wall_median:.1f} s) and a nothing-new score "
-                 f"{new[0]:.2f}x (before {new[1]:.2f}x); nothing-new {share[0]:.0f}% / {share[1]:.0f}% of a full "
-                 f"score ({a.full:.0f} / {b.full:.0f} s)")
+    before = [100 * a.nothing_new[1].wall_median / a.full, 100 * b.nothing_new[1].wall_median / b.full]
+    run.headline(f"nothing-new score {share[0]:.1f}% / {share[1]:.1f}% of a full score ({a.full:.0f} / {b.full:.0f} s; "
+                 f"before {before[0]:.1f}% / {before[1]:.1f}%, target <= 5%); {others:,} other projects cost a create "
+                 f"rerun {rerun[0]:.2f}x (before {rerun[1]:.2f}x) and a nothing-new score {new[0]:.2f}x (before "
+                 f"{new[1]:.2f}x)")
     checks = {"create rerun (b)/(a) <= 1.2x": rerun[0] <= 1.2, "nothing-new score (b)/(a) <= 1.2x": new[0] <= 1.2,
               "(a) nothing-new <= 5% of the full score": share[0] <= 5, "(b) nothing-new <= 5% of the full score":
               share[1] <= 5}

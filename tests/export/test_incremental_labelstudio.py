@@ -1,5 +1,5 @@
 """Incremental ``posthoc score`` against a real Label Studio: only changed projects are exported, outputs stay
-byte-identical to a full run after an annotation is updated, deleted or a draft is saved."""
+byte-identical to a full run after an annotation is updated, deleted or a draft is saved or removed."""
 
 from __future__ import annotations
 
@@ -89,6 +89,17 @@ def test_only_changed_projects_are_exported_and_outputs_equal_a_full_run(study: 
     fifth = _score(study, out)
     assert fifth.status == "updated" and fifth.exported == (study.projects[w1],)
     _same_as_a_full_run(study, out, tmp_path / "full-after-draft")
+    again = _score(study, out)  # the signal counted from the moved baseline is stable: nothing new
+    assert again.status == "nothing-new" and again.exported == ()
+
+    # the draft removed (no task update: only the count of tasks holding a draft or updated since the baseline
+    # moves): the exclusion row goes, w001 re-exported
+    removed = requests.delete(f"{study.url}/api/drafts/{drafted.json()['id']}/", headers=headers, timeout=60)
+    assert removed.status_code == 204, removed.text
+    undrafted = _score(study, out)
+    assert undrafted.status == "updated" and undrafted.exported == (study.projects[w1],)
+    assert undrafted.fingerprint == fourth.fingerprint  # the same judgements and exclusions as before the draft
+    _same_as_a_full_run(study, out, tmp_path / "full-after-draft-removed")
 
     # without --periodic nothing changed still rewrites the outputs, from the cache alone, the same bytes
     sixth = _score(study, out, periodic=False)

@@ -136,12 +136,17 @@ def test_score_exports_exactly_the_studys_projects_and_lists_only_them(study: di
     with counted() as calls:
         full = run_score_job(manifest_path=manifest.path, out_dir=tmp_path, source=source,
                              options=ScoreOptions(n_resamples=20))
+    with counted() as quiet:
         again = run_score_job(manifest_path=manifest.path, out_dir=tmp_path, source=source,
                               options=ScoreOptions(n_resamples=20, periodic=True))
     assert set(full.exported) == ids and again.status == "nothing-new" and set(again.reused) == ids
     assert set(pd.read_csv(tmp_path / "judgements.csv")["worker"]) == {"w001"}
-    assert every_project(calls) == [] and member_listings(calls) == []
-    assert all(asked == ids for asked in by_ids(calls))
+    assert every_project(calls + quiet) == [] and member_listings(calls + quiet) == []
+    assert all(asked == ids for asked in by_ids(calls + quiet))
+    # nothing new: one listing finds and signals the projects, then one one-row Data Manager query a project
+    assert sorted(c[1] for c in quiet) == sorted(["/health", "/api/current-user/whoami", "/api/projects/",
+                                                 *["/api/tasks/"] * len(ids)])
+    assert {int(c[2]["project"]) for c in quiet if c[1] == "/api/tasks/"} == ids
 
 
 def test_status_reads_exactly_the_studys_projects(study: dict[str, Any], ls_server: Any) -> None:

@@ -51,8 +51,14 @@ _DATA_DIR = click.option("--data-dir", type=click.Path(file_okay=False, path_typ
                    "workers are, and which project is whose).")
 @click.option("--gateway-port", type=click.IntRange(1, 65535), default=None,
               help="Loopback port of the gateway; default: a free port.")
+@click.option("--workers", type=int, default=None, metavar="N",
+              help="Serve Label Studio's WSGI app under gunicorn with N worker processes (as its own Docker image "
+                   "serves it) instead of `label-studio start`'s one process; more than one needs --database "
+                   "postgresql (SQLite takes one writer at a time). Label Studio serves its static files itself "
+                   "(docs/deployment.md).")
 def start_command(data_dir: Path, port: int | None, timeout: float, database: str | None,
-                  annotators: int | None, gateway_manifest: Path | None, gateway_port: int | None) -> None:
+                  annotators: int | None, gateway_manifest: Path | None, gateway_port: int | None,
+                  workers: int | None) -> None:
     """Start Label Studio in the background on 127.0.0.1, off the network.
 
     The admin login comes from POSTHOC_LS_USERNAME / POSTHOC_LS_PASSWORD / POSTHOC_LS_TOKEN, or is
@@ -73,17 +79,24 @@ def start_command(data_dir: Path, port: int | None, timeout: float, database: st
         raise PosthocServiceError(f"port {gateway_port} on {LOOPBACK} is in use; choose another with --gateway-port")
     settings = database_choice(database)
     engine = settings.engine if settings is not None else read_database(data_dir).engine
+    if workers is not None:
+        from posthoc.labelstudio.app_server import check_workers
+
+        check_workers(workers, engine=engine)  # before DATA_DIR is made or anything starts
     warning = sqlite_load_warning(annotators or 0, engine=engine)
     if warning is not None:  # before the start (a first start migrates for 30 s or more): the user may stop
         click.echo(f"posthoc: warning: {warning}", err=True)
     server, state = start_detached(data_dir, port=port, timeout=timeout, database=database,
-                                   gateway_manifest=gateway_manifest, gateway_port=gateway_port)
+                                   gateway_manifest=gateway_manifest, gateway_port=gateway_port, workers=workers)
     click.echo(f"Label Studio is running at {server.url}" + (" (give workers the gateway below)"
                                                              if gateway_manifest else ""))
     on_sqlite = server.database.engine == "sqlite"
     click.echo(f"  database: {server.database.describe()}" + (
         f" (up to about {SQLITE_ANNOTATORS_AT_ONCE} annotators at once; more: --database postgresql)"
         if on_sqlite else ""))
+    if workers is not None:
+        click.echo(f"  served by gunicorn, {workers} worker process{'es' if workers > 1 else ''} (log "
+                   f"{server.data_dir / 'gunicorn.log'}; Label Studio serves its static files itself)")
     click.echo(f"  admin login: {server.username} (password and API token in {server.data_dir / 'credentials.json'})")
     click.echo(f"  log: {server.log_path}")
     if gateway_manifest is not None:
@@ -113,7 +126,9 @@ def status_command(data_dir: Path) -> None:
         click.echo(f"not running (data dir {status.data_dir})")
         raise SystemExit(1)
     state = "answering" if status.answering else "NOT answering"
-    click.echo(f"running, pid {status.pid}, {status.url}, {state}; admin {status.username}; "
+    workers = (read_state(status.data_dir) or {}).get("workers")
+    served = f"gunicorn with {workers} workers" if isinstance(workers, int) else "label-studio start"
+    click.echo(f"running, pid {status.pid}, {status.url}, {state}; {served}; admin {status.username}; "
                f"data dir {status.data_dir}; database {read_database(status.data_dir).describe()}")
     if status.gateway_url is not None:
         click.echo(f"study gateway {status.gateway_url}, "

@@ -67,8 +67,8 @@ Example (cron, every 15 minutes):
               help="Format of the tables and the judgements file.")
 @click.option("--periodic", is_flag=True, help="Cron mode: exit 10 and write nothing when the judgements, exclusions "
               "and options are the same as in the last run. Projects Label Studio reports unchanged since the last "
-              "run (counts, latest task update, drafts) are not exported again: their judgements are read from "
-              "--out/.posthoc-cache (also without --periodic).")
+              "run (counts, tasks updated since or holding a draft: one query a project) are not exported again: "
+              "their judgements are read from --out/.posthoc-cache (also without --periodic).")
 @click.option("--target-halfwidth", "--target", "target_halfwidth", default=None, type=float,
               help="Half-width each cell is held to in tables/cell_widths and the report's 'Stop now or go on' "
                    "(default: the target of the estimate saved beside the manifest, if any).")

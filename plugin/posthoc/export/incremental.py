@@ -3,16 +3,12 @@
 A periodic ``posthoc score`` on a study of 20 to 300 projects (31,000 tasks) must not export everything to find
 that nothing changed. Per run:
 
-1. :func:`project_signals` asks Label Studio, cheaply, for each project's *change signal*: from one paged
-   project listing (``GET /api/projects/?ids=...&include=...``) the counts ``task_number``,
-   ``total_annotations_number``, ``skipped_annotations_number``, ``total_predictions_number`` and the label
-   config; and per project two one-row requests: the most recently updated task
-   (``GET /api/projects/{id}/tasks/?page_size=1``, ordered by ``-updated_at`` in Label Studio 1.23) and the
-   number of tasks holding a draft (a Data Manager query on ``draft_exists``). Label Studio's
-   ``Annotation.save`` and ``Annotation.delete`` both set the task's ``updated_at`` (checked in its 1.23 source
-   and measured: a new, an updated and a deleted annotation each move it), so the signal changes on every
-   annotation created, updated, skipped or deleted through the API or the labeling screen, on tasks imported or
-   deleted (``task_number``), on predictions added or deleted, on a draft saved on a task without one, and on a
+1. :mod:`posthoc.export.signals` reads each project's *change signal*, cheaply: the counts and the label config
+   from one listing (the one that found the study's projects, or one of their ids) and one one-row Data Manager
+   query a project (the tasks holding a draft or updated since the last run's baseline: how many, and the most
+   recent); a project found changed gets one more query from its new baseline, before anything is exported. The
+   signal changes on every annotation created, updated, skipped or deleted through the API or the labeling
+   screen, on tasks imported or deleted, on predictions added or deleted, on a draft saved or removed, and on a
    changed label config. What it does not catch is in docs/score.md ("Incremental runs").
 2. Projects whose signal (and flattening context: manifest, worker, tags, e-mail map, code version) equal the
    cached ones are not exported: their flattened judgements and exclusions are read from the cache
@@ -33,31 +29,29 @@ killed run leaves the previous cache, and a cache entry is complete or absent.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import shutil
 import time
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pandas as pd
 
 from posthoc.errors import PosthocServiceError
 from posthoc.export.checks import exclusions_frame
 from posthoc.export.flatten import ExportFlattener, Flattened, empty_judgements, judgement_sort
-from posthoc.labelstudio import records
+from posthoc.export.signals import ProjectSignal, digest, listed_projects, pool_map, project_signals, rebaseline
 from posthoc.labelstudio.client import LabelStudioClient
 from posthoc.labelstudio.label_config import VerificationTags
 from posthoc.lazy import Lazy
 from posthoc.study.plan.index import ManifestIndex
 from posthoc.study.plan.study import Study
 
-#: projects exported (or asked for their signal) at once: Label Studio is one process, mostly busy in Python, on
-#: one SQLite file (4 at once made a 1,500-task snapshot export fail now and then: its writes wait for a lock)
+#: projects exported at once: Label Studio is one process, mostly busy in Python, on one SQLite file (4 at once
+#: made a 1,500-task snapshot export fail now and then: its writes wait for a lock)
 EXPORT_THREADS = 2
 #: tries of one project's snapshot export that Label Studio reports failed (a new export each time)
 EXPORT_TRIES = 3
@@ -65,86 +59,6 @@ CACHE_NAME = ".posthoc-cache"
 STATE_NAME = "state.json"
 #: bump when flattening changes what it writes for the same export (invalidates every cached project)
 CACHE_VERSION = 1
-T = TypeVar("T")
-R = TypeVar("R")
-COUNT_FIELDS = ("task_number", "total_annotations_number", "skipped_annotations_number", "total_predictions_number")
-_DRAFT_QUERY = json.dumps({"filters": {"conjunction": "and", "items": [
-    {"filter": "filter:tasks:draft_exists", "operator": "equal", "type": "Boolean", "value": True}]}})
-
-
-def _digest(value: object) -> str:
-    return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
-
-
-@dataclass(frozen=True)
-class ProjectSignal:
-    """What Label Studio says about one project, cheaply: ``key`` changes whenever its export would."""
-
-    project_id: int
-    counts: tuple[int, ...]
-    latest_task: tuple[int, str] | None
-    draft_tasks: int
-    label_config: str
-
-    @property
-    def key(self) -> str:
-        return _digest({"counts": list(self.counts), "latest_task": self.latest_task, "drafts": self.draft_tasks,
-                        "label_config": hashlib.sha256(self.label_config.encode("utf-8")).hexdigest()})
-
-
-def _pool_map(function: Callable[[T], R], items: Sequence[T], *, threads: int,
-              done: Callable[[R], None] | None = None) -> list[R]:
-    """``[function(item) for item in items]`` on ``threads`` threads; the first failure is raised (the rest
-    are cancelled) as it was raised."""
-    if not items:
-        return []
-    with ThreadPoolExecutor(max_workers=max(1, min(threads, len(items))), thread_name_prefix="posthoc-export") as pool:
-        futures: list[Future[R]] = [pool.submit(function, item) for item in items]
-        pending = set(futures)
-        while pending:
-            finished, pending = wait(pending, return_when=FIRST_EXCEPTION)
-            for future in finished:
-                if future.exception() is not None:
-                    for other in pending:
-                        other.cancel()
-                    raise future.exception()  # type: ignore[misc]
-                if done is not None:
-                    done(future.result())
-        return [future.result() for future in futures]
-
-
-def project_signals(http: LabelStudioClient, project_ids: Sequence[int], *,
-                    threads: int = EXPORT_THREADS) -> dict[int, ProjectSignal]:
-    """The change signal of each project (see the module docstring): one paged listing plus two one-row
-    requests a project. ``http`` is a :class:`posthoc.labelstudio.client.LabelStudioClient`."""
-    wanted = sorted({int(p) for p in project_ids})
-    listed: dict[int, dict[str, Any]] = {}
-    for start in range(0, len(wanted), 100):
-        chunk = wanted[start:start + 100]
-        answer = http.request("GET", "/api/projects/", params={
-            "ids": ",".join(map(str, chunk)), "include": ",".join(("id", "label_config", *COUNT_FIELDS)),
-            "page_size": 100, "page": 1})  # ``include`` names the fields answered and the counts computed
-        for project in (answer or {}).get("results", []) if isinstance(answer, dict) else []:
-            listed[records.int_id(project)] = project
-    missing = [p for p in wanted if p not in listed]
-    if missing:
-        raise PosthocServiceError(f"Label Studio lists no project {', '.join(map(str, missing))}; it was deleted "
-                                  "while the job ran, or the token's user cannot see it")
-
-    def per_project(project_id: int) -> ProjectSignal:
-        page = http.request("GET", f"/api/projects/{project_id}/tasks/", params={"page": 1, "page_size": 1},
-                            ok=(200, 404))
-        latest = page[0] if isinstance(page, list) and page else None
-        drafts = http.request("GET", "/api/tasks/", params={"project": project_id, "page_size": 1,
-                                                            "fields": "task_only", "query": _DRAFT_QUERY})
-        project = listed[project_id]
-        return ProjectSignal(
-            project_id=project_id, counts=tuple(int(project.get(name) or 0) for name in COUNT_FIELDS),
-            latest_task=(records.int_id(latest), str(records.updated_at(latest))) if isinstance(latest, dict) else None,
-            draft_tasks=int((drafts or {}).get("total") or 0) if isinstance(drafts, dict) else 0,
-            label_config=str(project.get("label_config") or ""))
-
-    return {signal.project_id: signal for signal in _pool_map(per_project, wanted, threads=threads)}
 
 
 @dataclass
@@ -192,7 +106,7 @@ def context_key(*, manifest_digest: str, worker: str | None, user_workers: Mappi
     which decides the verification tags, is in the signal's key)."""
     from posthoc import __version__
 
-    return _digest({"version": [CACHE_VERSION, __version__], "manifest": manifest_digest, "worker": worker,
+    return digest({"version": [CACHE_VERSION, __version__], "manifest": manifest_digest, "worker": worker,
                     "users": sorted(user_workers.items())})
 
 
@@ -276,9 +190,20 @@ def _tags_reader(label_config: str, *, where: str) -> Lazy[VerificationTags]:
     return Lazy(lambda: verification_tags(label_config, where=where))
 
 
+def _last_keys(state: Mapping[str, object] | None) -> tuple[dict[int, str], dict[int, str]]:
+    """The cache keys and signal baselines of each project in the last run's state (``{}`` when it has none)."""
+    def read(name: str) -> dict[int, str]:
+        value = (state or {}).get(name)
+        if not isinstance(value, dict):
+            return {}
+        return {int(p): str(v) for p, v in value.items() if str(p).isdigit() and isinstance(v, str)}
+
+    return read("keys"), read("baselines")
+
+
 def combined_key(signal: ProjectSignal, context: str) -> str:
     """The cache key of one project: its signal and its flattening context."""
-    return _digest([signal.project_id, signal.key, context])
+    return digest([signal.project_id, signal.key, context])
 
 
 @dataclass
@@ -304,6 +229,7 @@ class StudyExport:
     study: Study
     read_tags: dict[int, Lazy[VerificationTags]]
     keys: dict[int, str]
+    baselines: dict[int, str] = field(default_factory=dict)  # each project's signal baseline (signals.py)
 
     @property
     def index(self) -> ManifestIndex:
@@ -322,20 +248,31 @@ class StudyExport:
 
     @classmethod
     def open(cls, client: LabelStudioClient, projects: Sequence[tuple[int, str | None]], study: Study, *,
+             listed: Mapping[int, Mapping[str, object]] | None = None, previous: Mapping[str, object] | None = None,
              threads: int = EXPORT_THREADS) -> StudyExport:
-        """Read every project's signal and label config; PosthocServiceError / PosthocInputError on failure."""
-        signals = project_signals(client, [p for p, _ in projects], threads=threads)
+        """Read every project's signal (:mod:`posthoc.export.signals`) and label config; PosthocServiceError /
+        PosthocInputError on failure. ``listed``: the projects with :data:`~posthoc.export.signals.SIGNAL_FIELDS`
+        from the listing that found them (else one listing here); ``previous``: the last run's state
+        (:meth:`JudgementCache.state`), whose keys tell which projects changed and whose baselines the queries
+        count from."""
+        ids = [p for p, _ in projects]
+        found = listed if listed is not None else listed_projects(client, ids)
+        last_keys, last_baselines = _last_keys(previous)
+        signals = project_signals(client, {p: found[p] for p in ids}, baselines=last_baselines, threads=threads)
+        contexts = {p: context_key(manifest_digest=study.digest, worker=worker, user_workers=study.user_workers)
+                    for p, worker in projects}
+        changed = [signals[p] for p in ids if last_keys.get(p) != combined_key(signals[p], contexts[p])]
+        signals.update(rebaseline(client, changed, threads=threads))  # before any export: see signals.py
         tags: dict[int, Lazy[VerificationTags]] = {}
-        keys: dict[int, str] = {}
         parsed: dict[str, Lazy[VerificationTags]] = {}  # a study's projects share one config: parsed once
-        for project_id, worker in projects:
+        for project_id in ids:
             config = signals[project_id].label_config
             if config not in parsed:
                 parsed[config] = _tags_reader(config, where=f"project {project_id}")
             tags[project_id] = parsed[config]
-            context = context_key(manifest_digest=study.digest, worker=worker, user_workers=study.user_workers)
-            keys[project_id] = combined_key(signals[project_id], context)
-        return cls(client=client, projects=list(projects), study=study, read_tags=tags, keys=keys)
+        return cls(client=client, projects=list(projects), study=study, read_tags=tags,
+                   keys={p: combined_key(signals[p], contexts[p]) for p in ids},
+                   baselines={p: signals[p].baseline for p in ids})
 
     def _export_part(self, project: tuple[int, str | None], work_dir: Path) -> ProjectPart:
         from posthoc.export.fetch import fetch_export
@@ -369,7 +306,7 @@ class StudyExport:
         reused = tuple(p for p, _ in self.projects if p in parts)
         todo = [project for project in self.projects if project[0] not in parts]
         with tqdm(total=len(todo), desc="export projects", unit=" project", disable=not progress) as bar:
-            fresh = _pool_map(lambda project: self._export_part(project, work_dir), todo, threads=threads,
+            fresh = pool_map(lambda project: self._export_part(project, work_dir), todo, threads=threads,
                               done=lambda _: bar.update())
         for (project_id, _), part in zip(todo, fresh, strict=True):
             parts[project_id] = part

@@ -87,34 +87,42 @@ class ScoreJobResult:
         return EXIT_UPDATED if self.status == "updated" else EXIT_NOTHING_NEW
 
 
-def _study_projects(client: LabelStudioClient, study: Study,
-                    project_ids: Sequence[int]) -> list[tuple[int, str | None]]:
-    """``(project id, worker or None)`` of every project of the study.
+def _study_projects(client: LabelStudioClient, study: Study, project_ids: Sequence[int]
+                    ) -> tuple[list[tuple[int, str | None]], dict[int, records.Project] | None]:
+    """``(project id, worker or None)`` of every project of the study, and the projects as the listing that found
+    them gives them, with the fields their change signal reads (``None`` when ``project_ids`` names them).
 
     Without ``project_ids``: the projects that carry the study's worker markers, looked up by the ids the setup
     record beside the manifest names and listing every project only when some worker's is unknown
-    (:func:`posthoc.study.live.projects.find_study_projects`, written by ``posthoc study create``).
+    (:func:`posthoc.study.live.projects.find_study_projects`, written by ``posthoc study create``), asking that
+    listing for :data:`~posthoc.export.signals.SIGNAL_FIELDS` too, so one listing finds and signals them.
     """
     if project_ids:
-        return [(int(p), None) for p in project_ids]
+        return [(int(p), None) for p in project_ids], None
+    from posthoc.export.signals import SIGNAL_FIELDS
     from posthoc.jobs.setup_record import default_setup_file, recorded_project_ids
+    from posthoc.labelstudio.calls import PROJECT_FIELDS
     from posthoc.study.live.projects import find_study_projects
 
     known = recorded_project_ids(default_setup_file(study.path), study=study.name).values()
-    found = find_study_projects(client, study.name, study.workers, known_ids=known)
+    found = find_study_projects(client, study.name, study.workers, known_ids=known,
+                                include=tuple(dict.fromkeys((*PROJECT_FIELDS, *SIGNAL_FIELDS))))
     if not found:
         raise PosthocInputError(f"Label Studio holds no project of study {study.name!r}; run "
                                 "`posthoc study create` first or pass --project")
-    return [(records.int_id(project), worker) for worker, project in found.items()]
+    return ([(records.int_id(project), worker) for worker, project in found.items()],
+            {records.int_id(project): project for project in found.values()})
 
 
-def _study_export(study: Study, source: JudgementSource) -> StudyExport:
-    """The study's projects on Label Studio with their change signals (read before anything is exported)."""
+def _study_export(study: Study, source: JudgementSource, previous: dict[str, object] | None) -> StudyExport:
+    """The study's projects on Label Studio with their change signals (read before anything is exported), counted
+    from the ``previous`` run's state."""
     from posthoc.export.fetch import connect
 
     url, token = source.labelstudio()
     client = connect(url, token, timeout=120)
-    return StudyExport.open(client, _study_projects(client, study, source.project_ids), study)
+    projects, listed = _study_projects(client, study, source.project_ids)
+    return StudyExport.open(client, projects, study, listed=listed, previous=previous)
 
 
 def _hash_csv(hasher: _Hash, frame: pd.DataFrame, *, rows_at_a_time: int = 50_000) -> None:
@@ -237,12 +245,13 @@ class _ScoreRun:
         if self.source.export_files:
             return flatten_exports(list(self.source.export_files), study.index, study.tags,
                                    user_workers=study.user_workers, progress=options.progress)
-        export = _study_export(study, self.source)
         self.cache = JudgementCache(self.target / CACHE_NAME, work_dir / "cache")
-        self.state = {"context": _state_context(options.fingerprinted(), study.plan_digest),
-                      "keys": {str(p): k for p, k in sorted(export.keys.items())}}
-        self.keep = sorted(export.keys)
         last = self.cache.state()
+        export = _study_export(study, self.source, last)
+        self.state = {"context": _state_context(options.fingerprinted(), study.plan_digest),
+                      "keys": {str(p): k for p, k in sorted(export.keys.items())},
+                      "baselines": {str(p): b for p, b in sorted(export.baselines.items())}}
+        self.keep = sorted(export.keys)
         if options.periodic and previous is not None and last is not None and last.get("fingerprint") == previous \
                 and all(last.get(name) == value for name, value in self.state.items()):
             self.reused = tuple(p for p, _ in export.projects)

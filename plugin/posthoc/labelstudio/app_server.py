@@ -33,7 +33,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from posthoc.errors import PosthocInputError, PosthocServiceError
 from posthoc.labelstudio.credentials import Credentials
@@ -41,9 +40,6 @@ from posthoc.labelstudio.database import DatabaseSettings, choose_database
 from posthoc.labelstudio.ports import LOOPBACK
 from posthoc.labelstudio.server import START_TIMEOUT, LabelStudioServer, stop_process_group
 from posthoc.processes import die_with_parent, pid_alive
-
-if TYPE_CHECKING:
-    pass
 
 #: Django settings of the ``label-studio`` command (``label_studio/server.py`` sets the same)
 SETTINGS_MODULE = "label_studio.core.settings.label_studio"
@@ -67,6 +63,30 @@ def static_root() -> Path:
     return label_studio_root() / "core" / "static_build"
 
 
+def child_pids(pid: int) -> list[int]:
+    """The live (not zombie) children of ``pid``, from ``/proc``: a gunicorn master's workers."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, IndexError):
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                if fields[1] == str(pid) and fields[0] != "Z":
+                    found.append(int(entry.name))
+    return sorted(found)
+
+
+def check_workers(workers: int, *, engine: str) -> None:
+    """PosthocInputError unless ``workers`` gunicorn processes may serve a database of ``engine``: at least one,
+    and only one on SQLite (one writer at a time: the module docstring)."""
+    if workers < 1:
+        raise PosthocInputError(f"{workers} workers: give at least one")
+    if engine == "sqlite" and workers > 1:
+        raise PosthocInputError(
+            f"{workers} workers on SQLite: SQLite takes one writer at a time, so several Label Studio processes "
+            "answer 'database is locked' under load; serve one process (`posthoc ls start`) or use PostgreSQL "
+            "(`--database postgresql` or POSTHOC_LS_DATABASE_URL)")
+
+
 class AppServer(LabelStudioServer):
     """Label Studio's WSGI app under gunicorn with ``workers`` processes on loopback (module docstring).
 
@@ -82,14 +102,10 @@ class AppServer(LabelStudioServer):
                  port: int | None = None, database: DatabaseSettings | None = None,
                  credentials: Credentials | None = None, request_timeout: int = REQUEST_TIMEOUT,
                  access_log: bool = False) -> None:
-        if workers < 1 or threads < 1:
-            raise PosthocInputError(f"workers {workers}, threads {threads}: give at least one of each")
+        if threads < 1:
+            raise PosthocInputError(f"threads {threads}: give at least one")
         chosen = choose_database(Path(data_dir).resolve(), database)
-        if chosen.engine == "sqlite" and workers > 1:
-            raise PosthocInputError(
-                f"{workers} workers on SQLite: SQLite takes one writer at a time, so several Label Studio processes "
-                "answer 'database is locked' under load; serve one process (`posthoc ls start`) or use PostgreSQL "
-                "(`--database postgresql` or POSTHOC_LS_DATABASE_URL)")
+        check_workers(workers, engine=chosen.engine)
         super().__init__(data_dir, port=port, database=chosen, credentials=credentials)
         self.workers = workers
         self.threads = threads
@@ -186,17 +202,7 @@ class AppServer(LabelStudioServer):
 
     def worker_pids(self) -> list[int]:
         """The gunicorn workers' pids (the master's children, from ``/proc``); empty when not running."""
-        if self.process is None:
-            return []
-        master = str(self.process.pid)
-        found = []
-        for entry in Path("/proc").iterdir():
-            if entry.name.isdigit():
-                with contextlib.suppress(OSError, IndexError):
-                    fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-                    if fields[1] == master and fields[0] != "Z":
-                        found.append(int(entry.name))
-        return sorted(found)
+        return child_pids(self.process.pid) if self.process is not None else []
 
     def alive(self) -> bool:
         """Whether the gunicorn master still runs."""

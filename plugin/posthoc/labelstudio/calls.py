@@ -10,6 +10,7 @@ the SDK's typed calls are the client's (:mod:`posthoc.labelstudio.client`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypedDict, cast
 
@@ -160,6 +161,19 @@ class ApiCalls:
             if page * page_size >= total or len(batch) < page_size:
                 return
             page += 1
+
+    def task_query(self, project_id: int, query: Mapping[str, object], *,
+                   include: str = "id") -> tuple[list[ls.Task], int]:
+        """The first task of a Data Manager query on a project and how many tasks match it: one one-row request
+        (``GET /api/tasks/?project=&page_size=1&fields=task_only&query=``). ``query``: its ``filters`` and
+        ``ordering`` (Label Studio 1.23's ``PrepareParams``); ``include``: the task fields answered."""
+        answer = self.request("GET", "/api/tasks/", params={
+            "project": project_id, "page": 1, "page_size": 1, "fields": "task_only", "include": include,
+            "query": json.dumps(query, sort_keys=True)})
+        if not isinstance(answer, dict):
+            raise PosthocServiceError(f"Label Studio GET /api/tasks/?project={project_id} answered no JSON object")
+        tasks = [t for t in answer.get("tasks") or [] if isinstance(t, dict)]
+        return cast(list[ls.Task], tasks), int(answer.get("total") or 0)
 
     def tasks_with_predictions(self, project_id: int) -> list[ls.Task]:
         """The tasks of a project in id order, each with its full ``predictions`` (in id order): a task listing

@@ -5,7 +5,8 @@ used for the calls it wraps with types: members, predictions, ML backends, webho
 exchange). Calls it does not wrap the way 1.23 answers them (task listings with ``fields``, the import with
 ``return_task_ids``, Data Manager actions, the invite link, ``/next``, the sign-up and log-in forms), and the two
 every job starts with (whoami, the project listing: so that a run that needs nothing more, such as a periodic
-score with nothing new, never imports the SDK, ~3 s) go through :meth:`LabelStudioClient.request` on the very
+score with nothing new, never imports the SDK, ~3 s, nor its pydantic models: its modules are imported where a
+typed call is made) go through :meth:`LabelStudioClient.request` on the very
 ``httpx.Client`` handed to the SDK (its public ``httpx_client`` argument), so both share:
 
 - **tokens**: a legacy API token (``Authorization: Token <key>``) or a personal access token (a JWT refresh
@@ -37,8 +38,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ParamSpec, TypedDict, TypeVar, cast
 
 import httpx
-from label_studio_sdk.core.api_error import ApiError
-from label_studio_sdk.types import SerializationOptionsRequest
 from typing_extensions import Unpack
 
 from posthoc.errors import PosthocServiceError, answer_summary, connection_failure
@@ -203,6 +202,8 @@ class LabelStudioClient(ApiCalls):
     def call(self, what: str, function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """``function(*args, **kwargs)``, an SDK call, with its failures as one PosthocServiceError line
         (``what``: e.g. ``"GET /api/projects/"``, named in the message)."""
+        from label_studio_sdk.core.api_error import ApiError  # loaded with the SDK that made ``function``
+
         method, _, path = what.partition(" ")
         mark = self.log_mark()
         try:
@@ -291,6 +292,9 @@ class LabelStudioClient(ApiCalls):
                            timeout_seconds: float = 1800.0) -> None:
         """Create a snapshot export (JSON, with :data:`SNAPSHOT_OPTIONS`), wait for it, hand its bytes to
         ``write`` (started again from the first byte when the download drops), then delete it on the server."""
+        from label_studio_sdk.core.api_error import ApiError
+        from label_studio_sdk.types import SerializationOptionsRequest
+
         exports = self.sdk.projects.exports
         where = f"/api/projects/{project_id}/exports/"
         export = self.call(f"POST {where}", exports.create, id=project_id, title=title,

@@ -286,7 +286,8 @@ def database_choice(name: str | None) -> DatabaseSettings | None:
 
 
 def spawn_keeper(data_dir: Path, *, port: int | None, timeout: float, database: str | None,
-                 gateway_manifest: Path | None, gateway_port: int | None) -> dict[str, object]:
+                 gateway_manifest: Path | None, gateway_port: int | None,
+                 workers: int | None = None) -> dict[str, object]:
     """Start the keeper (:mod:`posthoc.labelstudio.server_keeper`) for ``data_dir`` and wait until its servers
     answer; returns the state it wrote.
 
@@ -295,7 +296,7 @@ def spawn_keeper(data_dir: Path, *, port: int | None, timeout: float, database: 
     data_dir.mkdir(parents=True, exist_ok=True)
     settings = {"data_dir": str(data_dir.resolve()), "port": port, "timeout": timeout, "database": database,
                 "gateway_manifest": str(gateway_manifest.resolve()) if gateway_manifest else None,
-                "gateway_port": gateway_port}
+                "gateway_port": gateway_port, "workers": workers}
     with open(data_dir / KEEPER_LOG, "ab") as log:
         keeper = subprocess.Popen([sys.executable, "-m", KEEPER_MODULE, json.dumps(settings)],
                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log,
@@ -319,17 +320,19 @@ def spawn_keeper(data_dir: Path, *, port: int | None, timeout: float, database: 
 
 def start_detached(data_dir: str | os.PathLike[str], *, port: int | None = None, timeout: float = START_TIMEOUT,
                    database: str | None = None, gateway_manifest: Path | None = None,
-                   gateway_port: int | None = None) -> tuple[LabelStudioServer, dict[str, object]]:
+                   gateway_port: int | None = None,
+                   workers: int | None = None) -> tuple[LabelStudioServer, dict[str, object]]:
     """Start a server that outlives this process (``posthoc ls start``) under its keeper
     (:mod:`~posthoc.labelstudio.server_keeper`), with the study gateway of ``gateway_manifest`` beside it when
-    given; refuses a second one per data dir. Returns the server (not owned: :meth:`LabelStudioServer.stop` is
+    given, and under gunicorn with ``workers`` processes when given (:mod:`~posthoc.labelstudio.app_server`);
+    refuses a second one per data dir. Returns the server (not owned: :meth:`LabelStudioServer.stop` is
     not for it) and the state the keeper wrote (``gateway_url`` among it)."""
     status = server_status(data_dir)
     if status.running:
         raise PosthocInputError(f"{status.data_dir}: Label Studio already runs there (pid {status.pid}, "
                                 f"{status.url}); stop it with `posthoc ls stop`")
     state = spawn_keeper(Path(data_dir), port=port, timeout=timeout, database=database,
-                         gateway_manifest=gateway_manifest, gateway_port=gateway_port)
+                         gateway_manifest=gateway_manifest, gateway_port=gateway_port, workers=workers)
     server = LabelStudioServer(data_dir, port=port)
     port_found = state.get("port")
     server.port = port_found if isinstance(port_found, int) else None

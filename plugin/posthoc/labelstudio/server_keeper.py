@@ -10,6 +10,8 @@ Label Studio's pid, port and URL, the gateway's URL), calls :func:`~posthoc.proc
 ``ls start`` on a pipe (one JSON line). ``ls stop`` sends ``SIGTERM`` to the keeper's process group: the keeper
 stops nginx, the authoriser and Label Studio, and removes the state file; if the keeper itself is killed, the
 servers get their parent-death signal. If Label Studio or a gateway process dies, the keeper stops the rest.
+With ``workers`` (``ls start --workers N``) Label Studio is its WSGI app under gunicorn
+(:class:`~posthoc.labelstudio.app_server.AppServer`): the keeper holds gunicorn's master, whose workers exit with it.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import IO
 
 from posthoc.atomic import write_text_atomic
 from posthoc.errors import PosthocInputError, PosthocServiceError
+from posthoc.labelstudio.database import DatabaseSettings
 from posthoc.labelstudio.server import GATEWAY_FOLDER, LabelStudioServer, database_choice
 from posthoc.labelstudio.server_log import STATE_FILE
 from posthoc.processes import outlive_parent, restore_interrupt_signals
@@ -45,6 +48,17 @@ def _keep(children: dict[str, subprocess.Popen[bytes] | None]) -> str:
         time.sleep(1.0)
 
 
+def _server(data_dir: Path, *, port: int | None, workers: object,
+            database: DatabaseSettings | None) -> LabelStudioServer:
+    """``label-studio start`` (one process), or with ``workers`` Label Studio's WSGI app under gunicorn
+    (:class:`~posthoc.labelstudio.app_server.AppServer`, which refuses several on SQLite)."""
+    if not isinstance(workers, int):
+        return LabelStudioServer(data_dir, port=port, database=database)
+    from posthoc.labelstudio.app_server import AppServer
+
+    return AppServer(data_dir, workers=workers, port=port, database=database)
+
+
 def keep(settings: dict[str, object], out: IO[str]) -> int:
     """The keeper's work (see the module docstring); ``out``: the pipe to ``ls start``."""
     from posthoc.labelstudio.gateway_process import GatewayProcesses
@@ -56,12 +70,13 @@ def keep(settings: dict[str, object], out: IO[str]) -> int:
     manifest = settings.get("gateway_manifest")
     with contextlib.ExitStack() as stack:
         try:
-            server = LabelStudioServer(data_dir, port=port if isinstance(port, int) else None,
-                                       database=database_choice(str(settings["database"] or "") or None))
+            server = _server(data_dir, port=port if isinstance(port, int) else None, workers=settings.get("workers"),
+                             database=database_choice(str(settings["database"] or "") or None))
             stack.callback(server.stop)
             server.start(timeout=float(str(settings["timeout"])))
             state: dict[str, object] = {"pid": os.getpid(), "label_studio_pid": server.process.pid
-                                        if server.process else None, "port": server.port, "url": server.url}
+                                        if server.process else None, "port": server.port, "url": server.url,
+                                        "workers": settings.get("workers")}
             gateway = None
             if manifest:
                 gateway = GatewayProcesses(manifest=Path(str(manifest)), ls_url=server.url, token=server.token,
