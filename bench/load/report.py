@@ -127,10 +127,7 @@ class Counts:
 
 def _locust_submits(samples: Path) -> int:
     """Accepted submits among Locust's request events (the scenario's samples)."""
-    if not samples.is_file():
-        return 0
-    rows = (json.loads(line) for line in samples.read_text(encoding="utf-8").splitlines() if line.strip())
-    return sum(1 for row in rows if row[1] == "submit" and row[3])
+    return sum(1 for row in _lines(samples) if row[1] == "submit" and row[3])
 
 
 def _csv_submits(stats: Path) -> int:

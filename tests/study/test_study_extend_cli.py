@@ -38,6 +38,19 @@ def test_dry_run_prints_each_workers_additions_and_changes_nothing(planned: Path
     assert Manifest.open(planned / "m.sqlite").revisions().empty
 
 
+def test_dry_run_on_the_defaults_finds_the_target(planned: Path) -> None:
+    """The target search with exactly what a user gets without flags (``--runs`` 200, seed 0, paper 000's rates):
+    the same documents each run (seeded), an addition printed, nothing written."""
+    before = (planned / "m.sqlite").read_bytes()
+    runs = [_posthoc("study", "extend", "--manifest", "m.sqlite", "--config", "study.toml", "--target-halfwidth",
+                     "0.05", "--dry-run", cwd=planned) for _ in range(2)]
+    for done in runs:
+        assert done.returncode == 0, done.stderr
+        assert "extend revision 1 would add:" in done.stdout
+    assert runs[0].stdout == runs[1].stdout
+    assert (planned / "m.sqlite").read_bytes() == before
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["extend", "--config", "study.toml", "--target-halfwidth", "0"], "between 0 and 1"),
     (["extend", "--config", "study.toml", "--target-halfwidth", "-0.1"], "between 0 and 1"),
