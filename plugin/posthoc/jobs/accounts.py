@@ -105,6 +105,26 @@ def _users_by_id(client: LabelStudioClient, accounts: dict[str, dict[str, str]],
     return users if all(e["email"] in users for e in entries) else None
 
 
+def _listed_id(users: dict[str, ls.User], entry: dict[str, str]) -> int | None:
+    """The user id of a signed-up account from the members' listing, ``None`` when the listing lacks it."""
+    user = users.get(entry["email"])
+    return ls.int_id(user) if user is not None else None
+
+
+def _logged_in_id(client: LabelStudioClient, entry: dict[str, str]) -> int:
+    """The id of a signed-up account the members' listing did not show, from its own session's ``whoami`` (the
+    load bench met one such account on PostgreSQL, issue 24); a clear error when it cannot log in either."""
+    session = login(client.url, entry["email"], entry["password"])
+    if session is None:
+        raise PosthocServiceError(f"Label Studio accepted the sign-up of {entry['email']} but neither lists it "
+                                  "among the organisation's members nor lets it log in; rerun the command (the "
+                                  "accounts file keeps its password)")
+    try:
+        return ls.int_id(session.get_json("/api/current-user/whoami"))
+    finally:
+        session.close()
+
+
 def ensure_accounts(client: LabelStudioClient, workers: Sequence[str], path: Path, *, study: str,
                     email_domain: str | None = None, concurrency: int = 4,
                     reset_password: Callable[[str, str], None] | None = None) -> StudyAccounts:
@@ -161,7 +181,8 @@ def ensure_accounts(client: LabelStudioClient, workers: Sequence[str], path: Pat
                 # SQLite's lock under load: measured in bench/study_server_bench.py)
                 users = organisation_users(client)
                 for worker in missing:
-                    accounts[worker]["user_id"] = str(ls.int_id(users[accounts[worker]["email"]]))
+                    user_id = _listed_id(users, accounts[worker]) or _logged_in_id(client, accounts[worker])
+                    accounts[worker]["user_id"] = str(user_id)
     finally:
         write_accounts(path, accounts)  # what was verified stays verified, also when one account failed
     return StudyAccounts(users={w: (accounts[w]["email"], int(accounts[w]["user_id"])) for w in workers},

@@ -130,11 +130,17 @@ class ApiCalls:
             page += 1
 
     def members(self) -> list[ls.User]:
-        """Every user of this user's organisation (``id``, ``email``, ...): one paged listing of its memberships
-        (``GET /api/users/`` is unpaged and costs ~2 ms per user in 1.23)."""
+        """Every user of this user's organisation (``id``, ``email``, ...): its memberships in ONE page
+        (``page_size=-1``, which 1.23's ``OrganizationMemberListPagination`` reads as unlimited), so one SQL query.
+        Not paged: the listing is ordered by username alone, a signed-up user's username is the e-mail's local part,
+        so two studies' ``w050@a`` and ``w050@b`` tie, and PostgreSQL orders tied rows differently in each page's
+        query: a member falls between two pages (the load bench lost one at the 100-member boundary, issue 24;
+        ``tests/labelstudio/test_members.py``). ``GET /api/users/`` is unpaged too but costs ~2 ms per user."""
         organisation = int(self.whoami()["active_organization"])
-        memberships = self._results(f"/api/organizations/{organisation}/memberships")
-        return [cast(ls.User, dict(m["user"])) for m in memberships if isinstance(m.get("user"), dict)]
+        answer = self.request("GET", f"/api/organizations/{organisation}/memberships", params={"page_size": -1})
+        memberships = answer.get("results", []) if isinstance(answer, dict) else []
+        return [cast(ls.User, dict(m["user"])) for m in memberships
+                if isinstance(m, dict) and isinstance(m.get("user"), dict)]
 
     def user(self, user_id: int) -> ls.User | None:
         """One user of this user's organisation by id (``GET /api/users/{id}/``, one row whatever the size of the
