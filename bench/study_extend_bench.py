@@ -93,6 +93,12 @@ def _halfwidths(out: Path) -> pd.DataFrame:
     return rates.assign(halfwidth=(rates["high"] - rates["low"]) / 2)[["dataset", "system", "metric", "halfwidth"]]
 
 
+def _cell_widths(out: Path) -> dict[tuple[str, str], float]:
+    """Each cell's real half-width: the wider of posthoc precision's and recall's."""
+    widths = _halfwidths(out).groupby(["dataset", "system"])["halfwidth"].max()
+    return {(str(d), str(s)): float(w) for (d, s), w in widths.items()}
+
+
 def _judgements(out: Path) -> pd.DataFrame:
     return pd.read_csv(out / "judgements.csv", dtype={"worker": str, "item_id": str, "task_key": str})
 
@@ -159,39 +165,42 @@ def _scenario(run: BenchRun, live: Live) -> None:
 
 def _extend_again(run: BenchRun, live: Live, out: Path, target: float) -> tuple[Path, list[list[str]]]:
     """Extend, simulate and score again while a cell's real half-width is at or over ``target`` (at most
-    :data:`MAX_ROUNDS` times, module docstring); the last score's folder and the ``extend`` commands run."""
+    :data:`MAX_ROUNDS` times, module docstring); the last score's folder and the ``extend`` commands run. After
+    each extension (the first one's too) every cell's half-width predicted for the study's new size, with the pilot
+    that extension was planned from, is printed beside the real one."""
     from posthoc.study.plan.manifest import Manifest
 
     commands: list[list[str]] = []
-    for number in range(1, MAX_ROUNDS + 1):
-        real = _halfwidths(out).groupby(["dataset", "system"])["halfwidth"].max()
-        over = [(str(d), str(s)) for (d, s), width in real.items() if width >= target]
-        run.print(f"round {number}: {len(over)} cell(s) at or over the target {target}"
-                  + "".join(f"; {d}/{s} {real[(d, s)]:.4f}" for d, s in over))
-        if not over:
+    planned_from = live.folder / "pilot.csv"
+    for number in range(MAX_ROUNDS + 1):
+        real = _cell_widths(out)
+        predicted = _predicted(live, planned_from)
+        over = [cell for cell, width in real.items() if width >= target]
+        run.print(f"after {'the first extension' if number == 0 else f'round {number}'}: {len(over)} cell(s) at or "
+                  f"over the target {target}")
+        for (dataset, system), width in real.items():
+            run.print(f"  {dataset}/{system}: predicted {predicted[(dataset, system)]:.4f}, real {width:.4f} (real / "
+                      f"predicted {width / predicted[(dataset, system)]:.3f}, real / target {width / target:.3f})")
+        if not over or number == MAX_ROUNDS:
             break
-        pilot = out / "judgements.csv"
-        now = _predicted(live, pilot)
+        planned_from = out / "judgements.csv"
+        now = _predicted(live, planned_from)
         wider = max(1.0, *(real[cell] / now[cell] for cell in over))
         goal = round(CAREFUL * target / wider, 4)
-        command = ["extend", "--config", "study.toml", "--pilot", str(pilot), "--target-halfwidth", str(goal),
+        command = ["extend", "--config", "study.toml", "--pilot", str(planned_from), "--target-halfwidth", str(goal),
                    *(option for d, s in over for option in ("--cell", f"{d}/{s}"))]
         before = len(Manifest.open(live.manifest).tasks())
-        run.print(f"  real / predicted now up to {wider:.3f}: extend the {len(over)} cell(s) to predict under {goal}")
+        run.print(f"round {number + 1}: every judgement so far as the pilot; real / predicted now up to {wider:.3f}: "
+                  f"extend {', '.join(f'{d}/{s}' for d, s in over)} to predict under {goal}")
         for line in live.posthoc(*command).splitlines():
             run.print(f"  {line}")
         added = len(Manifest.open(live.manifest).tasks()) - before
-        run.print(f"  round {number}: +{added} tasks")
+        run.print(f"  round {number + 1}: +{added} tasks")
         if not added:
-            run.fail(f"round {number}: extend added nothing while {len(over)} cell(s) are over the target")
+            run.fail(f"round {number + 1}: extend added nothing while {len(over)} cell(s) are over the target")
         commands.append(command)
         live.simulate(live.active(), careless=["w011"])
-        out = live.score(f"round{number}")
-        predicted = _predicted(live, pilot)
-        after = _halfwidths(out).groupby(["dataset", "system"])["halfwidth"].max()
-        for cell in over:
-            run.print(f"  {cell[0]}/{cell[1]}: predicted {predicted[cell]:.4f}, real {after[cell]:.4f} "
-                      f"(real / predicted {after[cell] / predicted[cell]:.3f}; target {target})")
+        out = live.score(f"round{number + 1}")
     return out, commands
 
 
