@@ -40,6 +40,7 @@ from posthoc_backend.auth import OPEN_ENDPOINTS, authorised, webhook_token
 from posthoc_backend.live import DEFAULT_BATCH_SIZE, DEFAULT_BUDGET
 from posthoc_backend.predictor import Predictor
 from posthoc_backend.protocol import MODEL_VERSION, RequestError, parse_predict, parse_setup, require_object
+from posthoc_backend.reload import FileWatch, Reloading
 
 logger = logging.getLogger("posthoc_backend")
 
@@ -65,16 +66,24 @@ def _error(status: int, message: str, field: str | None = None) -> tuple[Respons
     return jsonify({"error": message, "field": field}), status
 
 
-def _manifest_index(manifest: ManifestLike | str | Path | None) -> ManifestIndex | None:
-    """The index of the manifest served (opened from its path, read once, closed), ``None`` without one."""
-    if isinstance(manifest, str | Path):
-        from posthoc.study.plan.manifest import Manifest
+def read_manifest_index(path: Path) -> ManifestIndex:
+    """The index of the manifest at ``path`` (opened, read, closed)."""
+    from posthoc.study.plan.manifest import Manifest
 
-        opened = Manifest.open(manifest)
-        try:
-            return ManifestIndex.from_manifest(opened)
-        finally:
-            opened.close()
+    opened = Manifest.open(path)
+    try:
+        return ManifestIndex.from_manifest(opened)
+    finally:
+        opened.close()
+
+
+def _manifest_index(manifest: ManifestLike | str | Path | None) -> ManifestIndex | Reloading[ManifestIndex] | None:
+    """The index of the manifest served, ``None`` without one. From a path it follows the study's revisions: read
+    again when ``posthoc study extend`` / ``reassign`` replaced the file (checked at most once a second; a file
+    that cannot be read keeps the index read before: :mod:`posthoc_backend.reload`)."""
+    if isinstance(manifest, str | Path):
+        path = Path(manifest)
+        return Reloading(lambda: read_manifest_index(path), FileWatch([path]), what=f"study manifest {path}")
     return ManifestIndex.from_manifest(manifest) if manifest is not None else None
 
 
@@ -95,7 +104,8 @@ def create_app(manifest: ManifestLike | str | Path | None = None, *, alias_table
                predict_budget: float = DEFAULT_BUDGET, live_batch_size: int = DEFAULT_BATCH_SIZE) -> Flask:
     """The backend app.
 
-    ``manifest``: a :class:`posthoc.study.plan.manifest.Manifest` or its path (``None``: live mode only).
+    ``manifest``: a :class:`posthoc.study.plan.manifest.Manifest` or its path (``None``: live mode only); from a
+    path the backend follows the study's revisions without a restart (:func:`_manifest_index`).
     ``alias_table``: turns live mode on (text in no manifest is pre-filled by the dictionary linker).
     ``predictor``: the live predictor instead (a :class:`PredictorSpec`, e.g. ``PredictorSpec("rel",
     url=...)``, or a ready :class:`ModelFactory`); ``predict_budget`` (seconds of a request spent on live

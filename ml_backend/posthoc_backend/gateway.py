@@ -12,7 +12,10 @@ nginx's ``auth_request`` sends a body-less sub-request to ``/authorise`` with th
 2. maps the user to a role: an owner (the admin token's user and ``owners``), a worker of the study (the
    accounts file beside the manifest names each worker's e-mail; the project is the one ``posthoc study
    create`` marked for that worker, :func:`posthoc.study.live.projects.find_study_projects`; its task ids are read
-   once a minute), or an outsider;
+   once a minute), or an outsider; the manifest, the accounts file and the setup record are watched (at most once
+   a second, :class:`posthoc_backend.reload.FileWatch`): when ``posthoc study extend`` / ``reassign`` changed
+   them, the workers are read again at once and the task ids on the next request, so a new account reaches its
+   project and a worker their appended tasks without a restart (a read that fails keeps the workers read before);
 3. decides with :func:`posthoc.labelstudio.gateway_rules.decide` (annotation, draft and view ids looked up in
    Label Studio and kept) and answers ``204``, or ``403`` with a JSON reason (``401`` for an anonymous caller,
    which nginx turns into the login page).
@@ -24,6 +27,7 @@ Served like the ML backend: gunicorn (``posthoc gateway serve``) on ``posthoc_ba
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
 import threading
@@ -45,6 +49,9 @@ from posthoc.labelstudio.gateway_lookup import ProjectObjects, session_user
 from posthoc.labelstudio.gateway_rules import Caller, Decision, GatewayRequest, Lookup, Role, decide
 from posthoc.study.live.projects import find_study_projects
 from posthoc.study.plan.logins import default_accounts_file, read_accounts
+from posthoc_backend.reload import FileWatch
+
+logger = logging.getLogger("posthoc_backend.gateway")
 
 #: how long a session's user, and the study's workers and task ids, are kept (seconds)
 SESSION_SECONDS = 10.0
@@ -120,12 +127,15 @@ class Authority:
     :data:`STUDY_SECONDS`) is fresh for that long; for :data:`STALE_FACTOR` times as long after, a request gets the
     kept answer at once while one background thread asks Label Studio again (so a worker's requests do not wait for
     ``whoami`` every 10 s: measured, that put +150 ms into next-task's p95). Older than that, the request waits for
-    the answer. A logout through the gateway takes effect at once (:meth:`revoke`)."""
+    the answer. A logout through the gateway takes effect at once (:meth:`revoke`). With a ``watch`` over the
+    study's files, a change read there (a revision) reads the access again at once and forgets the task ids
+    (:meth:`follow_changes`)."""
 
     def __init__(self, *, url: str, client: LabelStudioClient, load_access: Callable[[], StudyAccess],
                  lookup: Lookup | None = None, clock: Callable[[], float] = time.monotonic,
-                 session_seconds: float = SESSION_SECONDS) -> None:
+                 session_seconds: float = SESSION_SECONDS, watch: FileWatch | None = None) -> None:
         self.url = url
+        self.watch = watch
         self.session_seconds = session_seconds
         self.client = client
         self.load_access = load_access
@@ -172,7 +182,25 @@ class Authority:
                 self._refreshing.discard((id(store), key))
 
     def access(self) -> StudyAccess:
+        self.follow_changes()
         return self._kept(self._access, "study", STUDY_SECONDS, self.load_access)
+
+    def follow_changes(self) -> None:
+        """When the watched study files changed (a revision): forget the projects' task ids (each is read again on
+        its next request) and read the access again now; if that fails, keep the access read before (one log
+        line)."""
+        if self.watch is None or not self.watch.changed():
+            return
+        with self._lock:
+            self._tasks.clear()
+        try:
+            access = self.load_access()
+        except (PosthocInputError, PosthocServiceError) as exc:
+            logger.warning("the study's files changed but its workers could not be read again (%s); keeping the "
+                           "ones read before", exc)
+            return
+        self._store(self._access, "study", access)
+        logger.info("the study's files changed: its %d workers read again", len(access.workers))
 
     def task_ids(self, project_id: int) -> frozenset[int]:
         def load() -> frozenset[int]:
@@ -262,7 +290,8 @@ def gateway_from_settings(*, manifest: Path, url: str, token: str, accounts_file
     def load() -> StudyAccess:
         return load_study_access(manifest, client, accounts_file=accounts_file, owners=owner_list)
 
-    return create_gateway_app(Authority(url=url, client=client, load_access=load))
+    watch = FileWatch([manifest, accounts_file or default_accounts_file(manifest), default_setup_file(manifest)])
+    return create_gateway_app(Authority(url=url, client=client, load_access=load, watch=watch))
 
 
 def app_from_environment() -> Flask:

@@ -4,7 +4,8 @@ For each task, in order:
 
 1. the task is checked (:func:`posthoc_backend.protocol.parse_task`);
 2. a task with a ``task_key`` found in the manifest gets that item's system's mentions
-   (the manifest's pre-filled mentions, held in memory by :class:`ManifestIndex`), after
+   (the manifest's pre-filled mentions, held in memory by :class:`ManifestIndex`; a manifest file served is read
+   again when a revision replaced it, :mod:`posthoc_backend.reload`), after
    checking that the task's text is exactly the manifest's chunk text (otherwise the offsets
    would point at the wrong characters);
 3. a task without a key, or with a key the manifest does not know, gets the live predictor's prediction
@@ -37,6 +38,7 @@ from posthoc.predictors.stored import DictionaryTextLinker
 from posthoc.study.plan.index import ManifestIndex, ManifestLike
 from posthoc_backend.live import DEFAULT_BATCH_SIZE, DEFAULT_BUDGET, LivePredictor, LiveTask
 from posthoc_backend.protocol import MODEL_VERSION, TASK_KEY_FIELD, RequestError, TaskInput, parse_task
+from posthoc_backend.reload import Reloading
 
 
 @dataclass
@@ -57,15 +59,17 @@ class Predictor:
 
     ``live``: a :class:`~posthoc.predictors.registry.ModelFactory` (any predictor), a
     :class:`~posthoc.predictors.linker.DictionaryLinker` (the dictionary baseline) or ``None`` (live mode off).
+    ``manifest``: a manifest, its index, or a :class:`~posthoc_backend.reload.Reloading` index (the backend
+    serving a manifest file: it follows the study's revisions, :mod:`posthoc_backend.reload`), or ``None``.
     ``budget`` / ``batch_size``: see :mod:`posthoc_backend.live`.
     """
 
-    def __init__(self, manifest: ManifestLike | ManifestIndex | None,
+    def __init__(self, manifest: ManifestLike | ManifestIndex | Reloading[ManifestIndex] | None,
                  live: ModelFactory | DictionaryLinker | None, *, model_version: str = MODEL_VERSION,
                  budget: float = DEFAULT_BUDGET, batch_size: int = DEFAULT_BATCH_SIZE) -> None:
-        if manifest is not None and not isinstance(manifest, ManifestIndex):
+        if manifest is not None and not isinstance(manifest, ManifestIndex | Reloading):
             manifest = ManifestIndex.from_manifest(manifest)
-        self.manifest = manifest
+        self._manifest = manifest
         if isinstance(live, DictionaryLinker):
             live = ModelFactory(linker=DictionaryTextLinker(live), model_version=model_version)
         self.live_predictor = (LivePredictor(live, model_version=model_version, budget=budget, batch_size=batch_size)
@@ -73,15 +77,20 @@ class Predictor:
         self.model_version = model_version
 
     @property
+    def manifest(self) -> ManifestIndex | None:
+        """The manifest's index now (a reloading one is read again when its file changed)."""
+        return self._manifest.get() if isinstance(self._manifest, Reloading) else self._manifest
+
+    @property
     def live(self) -> bool:
         """Whether text in no manifest is pre-filled by a live predictor."""
         return self.live_predictor is not None
 
-    def _manifest_mentions(self, task: TaskInput) -> list[dict[str, Any]] | None:
+    def _manifest_mentions(self, task: TaskInput, manifest: ManifestIndex | None) -> list[dict[str, Any]] | None:
         """The manifest's mentions of the task; ``None`` when the task is for the live predictor."""
         where = f"tasks[{task.index}].data"
-        if task.task_key is not None and self.manifest is not None:
-            text = self.manifest.text(task.task_key)
+        if task.task_key is not None and manifest is not None:
+            text = manifest.text(task.task_key)
             if text is not None:
                 if text != task.text:
                     raise RequestError(
@@ -89,7 +98,7 @@ class Predictor:
                         "re-import the tasks from this manifest (the text must be imported unchanged)",
                         field=f"{where}.text", status=422,
                     )
-                return self.manifest.prefill_rows(task.task_key)
+                return manifest.prefill_rows(task.task_key)
         if self.live:
             return None
         if task.task_key is None:
@@ -99,7 +108,7 @@ class Predictor:
             )
         raise RequestError(
             f"{where}.{TASK_KEY_FIELD} {task.task_key!r} is in no manifest served here "
-            + ("" if self.manifest is not None else "(no manifest loaded) ")
+            + ("" if manifest is not None else "(no manifest loaded) ")
             + "and live mode is off; serve this study's manifest",
             field=f"{where}.{TASK_KEY_FIELD}", status=404,
         )
@@ -128,12 +137,13 @@ class Predictor:
             tags = region_tags(config)
         except PosthocInputError as exc:
             raise RequestError(str(exc), field="label_config", status=422) from exc
+        manifest = self.manifest  # one view of the manifest for the whole batch
         answers: dict[int, dict[str, Any] | RequestError] = {}
         pending: list[LiveTask] = []
         for index, raw_task in enumerate(tasks):
             try:
                 task = parse_task(raw_task, index, text_key=tags.text_key)
-                mentions = self._manifest_mentions(task)
+                mentions = self._manifest_mentions(task, manifest)
                 if mentions is None:
                     pending.append(LiveTask(task, raw_task if isinstance(raw_task, dict) else {}))
                 else:

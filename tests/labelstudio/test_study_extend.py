@@ -1,12 +1,16 @@
 """``posthoc study extend`` and ``reassign`` on a real Label Studio, with simulated annotators.
 
-A study of 6 workers (k = 2) planned over the first 8 documents of each dataset of its seeded ranking is
-created, simulated through each worker's first batch (the pilot; w003 verifies everything and fails their
-control task), scored, extended until every cell's predicted half-width is under a target, reassigned (w003
+A study of 6 workers (k = 2) planned over the first 4 documents of each dataset of its seeded ranking (one batch
+a worker) is created, simulated through each worker's first batch (the pilot; w003 verifies everything and fails
+their control task), scored, extended until every cell's predicted half-width is under a target, reassigned (w003
 failed, w005 left after the pilot, one new account), finished by simulation and scored with the defaults. Then:
 every item is judged by exactly k passing workers, no project holds a task twice, every project's tasks are its
 worker's manifest tasks in manifest order (and the simulated annotators found /next serving exactly that order),
-and a rerun of both commands changes neither the manifest nor Label Studio's task counts.
+and a rerun of both commands changes neither the manifest nor Label Studio's task counts. The ML backend, started
+before the extension and never restarted, pre-fills a task the extension appended when Label Studio asks it
+(issue 28: it follows the revised manifest). The 20-worker scale is the bench's (``bench/study_extend_bench.py``);
+here the fewest workers and documents that still have a failed, a departed and a new worker, a reachable target
+and a control task in every batch.
 """
 
 from __future__ import annotations
@@ -23,8 +27,12 @@ import pytest
 from lsfixtures import run_backend
 from posthoc.jobs.revision_sim import project_task_keys, simulate_workers
 from posthoc.jobs.score import JudgementSource, run_score_job
+from posthoc.jobs.setup_record import default_setup_file, recorded_project_ids
 from posthoc.jobs.simulate import SimulationConfig
+from posthoc.labelstudio import records as ls
+from posthoc.labelstudio.client import LabelStudioClient
 from posthoc.study.plan.manifest import Manifest
+from posthoc_backend.protocol import MODEL_VERSION
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "study"))
 from extend_factory import write_study
@@ -58,13 +66,33 @@ def _score(manifest_path: Path, server: Any, out: Path) -> pd.DataFrame:
     return pd.read_csv(out / "judgements.csv", dtype={"worker": str, "item_id": str, "task_key": str})
 
 
+def _check_backend_pre_fills_an_appended_task(manifest_path: Path, server: Any, after: Manifest) -> None:
+    """Take the prediction the setup imported off a task the extension appended, ask Label Studio to retrieve
+    predictions for it (the Data Manager's action: Label Studio calls the backend's /setup and /predict), and find
+    the manifest's pre-fill on it again: the backend, started on the plan, read the revised manifest."""
+    marks = after.task_revisions()
+    appended = marks.loc[marks["revision"] == 1].iloc[0]
+    project = recorded_project_ids(default_setup_file(manifest_path), study=after.study)[str(appended["worker"])]
+    admin = LabelStudioClient(server.url, server.token)
+    (task,) = [t for t in admin.tasks(project) if ls.task_data(t).get("task_key") == appended["task_key"]]
+    for prediction in admin.predictions(ls.int_id(task)):
+        admin.request("DELETE", f"/api/predictions/{ls.int_id(prediction)}/")
+    assert admin.predictions(ls.int_id(task)) == []
+    admin.request("POST", "/api/dm/actions", params={"id": "retrieve_tasks_predictions", "project": project},
+                  json={"selectedItems": {"all": False, "included": [ls.int_id(task)]}})
+    (prediction,) = admin.predictions(ls.int_id(task))
+    assert prediction["model_version"] == MODEL_VERSION
+    labelled = [item["id"] for item in prediction["result"] if item["type"] == "labels"]
+    assert labelled == list(after.prefill(str(appended["task_key"]))["mention_id"])
+
+
 def test_extend_and_reassign_a_running_study(ls_server: Any, tmp_path: Path) -> None:
     from posthoc.study.plan.config import load_study_config, read_study_inputs
     from posthoc.study.plan.revision import config_of
     from posthoc.study.planner.extension_target import documents_for_target
     from posthoc.study.planner.rates import rates_from_pilot
 
-    write_study(tmp_path, n_docs=40, n_pilot=8, n_workers=6, k=2, name="extend-live")
+    write_study(tmp_path, n_docs=20, n_pilot=4, n_workers=6, k=2, name="extend-live")
     manifest_path = tmp_path / "m.sqlite"
     planned = subprocess.run([sys.executable, "-m", "posthoc.cli.main", "study", "plan", "--config", "pilot.toml",
                               "--out", str(manifest_path), "--no-progress"], capture_output=True, text=True,
@@ -80,16 +108,17 @@ def test_extend_and_reassign_a_running_study(ls_server: Any, tmp_path: Path) -> 
         # a target the pilot's documents miss and the pool reaches: 85% of the widest cell's half-width now
         opened = Manifest.open(manifest_path)
         documents, mentions = read_study_inputs(load_study_config(tmp_path / "study.toml"))
-        now = documents_for_target(documents, mentions, config_of(opened.config), {"set0": 8, "set1": 8},
+        now = documents_for_target(documents, mentions, config_of(opened.config), {"set0": 4, "set1": 4},
                                    rates_from_pilot(pilot), target=0.99, runs=50)
         target = round(0.85 * max(row["widest_now"] for row in now.values()), 4)
         extended = _posthoc(tmp_path, ls_server, backend, "extend", "--config", "study.toml", "--pilot", "pilot.csv",
                             "--target-halfwidth", str(target), "--runs", "50")
         assert "revision 1 (extend) written" in extended.stdout
         after = Manifest.open(manifest_path)
-        assert after.documents().groupby("dataset").size().max() > 8
+        assert after.documents().groupby("dataset").size().max() > 4
         assert _label_studio_tasks(manifest_path, ls_server) == {
             w: list(after.tasks(w)["task_key"]) for w in after.workers()}
+        _check_backend_pre_fills_an_appended_task(manifest_path, ls_server, after)
 
         reassigned = _posthoc(tmp_path, ls_server, backend, "reassign", "--failed-from", str(tmp_path / "pilot"),
                               "--left", "w005", "--new-workers", "1")

@@ -181,3 +181,21 @@ def test_a_manifest_from_before_revisions_reads_as_revision_zero(study: dict[str
     assert (opened.task_revisions()["revision"] == 0).all()
     assert len(opened.raw_tables()["task_revisions"]) == 0
     assert np.array_equal(opened.tasks()["task_key"], manifest.tasks()["task_key"])
+
+
+def test_predicted_cell_widths_are_the_target_searchs_and_shrink_with_documents(study: dict[str, object]) -> None:
+    """``predicted_halfwidths`` (the bench's "predicted" beside the real score, issue 28) gives every cell; its widest
+    per dataset is what ``documents_for_target`` calls ``widest_now``; more documents, narrower cells."""
+    from posthoc.study.planner.extension_target import documents_for_target, predicted_halfwidths
+    from posthoc.study.planner.rates import OutcomeRates
+
+    manifest = study["manifest"]
+    assert isinstance(manifest, Manifest)
+    config, current = config_of(manifest.config), {"set0": 10, "set1": 10}
+    docs, ments = study["docs"], study["ments"]
+    now = predicted_halfwidths(docs, ments, config, current, OutcomeRates(), runs=20)  # type: ignore[arg-type]
+    assert list(now.columns) == ["dataset", "system", "halfwidth"] and len(now) == 4
+    found = documents_for_target(docs, ments, config, current, OutcomeRates(), target=0.99, runs=20)  # type: ignore[arg-type]
+    assert now.groupby("dataset")["halfwidth"].max().to_dict() == {d: row["widest_now"] for d, row in found.items()}
+    later = predicted_halfwidths(docs, ments, config, {"set0": 30, "set1": 30}, OutcomeRates(), runs=20)  # type: ignore[arg-type]
+    assert (later["halfwidth"].to_numpy() < now["halfwidth"].to_numpy()).all()

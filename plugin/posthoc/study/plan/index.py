@@ -14,7 +14,7 @@ look-ups only:
 A million pre-fills stay small: frozen dataclasses, one object per distinct repeated string (worker, dataset,
 document, system, chunk text...), dictionaries only. The manifest file is never changed in place: a revision
 (``posthoc study extend`` / ``reassign``) replaces it whole, with a new digest; an index keeps the revision it was
-built from (a running ML backend or gateway reads the manifest once: restart them after a revision).
+built from (a running ML backend or gateway builds a new one when the file is replaced: posthoc_backend.reload).
 """
 
 from __future__ import annotations

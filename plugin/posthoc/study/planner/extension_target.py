@@ -31,28 +31,62 @@ from posthoc.study.planner.shape import StudyShape
 from posthoc.study.planner.simulate import plan_judgements
 
 
+@dataclasses.dataclass(frozen=True)
+class _Pool:
+    """The pool planned in memory: its shape, each judgement row's document rank, the datasets and their sizes."""
+
+    shape: StudyShape
+    rank: np.ndarray
+    datasets: list[str]
+    sizes: np.ndarray
+
+    @classmethod
+    def plan(cls, documents: pd.DataFrame, mentions: pd.DataFrame, config: StudyConfig) -> _Pool:
+        pool = plan_study(documents, mentions, dataclasses.replace(config, n_workers=None, control_tasks=False))
+        shape = StudyShape.from_judgements(plan_judgements(pool), k=config.k)
+        ranking = document_ranking(pool.documents, config.seed)
+        index = pd.MultiIndex.from_frame(ranking[["dataset", "doc_id"]])
+        rank = ranking["rank"].to_numpy()[index.get_indexer(pd.MultiIndex.from_frame(shape.doc_keys.astype(str)))]
+        datasets = list(shape.datasets)
+        return cls(shape, rank, datasets, ranking.groupby("dataset").size().reindex(datasets).to_numpy())
+
+    def cell_widths(self, n: np.ndarray, rates: OutcomeRates, *, runs: int, seed: int) -> pd.DataFrame:
+        """``dataset, system, halfwidth`` (the wider of posthoc precision and recall) on the first ``n`` documents
+        of each dataset."""
+        selected = self.rank < n[self.shape.doc_dataset]
+        summary = replicate_study(self.shape, rates, runs=runs, seed=seed, selected=selected,
+                                  agreement=False).summary()
+        widths = summary["halfwidth"].fillna(np.inf).groupby([summary["dataset"].astype(str),
+                                                             summary["system"].astype(str)]).max()
+        return widths.rename("halfwidth").reset_index()
+
+
+def predicted_halfwidths(documents: pd.DataFrame, mentions: pd.DataFrame, config: StudyConfig,
+                         current: Mapping[str, int], rates: OutcomeRates, *, runs: int = 200,
+                         seed: int = 0) -> pd.DataFrame:
+    """``dataset, system, halfwidth``: each cell's predicted 95% half-width (the wider of posthoc precision and
+    recall) on the first ``current[dataset]`` documents of the seeded ranking, as :func:`documents_for_target`
+    predicts it (the same pool, rates, runs and seed): e.g. a study's size now, beside its real score."""
+    pool = _Pool.plan(documents, mentions, config)
+    n = np.array([int(current.get(d, 0)) for d in pool.datasets], dtype=np.int64)
+    return pool.cell_widths(n, rates, runs=runs, seed=seed)
+
+
 def documents_for_target(documents: pd.DataFrame, mentions: pd.DataFrame, config: StudyConfig,
                          current: Mapping[str, int], rates: OutcomeRates, *, target: float,
                          cells: Collection[tuple[str, str]] | None = None, runs: int = 200,
                          seed: int = 0) -> dict[str, dict[str, Any]]:
     """Per dataset: ``documents`` (needed, at least ``current``), ``reached`` and ``widest`` (the widest named
     cell's predicted half-width there, after), ``widest_now`` (at ``current``); see the module docstring."""
-    pool = plan_study(documents, mentions, dataclasses.replace(config, n_workers=None, control_tasks=False))
-    shape = StudyShape.from_judgements(plan_judgements(pool), k=config.k)
-    ranking = document_ranking(pool.documents, config.seed)
-    index = pd.MultiIndex.from_frame(ranking[["dataset", "doc_id"]])
-    rank = ranking["rank"].to_numpy()[index.get_indexer(pd.MultiIndex.from_frame(shape.doc_keys.astype(str)))]
-    datasets = list(shape.datasets)
-    sizes = ranking.groupby("dataset").size().reindex(datasets).to_numpy()
+    pool = _Pool.plan(documents, mentions, config)
+    datasets, sizes = pool.datasets, pool.sizes
     wanted = None if cells is None else {(str(d), str(s)) for d, s in cells}
 
     def widest(n: np.ndarray) -> np.ndarray:
-        selected = rank < n[shape.doc_dataset]
-        summary = replicate_study(shape, rates, runs=runs, seed=seed, selected=selected, agreement=False).summary()
-        keep = [wanted is None or (str(d), str(s)) in wanted
-                for d, s in zip(summary["dataset"], summary["system"], strict=True)]
-        rows = summary.loc[keep]
-        per = rows["halfwidth"].fillna(np.inf).groupby(rows["dataset"].astype(str)).max()
+        rows = pool.cell_widths(n, rates, runs=runs, seed=seed)
+        keep = [wanted is None or (d, s) in wanted for d, s in zip(rows["dataset"], rows["system"], strict=True)]
+        rows = rows.loc[keep]
+        per = rows["halfwidth"].groupby(rows["dataset"]).max()
         return per.reindex(datasets).fillna(-np.inf).to_numpy()  # no named cell there: nothing to reach
 
     low = np.array([int(current.get(d, 0)) for d in datasets], dtype=np.int64)
