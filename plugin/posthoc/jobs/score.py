@@ -42,7 +42,7 @@ from posthoc.labelstudio.client import LabelStudioClient
 from posthoc.study.plan.study import Study
 
 if TYPE_CHECKING:  # pandas, the flattener, the metrics and the report are imported where a run needs them: a
-    # periodic run that finds nothing new imports none of them (issue 24; tests/score/test_nothing_new_imports.py)
+    # periodic run that finds nothing new imports none of them (issue 24; tests/export/test_nothing_new_imports.py)
     from hashlib import _Hash
 
     import pandas as pd

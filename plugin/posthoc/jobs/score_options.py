@@ -15,7 +15,7 @@ from posthoc.errors import PosthocInputError
 FORMATS = ("csv", "parquet")
 #: ``--union`` (:data:`posthoc.metrics.verification.UNIONS`) and ``--interval``
 #: (:data:`posthoc.metrics.intervals.METHODS`), named here so that checking the options imports no metrics (and no
-#: pandas: a periodic run with nothing new needs neither, issue 24); tests/score/test_nothing_new_imports.py holds
+#: pandas: a periodic run with nothing new needs neither, issue 24); tests/score/test_score_option_choices.py holds
 #: them equal to the metrics' own
 UNIONS = ("exact", "overlap")
 INTERVALS = ("bca", "percentile")
