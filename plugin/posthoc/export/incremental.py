@@ -198,9 +198,14 @@ class JudgementCache:
 
 
 def _tags_reader(label_config: str, *, where: str) -> Lazy[VerificationTags]:
-    from posthoc.labelstudio.label_config import verification_tags
+    """The verification tags of ``label_config``, parsed (and the parser, which imports pandas, imported) at the
+    first call: a run that finds nothing new makes none (issue 24)."""
+    def parse() -> VerificationTags:
+        from posthoc.labelstudio.label_config import verification_tags
 
-    return Lazy(lambda: verification_tags(label_config, where=where))
+        return verification_tags(label_config, where=where)
+
+    return Lazy(parse)
 
 
 def _last_keys(state: Mapping[str, object] | None) -> tuple[dict[int, str], dict[int, str]]:
