@@ -1,24 +1,30 @@
 """A study's cheap commands cost what the study costs, not what the server holds (issue 24).
 
 One study (20 workers x 20 tasks by default, planned by ``study_scale_raw.plan_scale_study``) on two fresh Label
-Studio 1.23 servers (SQLite, a copy of the tests' migrated template), one after the other: (a) an empty one and (b)
-one holding 1,000 other projects (``POST /api/projects/`` with a title and a one-line description, before the study
-is made). On each, with the study's ML backend (``posthoc backend serve``):
+Studio 1.23 servers (SQLite, a copy of the tests' migrated template), both up at once: (a) an empty one and (b) one
+holding 1,000 other projects (``POST /api/projects/`` with a title and a one-line description, before the study is
+made). On each, with the study's ML backend (``posthoc backend serve``):
 
 1. ``posthoc study create`` (the first run, timed once);
 2. every task annotated in bulk inside Label Studio (``bench/ls_bulk_annotate.py``, as study_scale_bench does);
-3. ``posthoc score --periodic`` into an empty folder (the full score, timed once);
-4. the two cheap commands, each side by side with the code before this change, interleaved run by run
-   (``benchlib.time_both``, 3 runs a side, the median wall time): ``posthoc study create`` with nothing to do and
-   ``posthoc score --periodic`` with nothing new. Both are command-line runs in their own process (the way a
-   study owner or cron runs them: the interpreter's start is in both sides). The baseline side is the same command
-   of the code at the merge base with ``main`` (``git archive`` of ``plugin/`` and ``ml_backend/`` into a temporary
-   folder, on ``PYTHONPATH``). Both sides must print the same (the same links; the same "nothing new" line) and
-   exit alike (0 and 10);
-5. where a nothing-new score's time goes, once a side: the requests it made to Label Studio (counted in Label
+3. ``posthoc score --periodic`` into an empty folder (the full score, timed once).
+
+Then, with both servers up, the two cheap commands, each timed on both servers and on both sides, the four
+interleaved run by run (:func:`time_interleaved`, the order turning each round; 3 runs each, the median wall time):
+``posthoc study create`` with nothing to do and ``posthoc score --periodic`` with nothing new. The servers' ratio
+(b)/(a) is thus measured side by side, under the same load, as the sides' ratio is. Both are command-line runs in
+their own process (the way a study owner or cron runs them: the interpreter's start is in both sides). The
+baseline side is the same command of the code at the merge base with ``main`` (``git archive`` of ``plugin/`` and
+``ml_backend/`` into a temporary folder, on ``PYTHONPATH``). Both sides must print the same (the same links; the
+same "nothing new" line) and exit alike (0 and 10). Then, once each:
+
+4. where a nothing-new score's time goes, a side a server: the requests it made to Label Studio (counted in Label
    Studio's log, which writes each request line twice: a line equal to the one before it is not counted again)
    and the CPU time of the ``posthoc`` process itself (its start-up, imports and work; the rest of its wall time
-   is waiting for Label Studio).
+   is waiting for Label Studio);
+5. which request of our two cheap commands grows with the server: the requests each made (Label Studio's log), by
+   path (ids as ``{id}``, the query's names only), each asked again alone on its server (a GET, as logged), (a)
+   and (b) alternating, 3 times: the count and the median seconds of each path on (a) and on (b).
 
 Printed: each figure; the ratio (b)/(a) of the rerun and of the nothing-new score for both sides (target <= 1.2x
 for ours); nothing-new as a share of the full score on each server (target <= 5%).
@@ -30,37 +36,50 @@ for ours); nothing-new as a share of the full score on each server (target <= 5%
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import json
 import os
+import re
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
 from bench_servers import start_label_studio, study_backend
-from benchlib import BenchRun, Timing, time_both
+from benchlib import BenchRun, Timing
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 RUNS = 3
+#: a request line of Label Studio's log: method, path with query, status
+REQUEST_LINE = re.compile(r'"(GET|POST|PUT|PATCH|DELETE|HEAD) (\S+) HTTP/1\.[01]" (\d{3})')
+#: an id in a path (``/api/users/12/`` -> ``/api/users/{id}/``)
+PATH_ID = re.compile(r"/\d+(?=/|$)")
+Command = Callable[[], tuple[int, str]]
 
 
 @dataclass
-class Figures:
-    """What one server measured (seconds; ``ours`` / ``old``: the two sides of the cheap commands)."""
+class Server:
+    """One Label Studio with the study on it: the server, its backend's URL, the two commands' arguments and what
+    was timed once (seconds)."""
 
     name: str
-    create: float = 0.0
+    server: Any
+    create: tuple[str, ...]
+    score: tuple[str, ...]
+    created: float = 0.0
     full: float = 0.0
-    rerun: tuple[Timing, Timing] | None = None
-    nothing_new: tuple[Timing, Timing] | None = None
+    requests: dict[str, list[str]] = field(default_factory=dict)  # command -> the requests it made (step 5)
 
 
 def baseline_tree(folder: Path) -> tuple[str, str]:
@@ -92,17 +111,6 @@ def command(pythonpath: str, token: str, *args: str,
                                                        not in (0, 10) else "")
 
     return run
-
-
-def requests_made(log: Path, run: Callable[[], tuple[int, str]]) -> tuple[int, tuple[int, str]]:
-    """How many requests Label Studio logged while ``run`` ran (its log holds each request line twice: a line
-    equal to the one before it is not counted), and what ``run`` returned."""
-    offset = log.stat().st_size
-    result = run()
-    time.sleep(0.5)  # the log is written after the answer
-    lines = [line for line in log.read_bytes()[offset:].decode("utf-8", "replace").splitlines()
-             if "django.server" in line and " HTTP/1." in line]
-    return sum(1 for i, line in enumerate(lines) if i == 0 or line != lines[i - 1]), result
 
 
 def warm_up(url: str, token: str, *, seconds: float = 60) -> None:
@@ -148,91 +156,153 @@ def annotate_all(run: BenchRun, server: Any, manifest: Any, folder: Path) -> Non
     run.print(f"  simulated annotation: {done.stdout.strip()} tasks (bulk, Label Studio's models)")
 
 
-def same_sides(run: BenchRun, what: str, ours: Timing, old: Timing, expected_exit: int) -> None:
-    """Fail unless both sides exited ``expected_exit`` and printed the same."""
-    if ours.result[0] != expected_exit or old.result != ours.result:
-        run.fail(f"{what}: the two sides differ or failed: ours {ours.result!r}, old {old.result!r}")
+def time_interleaved(sides: dict[str, Command], *, runs: int) -> dict[str, Timing]:
+    """Time every side the same way, interleaved run by run so load drifts hit all alike: each round runs every
+    side once, the order turning by one each round (warm caches favour none); ``gc.collect()`` before each run,
+    outside its time (``benchlib.time_both``'s rule, for more than two sides)."""
+    timings = {name: Timing() for name in sides}
+    names = list(sides)
+    for round_ in range(runs):
+        for name in names[round_ % len(names):] + names[:round_ % len(names)]:
+            gc.collect()
+            started = time.perf_counter()
+            timings[name].result = sides[name]()
+            timings[name].wall.append(time.perf_counter() - started)  # the CPU is the child's: step 4
+    return timings
 
 
-def nothing_new(run: BenchRun, name: str, server: Any, score: tuple[str, ...], *, ours_path: str,
-                old_path: str) -> tuple[Timing, Timing]:
-    """``posthoc score --periodic`` with nothing new, each side on its own copy of the full score's folder (each
-    keeps its change signals in its own form in ``.posthoc-cache/state.json``; the before side's first run there
-    makes its state, untimed), timed side by side; then each side once more, counting its requests and CPU."""
-    ours_out = Path(score[-1])
-    old_out = ours_out.with_name(f"{ours_out.name}-before")
-    shutil.copytree(ours_out, old_out)
-    old_score = (*score[:-1], str(old_out))
+def same_results(run: BenchRun, what: str, timings: dict[str, Timing], expected_exit: int) -> None:
+    """Fail unless the sides of one server exited ``expected_exit`` and printed the same."""
+    for server in ("a", "b"):
+        ours, old = timings[f"ours {server}"].result, timings[f"before {server}"].result
+        if ours[0] != expected_exit or old != ours:
+            run.fail(f"({server}) {what}: the two sides differ or failed: ours {ours!r}, old {old!r}")
 
-    def old_side(cpu: list[float] | None = None) -> Callable[[], tuple[int, str]]:
-        """The before side, its folder named as ours in what it printed (both must print the same)."""
-        inner = command(old_path, server.token, *old_score, cpu=cpu)
 
-        def answer() -> tuple[int, str]:
-            code, printed = inner()
-            return code, printed.replace(str(old_out), str(ours_out))
+def logged_requests(log: Path, run: Command) -> tuple[list[str], tuple[int, str]]:
+    """The requests (``METHOD path?query``) Label Studio logged while ``run`` ran (its log holds each request line
+    twice: a line equal to the one before it is not counted again), and what ``run`` returned."""
+    offset = log.stat().st_size
+    result = run()
+    time.sleep(0.5)  # the log is written after the answer
+    lines = [line for line in log.read_bytes()[offset:].decode("utf-8", "replace").splitlines()
+             if "django.server" in line and " HTTP/1." in line]
+    kept = [line for i, line in enumerate(lines) if i == 0 or line != lines[i - 1]]
+    return [f"{m[1]} {m[2]}" for m in (REQUEST_LINE.search(line) for line in kept) if m], result
 
-        return answer
 
-    if old_side()()[0] != 10:
+def path_of(request: str) -> str:
+    """A logged request by its path: ids as ``{id}``, the query's names only (``GET /api/tasks/?fields&page``)."""
+    method, _, target = request.partition(" ")
+    path, _, query = target.partition("?")
+    names = sorted({part.partition("=")[0] for part in query.split("&") if part})
+    return f"{method} {PATH_ID.sub('/{id}', path)}" + (f"?{'&'.join(names)}" if names else "")
+
+
+def server_figures(run: BenchRun, servers: list[Server], *, ours_path: str, old_path: str) -> None:
+    """Steps 4 and 5 of the module docstring, after the timed runs."""
+    for server in servers:
+        for side in ("ours", "before"):
+            cpu: list[float] = []
+            made, result = logged_requests(server.server.log_path, command(ours_path, server.server.token,
+                                                                             *server.score, cpu=cpu)
+                                           if side == "ours" else old_side(server, old_path, cpu))
+            if result[0] != 10:
+                run.fail(f"({server.name}) nothing-new score, {side}: {result!r}")
+            run.print(f"  ({server.name}) nothing-new score, {side}: {len(made)} requests to Label Studio; the "
+                      f"posthoc process used {cpu[0]:.2f} s CPU (start-up, imports, its work)")
+            if side == "ours":
+                server.requests["score"] = made
+        made, result = logged_requests(server.server.log_path, command(ours_path, server.server.token,
+                                                                       *server.create))
+        if result[0] != 0:
+            run.fail(f"({server.name}) create rerun: {result!r}")
+        server.requests["create"] = made
+    for what in ("create", "score"):
+        replayed(run, servers, what)
+
+
+def replayed(run: BenchRun, servers: list[Server], what: str) -> None:
+    """Step 5 for one command: each GET it made asked again alone on its server, (a) and (b) alternating,
+    ``RUNS`` times; printed by path (the sum of its requests' median seconds), the largest difference first."""
+    counts = [Counter(path_of(r) for r in server.requests[what]) for server in servers]
+    seconds: list[dict[str, float]] = [{}, {}]
+    with contextlib.ExitStack() as stack:
+        clients = [stack.enter_context(httpx.Client(base_url=server.server.url, timeout=120, headers={
+            "Authorization": f"Token {server.server.token}"})) for server in servers]
+        gets = [[r.partition(" ")[2] for r in server.requests[what] if r.startswith("GET ")] for server in servers]
+        for number in range(max(len(g) for g in gets)):
+            for side in (0, 1) if number % 2 == 0 else (1, 0):
+                if number < len(gets[side]):
+                    times = []
+                    for _ in range(RUNS):
+                        started = time.perf_counter()
+                        clients[side].get(gets[side][number])
+                        times.append(time.perf_counter() - started)
+                    key = path_of(f"GET {gets[side][number]}")
+                    seconds[side][key] = seconds[side].get(key, 0.0) + statistics.median(times)
+    paths = sorted(set(counts[0]) | set(counts[1]), key=lambda k: seconds[0].get(k, 0.0) - seconds[1].get(k, 0.0))
+    label = {"create": "create rerun", "score": "nothing-new score"}[what]
+    run.print(f"  {label}, requests by path on (a) / (b): count, seconds asked again alone (median of {RUNS})")
+    for key in paths:
+        a, b = seconds[0].get(key, 0.0), seconds[1].get(key, 0.0)
+        timed = f"; {a:.3f} s / {b:.3f} s ({b - a:+.3f} s)" if key.startswith("GET ") else "; not a GET"
+        run.print(f"    {key}: {counts[0][key]} / {counts[1][key]}{timed}")
+
+
+def before_score(server: Server) -> tuple[str, ...]:
+    """The before side's score command: its own copy of the full score's folder (each side keeps its change
+    signals in its own form in ``.posthoc-cache/state.json``)."""
+    out = Path(server.score[-1])
+    return (*server.score[:-1], str(out.with_name(f"{out.name}-before")))
+
+
+def old_side(server: Server, old_path: str, cpu: list[float] | None = None) -> Command:
+    """The before side's nothing-new score, its folder named as ours in what it printed (both must print the
+    same)."""
+    old_score = before_score(server)
+    inner = command(old_path, server.server.token, *old_score, cpu=cpu)
+
+    def answer() -> tuple[int, str]:
+        code, printed = inner()
+        return code, printed.replace(old_score[-1], server.score[-1])
+
+    return answer
+
+
+def set_up(run: BenchRun, stack: contextlib.ExitStack, name: str, manifest: Any, folder: Path, *, others: int,
+           ours_path: str, old_path: str) -> Server:
+    """Steps 1 to 3 of the module docstring on a fresh server holding ``others`` other projects; the server and
+    the study's backend stay up until ``stack`` closes."""
+    ls = start_label_studio(folder)
+    stack.callback(ls.stop)
+    warm_up(ls.url, ls.token)
+    if others:
+        seconds = other_projects(ls.url, ls.token, others)
+        run.print(f"  {others} other projects made in {seconds:.1f} s")
+    backend_url = stack.enter_context(study_backend(Path(manifest.path), folder / "events.sqlite3"))
+    server = Server(name, ls, create=("study", "create", "--manifest", str(manifest.path), "--url", ls.url,
+                                              "--backend-url", backend_url, "--no-progress"),
+                    score=("score", "--manifest", str(manifest.path), "--url", ls.url, "--periodic", "--quiet",
+                           "--out", str(folder / "score")))
+    started = time.perf_counter()
+    code, printed = command(ours_path, ls.token, *server.create)()
+    server.created = time.perf_counter() - started
+    if code != 0:
+        run.fail(f"({name}) study create: exit {code}: {printed}\nLabel Studio's log ends: "
+                 f"{ls.log_path.read_text(errors='replace')[-3000:]}")
+    run.print(f"  study create {server.created:.1f} s")
+    annotate_all(run, ls, manifest, folder)
+    started = time.perf_counter()
+    code, printed = command(ours_path, ls.token, *server.score)()
+    server.full = time.perf_counter() - started
+    if code != 0:
+        run.fail(f"({name}) full score: exit {code}: {printed}")
+    run.print(f"  posthoc score, full: {server.full:.1f} s: {printed}")
+    shutil.copytree(server.score[-1], before_score(server)[-1])
+    if old_side(server, old_path)()[0] != 10:  # the before side's first run there makes its state, untimed
         run.fail(f"({name}) the before side's first periodic run on its copy did not find nothing new")
-    timed = time_both(command(ours_path, server.token, *score), old_side(), runs=RUNS)
-    same_sides(run, f"({name}) nothing-new score", *timed, expected_exit=10)
-    for side, make in (("ours", lambda cpu: command(ours_path, server.token, *score, cpu=cpu)), ("before", old_side)):
-        cpu: list[float] = []
-        count, result = requests_made(server.log_path, make(cpu))
-        if result[0] != 10:
-            run.fail(f"({name}) nothing-new score, {side}: {result!r}")
-        run.print(f"  nothing-new score, {side}: {count} requests to Label Studio; the posthoc process used "
-                  f"{cpu[0]:.2f} s CPU (start-up, imports, its work)")
-    return timed
-
-
-def on_server(run: BenchRun, name: str, manifest: Any, folder: Path, *, others: int, old_path: str) -> Figures:
-    """Steps 1 to 4 of the module docstring on a fresh server holding ``others`` other projects."""
-    figures = Figures(name)
-    ours_path = f"{ROOT / 'plugin'}{os.pathsep}{ROOT / 'ml_backend'}"
-    server = start_label_studio(folder)
-    try:
-        warm_up(server.url, server.token)
-        if others:
-            seconds = other_projects(server.url, server.token, others)
-            run.print(f"  {others} other projects made in {seconds:.1f} s")
-        with study_backend(Path(manifest.path), folder / "events.sqlite3") as backend_url:
-            create = ("study", "create", "--manifest", str(manifest.path), "--url", server.url, "--backend-url",
-                      backend_url, "--no-progress")
-            started = time.perf_counter()
-            code, printed = command(ours_path, server.token, *create)()
-            figures.create = time.perf_counter() - started
-            if code != 0:
-                run.fail(f"({name}) study create: exit {code}: {printed}\nLabel Studio's log ends: "
-                         f"{server.log_path.read_text(errors='replace')[-3000:]}")
-            run.print(f"  study create {figures.create:.1f} s")
-            annotate_all(run, server, manifest, folder)
-            score = ("score", "--manifest", str(manifest.path), "--url", server.url, "--periodic", "--quiet",
-                     "--out", str(folder / "score"))
-            started = time.perf_counter()
-            code, printed = command(ours_path, server.token, *score)()
-            figures.full = time.perf_counter() - started
-            if code != 0:
-                run.fail(f"({name}) full score: exit {code}: {printed}")
-            run.print(f"  posthoc score, full: {figures.full:.1f} s: {printed}")
-            figures.rerun = time_both(command(ours_path, server.token, *create),
-                                      command(old_path, server.token, *create), runs=RUNS)
-            same_sides(run, f"({name}) create rerun", *figures.rerun, expected_exit=0)
-            figures.nothing_new = nothing_new(run, name, server, score, ours_path=ours_path, old_path=old_path)
-            for what, (ours, old) in (("create rerun, nothing to do", figures.rerun),
-                                      ("score --periodic, nothing new", figures.nothing_new)):
-                run.print(f"  {what}: ours {ours.wall_median:.2f} s (min {ours.wall_min:.2f}), before "
-                          f"{old.wall_median:.2f} s (min {old.wall_min:.2f}): before / ours "
-                          f"{old.wall_median / ours.wall_median:.2f}x, {RUNS} runs a side interleaved; both printed "
-                          "the same")
-            ours_new = figures.nothing_new[0].wall_median
-            run.print(f"  nothing-new score {100 * ours_new / figures.full:.1f}% of the full score "
-                      f"(before: {100 * figures.nothing_new[1].wall_median / figures.full:.1f}%)")
-    finally:
-        server.stop()
-    return figures
+    return server
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -246,38 +316,66 @@ def main(argv: list[str] | None = None) -> None:
     results_dir = Path(tempfile.mkdtemp(prefix="study-server-small-")) if args.small else None
     from study_scale_raw import plan_scale_study
 
+    ours_path = f"{ROOT / 'plugin'}{os.pathsep}{ROOT / 'ml_backend'}"
     with BenchRun("study_server_bench", results_dir=results_dir) as run, \
-            tempfile.TemporaryDirectory(prefix="study-server-") as tmp:
+            tempfile.TemporaryDirectory(prefix="study-server-") as tmp, contextlib.ExitStack() as stack:
         base, old_path = baseline_tree(Path(tmp))
         run.print(f"before = the same command at {base} (the merge base with main); ours = this tree")
-        found: list[Figures] = []
+        servers: list[Server] = []
         for name, n_others in (("a", 0), ("b", others)):
             folder = Path(tmp) / name
             folder.mkdir()
             manifest = plan_scale_study(folder / "server.manifest", n_workers=workers, tasks_per_worker=tasks)
             run.print(f"({name}) {len(manifest.workers())} workers, {len(manifest.tasks())} tasks, on a server "
                       f"holding {n_others} other projects")
-            found.append(on_server(run, name, manifest, folder, others=n_others, old_path=old_path))
+            servers.append(set_up(run, stack, name, manifest, folder, others=n_others, ours_path=ours_path,
+                                  old_path=old_path))
             manifest.close()
-        report(run, found[0], found[1], others=others)
+        run.print(f"both servers up: each cheap command on (a) and (b), ours and before, interleaved, {RUNS} runs each")
+        rerun = time_interleaved({f"{side} {s.name}": command(path, s.server.token, *s.create) for s in servers
+                                  for side, path in (("ours", ours_path), ("before", old_path))}, runs=RUNS)
+        same_results(run, "create rerun", rerun, expected_exit=0)
+        new = time_interleaved({f"{side} {s.name}": (command(ours_path, s.server.token, *s.score) if side == "ours"
+                                                     else old_side(s, old_path)) for s in servers
+                                for side in ("ours", "before")}, runs=RUNS)
+        same_results(run, "nothing-new score", new, expected_exit=10)
+        for what, timings in (("create rerun, nothing to do", rerun), ("score --periodic, nothing new", new)):
+            for s in servers:
+                ours, old = timings[f"ours {s.name}"], timings[f"before {s.name}"]
+                run.print(f"  ({s.name}) {what}: ours {ours.wall_median:.2f} s (min {ours.wall_min:.2f}), before "
+                          f"{old.wall_median:.2f} s (min {old.wall_min:.2f}): before / ours "
+                          f"{old.wall_median / ours.wall_median:.2f}x; both printed the same")
+        server_figures(run, servers, ours_path=ours_path, old_path=old_path)
+        report(run, servers, rerun, new, others=others)
 
 
-def report(run: BenchRun, a: Figures, b: Figures, *, others: int) -> None:
+def report(run: BenchRun, servers: list[Server], rerun: dict[str, Timing], new: dict[str, Timing], *,
+           others: int) -> None:
     """The ratios (b)/(a), the shares of the full score, the headline and the targets."""
-    assert a.rerun and b.rerun and a.nothing_new and b.nothing_new
-    rerun = [b.rerun[i].wall_median / a.rerun[i].wall_median for i in (0, 1)]
-    new = [b.nothing_new[i].wall_median / a.nothing_new[i].wall_median for i in (0, 1)]
-    share = [100 * a.nothing_new[0].wall_median / a.full, 100 * b.nothing_new[0].wall_median / b.full]
-    run.print(f"(b)/(a): create rerun ours {rerun[0]:.2f}x (before {rerun[1]:.2f}x); nothing-new score ours "
-              f"{new[0]:.2f}x (before {new[1]:.2f}x)")
-    before = [100 * a.nothing_new[1].wall_median / a.full, 100 * b.nothing_new[1].wall_median / b.full]
-    run.headline(f"nothing-new score {share[0]:.1f}% / {share[1]:.1f}% of a full score ({a.full:.0f} / {b.full:.0f} s; "
-                 f"before {before[0]:.1f}% / {before[1]:.1f}%, target <= 5%); {others:,} other projects cost a create "
-                 f"rerun {rerun[0]:.2f}x (before {rerun[1]:.2f}x) and a nothing-new score {new[0]:.2f}x (before "
-                 f"{new[1]:.2f}x)")
-    checks = {"create rerun (b)/(a) <= 1.2x": rerun[0] <= 1.2, "nothing-new score (b)/(a) <= 1.2x": new[0] <= 1.2,
-              "(a) nothing-new <= 5% of the full score": share[0] <= 5, "(b) nothing-new <= 5% of the full score":
-              share[1] <= 5}
+    a, b = servers
+
+    def ratio(timings: dict[str, Timing], side: str) -> float:
+        return timings[f"{side} b"].wall_median / timings[f"{side} a"].wall_median
+
+    def share(server: Server, side: str) -> float:
+        return 100 * new[f"{side} {server.name}"].wall_median / server.full
+
+    run.print(f"full score: (a) {a.full:.1f} s, (b) {b.full:.1f} s")
+    for server in servers:
+        run.print(f"  ({server.name}) nothing-new score {share(server, 'ours'):.1f}% of the full score (before: "
+                  f"{share(server, 'before'):.1f}%)")
+    run.print(f"(b)/(a), side by side: create rerun ours {ratio(rerun, 'ours'):.2f}x (before "
+              f"{ratio(rerun, 'before'):.2f}x); nothing-new score ours {ratio(new, 'ours'):.2f}x (before "
+              f"{ratio(new, 'before'):.2f}x)")
+    run.headline(f"nothing-new score {share(a, 'ours'):.1f}% / {share(b, 'ours'):.1f}% of a full score ({a.full:.0f} "
+                 f"/ {b.full:.0f} s; before {share(a, 'before'):.1f}% / {share(b, 'before'):.1f}%, target <= 5%); "
+                 f"{others:,} other projects cost a create rerun {ratio(rerun, 'ours'):.2f}x (before "
+                 f"{ratio(rerun, 'before'):.2f}x) and a nothing-new score {ratio(new, 'ours'):.2f}x (before "
+                 f"{ratio(new, 'before'):.2f}x), both servers up, interleaved")
+    checks = {"create rerun (b)/(a) <= 1.2x": ratio(rerun, "ours") <= 1.2,
+              "nothing-new score (b)/(a) <= 1.2x": ratio(new, "ours") <= 1.2,
+              "(a) nothing-new <= 5% of the full score": share(a, "ours") <= 5,
+              "(b) nothing-new <= 5% of the full score": share(b, "ours") <= 5}
     for check, ok in checks.items():
         run.print(f"  {check}: {'yes' if ok else 'NO'}")
 

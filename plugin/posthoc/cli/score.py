@@ -18,6 +18,7 @@ from posthoc.jobs.score import (
     ScoreOptions,
     run_score_job,
 )
+from posthoc.jobs.score_options import INTERVALS, UNIONS
 
 _EPILOG = """\b
 Exit codes:
@@ -54,12 +55,12 @@ Example (cron, every 15 minutes):
 @click.option("--resample-unit", default="doc_id", show_default=True,
               type=click.Choice(["doc_id", "task", "annotation", "worker"]),
               help="What the bootstrap resamples: documents (as the paper), tasks, annotations or workers.")
-@click.option("--union", default="exact", show_default=True, type=click.Choice(["exact", "overlap"]),
+@click.option("--union", default="exact", show_default=True, type=click.Choice(UNIONS),
               help="How the verification union V(d) behind posthoc recall counts (paper 000 section 3.2): exact = "
                    "one member per distinct verified span and link, the formal definition V(d) = the union over "
                    "systems of V(m,d); overlap = verified annotations with the same link whose spans overlap are "
                    "one member, the paper's 'union of all non-exact, non-overlapping annotations'.")
-@click.option("--interval", default="bca", show_default=True, type=click.Choice(["bca", "percentile"]),
+@click.option("--interval", default="bca", show_default=True, type=click.Choice(INTERVALS),
               help="How the 95% intervals of the rates and of the paired comparisons are read from the resamples: "
                    "bca = bias-corrected and accelerated (Efron 1987), percentile = the resamples' 2.5% and 97.5% "
                    "quantiles (the paper's empirical interval). See docs/metrics.md.")

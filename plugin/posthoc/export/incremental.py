@@ -36,19 +36,21 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from posthoc.errors import PosthocServiceError
-from posthoc.export.checks import exclusions_frame
-from posthoc.export.flatten import ExportFlattener, Flattened, empty_judgements, judgement_sort
 from posthoc.export.signals import ProjectSignal, digest, listed_projects, pool_map, project_signals, rebaseline
 from posthoc.labelstudio.client import LabelStudioClient
-from posthoc.labelstudio.label_config import VerificationTags
 from posthoc.lazy import Lazy
-from posthoc.study.plan.index import ManifestIndex
 from posthoc.study.plan.study import Study
+
+if TYPE_CHECKING:  # pandas and the flattener are imported where a project is flattened or read from the cache:
+    # a periodic run that finds every signal unchanged imports neither (issue 24)
+    import pandas as pd
+
+    from posthoc.export.flatten import Flattened
+    from posthoc.labelstudio.label_config import VerificationTags
+    from posthoc.study.plan.index import ManifestIndex
 
 #: projects exported at once: Label Studio is one process, mostly busy in Python, on one SQLite file (4 at once
 #: made a 1,500-task snapshot export fail now and then: its writes wait for a lock)
@@ -74,6 +76,8 @@ class ProjectPart:
 def flatten_part(path: Path, index: ManifestIndex, tags: VerificationTags, *, user_workers: Mapping[str, str],
                  worker: str | None, source: str) -> ProjectPart:
     """One export flattened alone (``source`` names it in exclusion details, e.g. ``project 12``)."""
+    from posthoc.export.flatten import ExportFlattener
+
     flattener = ExportFlattener(index, tags, user_workers=user_workers)
     flattener.add_export(path, worker=worker, source=source)
     result = flattener.result()
@@ -84,6 +88,11 @@ def flatten_part(path: Path, index: ManifestIndex, tags: VerificationTags, *, us
 def combine(parts: Sequence[ProjectPart]) -> Flattened:
     """The per-project tables joined in order: equal (rows, order, dtypes) to one flattener over the same exports
     in the same order, as long as no task key is in two of them (:func:`overlapping`)."""
+    import pandas as pd
+
+    from posthoc.export.checks import exclusions_frame
+    from posthoc.export.flatten import Flattened, empty_judgements, judgement_sort
+
     frames = [part.judgements for part in parts if len(part.judgements)]
     judgements = judgement_sort(pd.concat(frames, ignore_index=True)) if frames else empty_judgements()
     rows = [row for part in parts for row in part.exclusions]
@@ -125,6 +134,10 @@ class JudgementCache:
         self._staged: list[str] = []
 
     def load(self, project_id: int, key: str) -> ProjectPart | None:
+        import pandas as pd
+
+        from posthoc.export.flatten import empty_judgements
+
         meta_path = self.folder / f"project-{project_id}.json"
         try:
             meta = json.loads(meta_path.read_text(encoding="utf-8"))
@@ -185,9 +198,14 @@ class JudgementCache:
 
 
 def _tags_reader(label_config: str, *, where: str) -> Lazy[VerificationTags]:
-    from posthoc.labelstudio.label_config import verification_tags
+    """The verification tags of ``label_config``, parsed (and the parser, which imports pandas, imported) at the
+    first call: a run that finds nothing new makes none (issue 24)."""
+    def parse() -> VerificationTags:
+        from posthoc.labelstudio.label_config import verification_tags
 
-    return Lazy(lambda: verification_tags(label_config, where=where))
+        return verification_tags(label_config, where=where)
+
+    return Lazy(parse)
 
 
 def _last_keys(state: Mapping[str, object] | None) -> tuple[dict[int, str], dict[int, str]]:
@@ -320,6 +338,7 @@ class StudyExport:
 
     def _flatten_all(self, work_dir: Path, *, progress: bool) -> Flattened:
         from posthoc.export.fetch import fetch_export
+        from posthoc.export.flatten import ExportFlattener
 
         flattener = ExportFlattener(self.index, self.tags(self.projects[0][0]), user_workers=self.user_workers)
         for project_id, worker in self.projects:

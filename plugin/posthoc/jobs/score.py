@@ -33,22 +33,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import filelock
-import pandas as pd
 
 from posthoc.errors import PosthocInputError
-from posthoc.export.checks import summarise_exclusions
-from posthoc.export.flatten import Flattened, flatten_exports
 from posthoc.export.incremental import CACHE_NAME, JudgementCache, StudyExport
-from posthoc.html import Section
 from posthoc.jobs.score_options import FORMATS, JudgementSource, ScoreOptions
-from posthoc.jobs.score_outputs import commit_outputs, merge_exclusions, stage_outputs
 from posthoc.labelstudio import records
 from posthoc.labelstudio.client import LabelStudioClient
-from posthoc.scores import Scores
 from posthoc.study.plan.study import Study
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # pandas, the flattener, the metrics and the report are imported where a run needs them: a
+    # periodic run that finds nothing new imports none of them (issue 24; tests/export/test_nothing_new_imports.py)
     from hashlib import _Hash
+
+    import pandas as pd
+
+    from posthoc.export.flatten import Flattened
+    from posthoc.html import Section
+    from posthoc.scores import Scores
 
 __all__ = ["EXIT_INPUT", "EXIT_LOCKED", "EXIT_NOTHING_NEW", "EXIT_SERVICE", "EXIT_UPDATED", "FINGERPRINT_NAME",
            "FORMATS", "LOCK_NAME", "JudgementSource", "ScoreJobLocked", "ScoreJobResult", "ScoreOptions",
@@ -243,6 +244,8 @@ class _ScoreRun:
         result instead when a periodic run finds every project as the last run left it."""
         study, options = self.study, self.options
         if self.source.export_files:
+            from posthoc.export.flatten import flatten_exports
+
             return flatten_exports(list(self.source.export_files), study.index, study.tags,
                                    user_workers=study.user_workers, progress=options.progress)
         self.cache = JudgementCache(self.target / CACHE_NAME, work_dir / "cache")
@@ -281,6 +284,8 @@ def _run_locked(run: _ScoreRun, extra_sections: Iterable[Section]) -> ScoreJobRe
         if run.options.periodic and previous == digest:
             run.commit_cache(run.state)
             return run.result("nothing-new", digest, len(flattened.judgements), n_exclusions)
+        from posthoc.jobs.score_outputs import commit_outputs, stage_outputs
+
         scores = _score(run.study, flattened, run.options, digest)
         stage = work_dir / "stage"
         written = stage_outputs(stage, scores=scores, flattened=flattened, documents=run.study.manifest.documents(),
@@ -301,6 +306,8 @@ def _run_locked(run: _ScoreRun, extra_sections: Iterable[Section]) -> ScoreJobRe
 def _score(study: Study, flattened: Flattened, options: ScoreOptions, digest: str) -> Scores:
     """The study's scores (:func:`posthoc.metrics.score_judgements`), the export's exclusions merged in, with the
     summary ``summary.json`` holds."""
+    from posthoc.export.checks import summarise_exclusions
+    from posthoc.jobs.score_outputs import merge_exclusions
     from posthoc.metrics import score_judgements
 
     scores = score_judgements(flattened.judgements, study.manifest.source_mentions(),

@@ -13,6 +13,12 @@ from typing import Literal
 from posthoc.errors import PosthocInputError
 
 FORMATS = ("csv", "parquet")
+#: ``--union`` (:data:`posthoc.metrics.verification.UNIONS`) and ``--interval``
+#: (:data:`posthoc.metrics.intervals.METHODS`), named here so that checking the options imports no metrics (and no
+#: pandas: a periodic run with nothing new needs neither, issue 24); tests/score/test_score_option_choices.py holds
+#: them equal to the metrics' own
+UNIONS = ("exact", "overlap")
+INTERVALS = ("bca", "percentile")
 
 
 @dataclass(frozen=True)
@@ -42,15 +48,14 @@ class ScoreOptions:
             raise PosthocInputError(f"--format must be one of {', '.join(FORMATS)}, not {self.fmt!r}")
         if self.n_resamples < 0:
             raise PosthocInputError(f"--resamples must be 0 or more, not {self.n_resamples}")
-        from posthoc.metrics.intervals import check_method
-        from posthoc.metrics.verification import check_union
-
         target = self.target_halfwidth
         if target is not None and (isinstance(target, bool) or not isinstance(target, (int, float))
                                    or not 0 < target < 1):
             raise PosthocInputError(f"--target-halfwidth must be between 0 and 1 (e.g. 0.02), not {target!r}")
-        check_union(self.union)
-        check_method(self.interval)
+        if self.union not in UNIONS:
+            raise PosthocInputError(f"union must be one of {', '.join(UNIONS)}, not {self.union!r}")
+        if self.interval not in INTERVALS:
+            raise PosthocInputError(f"interval method must be one of {', '.join(INTERVALS)}, not {self.interval!r}")
 
     def fingerprinted(self) -> dict[str, int | str]:
         """The options that decide the outputs, as the fingerprint digests them and ``summary.json`` holds them

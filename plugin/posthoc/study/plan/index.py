@@ -21,11 +21,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Protocol, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
-import pandas as pd
-
-from posthoc.tables import require_columns
+if TYPE_CHECKING:  # pandas is imported where an index is built: the manifest imports TaskInfo (issue 24)
+    import pandas as pd
 
 TASK_COLUMNS = ("task_key", "worker", "position", "item_id", "chunk_id", "dataset", "doc_id", "system",
                 "is_control")
@@ -89,6 +88,8 @@ def _records(frame: pd.DataFrame, columns: Sequence[str]) -> Iterator[dict[str, 
 
 
 def _missing(value: Cell) -> bool:
+    import pandas as pd  # imported already: the index is built from pandas tables
+
     return value is None or value is pd.NA or (isinstance(value, float) and value != value)
 
 
@@ -136,6 +137,8 @@ class ManifestIndex:
     def from_frames(cls, study: str, tasks: pd.DataFrame, mentions: pd.DataFrame) -> ManifestIndex:
         """From a tasks table (:data:`TASK_COLUMNS`, ``text`` when present) and a pre-filled mentions table
         (:data:`PREFILL_COLUMNS`, ``is_nil`` when present)."""
+        from posthoc.tables import require_columns
+
         require_columns(tasks, TASK_COLUMNS, table="manifest tasks")
         require_columns(mentions, PREFILL_COLUMNS, table="manifest mentions")
         shared = _Shared()

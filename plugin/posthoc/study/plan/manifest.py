@@ -19,14 +19,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from posthoc.errors import PosthocInputError, PosthocServiceError
 from posthoc.study.plan import storage
-from posthoc.study.plan.design import StudyPlan
 from posthoc.study.plan.index import TaskInfo
+
+if TYPE_CHECKING:  # pandas is imported where a table is made: opening a manifest needs none (issue 24)
+    import pandas as pd
+
+    from posthoc.study.plan.design import StudyPlan
 
 _TASK_SELECT = (
     "SELECT t.task_key, t.worker, t.position, t.batch, t.item_id, t.chunk_id, c.dataset, c.doc_id, t.system, "
@@ -66,6 +68,8 @@ def _meta(plan: StudyPlan) -> dict[str, str]:
 
 
 def _tables(plan: StudyPlan) -> dict[str, pd.DataFrame]:
+    import pandas as pd
+
     workers = pd.DataFrame({"worker": list(plan.workers), "ord": range(len(plan.workers))})
     prefill = plan.prefill.copy()
     prefill["ord"] = prefill.groupby("task_key", sort=False).cumcount()
@@ -222,6 +226,8 @@ class Manifest:
         in a manifest from before revisions."""
         columns = storage.TABLES[name]
         if name in storage.REVISION_TABLES and not self._reader.has_table(name):
+            import pandas as pd
+
             return pd.DataFrame({column: pd.Series([], dtype=object) for column, _ in columns})
         quoted = ", ".join(f'"{column}"' for column, _ in columns)
         return self._reader.frame(f"SELECT {quoted} FROM {name} ORDER BY rowid")  # noqa: S608

@@ -17,12 +17,12 @@ import sqlite3
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from posthoc.lazy import PerThread
-from posthoc.study.plan._columns import object_values
+
+if TYPE_CHECKING:  # pandas is imported where a table is read or written: opening a manifest needs none (issue 24)
+    import pandas as pd
 
 FORMAT = "posthoc-study-manifest"
 VERSION = "1"
@@ -86,6 +86,8 @@ def _schema() -> tuple[list[str], list[str]]:
 
 def _column(frame: pd.DataFrame, name: str, kind: str) -> list[Any]:
     """One column as a list of Python values sqlite3 binds directly (NA -> None, booleans -> 0/1)."""
+    from posthoc.study.plan._columns import object_values
+
     series = frame[name]
     if kind.startswith("INTEGER"):
         if series.dtype == bool or name in BOOLEAN_COLUMNS:
@@ -173,6 +175,8 @@ class Reader:
 
     def frame(self, query: str, params: Sequence[Any] = ()) -> pd.DataFrame:
         """The result of ``query`` as a DataFrame; boolean columns as ``bool``, integers as ``int64``."""
+        import pandas as pd
+
         cursor = self.connection().execute(query, tuple(params))
         names = [d[0] for d in cursor.description]
         rows = cursor.fetchall()

@@ -10,14 +10,17 @@ from __future__ import annotations
 import os
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from posthoc.labelstudio.label_config import VerificationTags, verification_tags
 from posthoc.lazy import Lazy
 from posthoc.paths import label_config as bundled_config
-from posthoc.study.plan.index import ManifestIndex
 from posthoc.study.plan.logins import default_accounts_file, user_workers
 from posthoc.study.plan.manifest import Manifest
 from posthoc.study.planner.estimate_file import estimate_digest, estimate_path
+
+if TYPE_CHECKING:  # imported at their first use: a run with nothing new needs neither, nor pandas (issue 24)
+    from posthoc.labelstudio.label_config import VerificationTags
+    from posthoc.study.plan.index import ManifestIndex
 
 
 class Study:
@@ -30,7 +33,7 @@ class Study:
     def __init__(self, manifest: Manifest, *, label_config: str | None = None) -> None:
         self.manifest = manifest
         self.label_config = label_config
-        self._index = Lazy(lambda: ManifestIndex.from_manifest(manifest))
+        self._index = Lazy(lambda: _index_of(manifest))
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, label_config: str | None = None) -> Study:
@@ -70,6 +73,8 @@ class Study:
     @cached_property
     def tags(self) -> VerificationTags:
         """The verification tags of the study's label config (:attr:`label_config`, else the bundled one)."""
+        from posthoc.labelstudio.label_config import verification_tags
+
         text = self.label_config if self.label_config is not None else bundled_config("entity_verification")
         return verification_tags(text)
 
@@ -84,3 +89,10 @@ class Study:
         besides the judgements and the options decides a score's outputs."""
         estimate = estimate_digest(self.path)
         return self.digest + (f":{estimate}" if estimate else "")
+
+
+def _index_of(manifest: Manifest) -> ManifestIndex:
+    """The manifest's index (:meth:`ManifestIndex.from_manifest`), its module (and pandas) imported here."""
+    from posthoc.study.plan.index import ManifestIndex
+
+    return ManifestIndex.from_manifest(manifest)
