@@ -39,27 +39,35 @@ def _require_label_studio() -> None:
                     "`pip install -e .` (or bash scripts/test.sh) and rerun", pytrace=False)
 
 
-def build_template(root: Path) -> Path:
-    """The migrated template data dir for this Label Studio version under ``root`` (built once, locked)."""
+def _build_once(target: Path, make: Callable[[Path], None]) -> Path:
+    """``target``, made by ``make(folder)`` (which fills the folder it is given) unless a finished one is there:
+    under a file lock, so that runs at the same time build it once, and renamed into place only when done."""
     from filelock import FileLock
 
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(target) + ".lock", timeout=900):
+        if (target / TEMPLATE_READY).is_file():
+            return target
+        shutil.rmtree(target, ignore_errors=True)
+        building = target.with_name(f"{target.name}.building")
+        shutil.rmtree(building, ignore_errors=True)
+        make(building)
+        (building / TEMPLATE_READY).write_text("migrated\n", encoding="utf-8")
+        building.rename(target)
+    return target
+
+
+def build_template(root: Path) -> Path:
+    """The migrated template data dir for this Label Studio version under ``root`` (built once, locked)."""
     from posthoc.labelstudio.environment import label_studio_version
     from posthoc.labelstudio.server import LabelStudioServer
 
-    root.mkdir(parents=True, exist_ok=True)
-    template = root / f"posthoc-ls-template-{label_studio_version()}"
-    with FileLock(str(template) + ".lock", timeout=600):
-        if (template / TEMPLATE_READY).is_file():
-            return template
-        shutil.rmtree(template, ignore_errors=True)
-        building = root / f"{template.name}.building"
-        shutil.rmtree(building, ignore_errors=True)
+    def make(building: Path) -> None:
         server = LabelStudioServer(building)
         server.start(timeout=400)
         server.stop()
-        (building / TEMPLATE_READY).write_text("migrated\n", encoding="utf-8")
-        building.rename(template)
-    return template
+
+    return _build_once(root / f"posthoc-ls-template-{label_studio_version()}", make)
 
 
 def copy_template(template: Path, target: Path) -> Path:
@@ -153,17 +161,10 @@ def build_postgresql_template(root: Path, template: Path) -> Path:
     left), so that a copy starts without recovery. Built once per Label Studio and PostgreSQL version (locked,
     kept across runs, as :func:`build_template`); a test about the first migration itself starts from
     ``ls_template`` instead (``tests/labelstudio/test_postgresql.py``)."""
-    from filelock import FileLock
-
     from posthoc.labelstudio.database import CLUSTER_DIR
     from posthoc.labelstudio.environment import label_studio_version
 
-    root.mkdir(parents=True, exist_ok=True)
-    target = root / f"posthoc-ls-pg-template-{label_studio_version()}-pg{_postgres_version()}"
-    with FileLock(str(target) + ".lock", timeout=900):
-        if (target / TEMPLATE_READY).is_file():
-            return target
-        shutil.rmtree(target, ignore_errors=True)
+    def make(building: Path) -> None:
         server, folder = postgresql_label_studio(template)
         try:
             server.start(timeout=400)
@@ -171,14 +172,11 @@ def build_postgresql_template(root: Path, template: Path) -> Path:
             if (server.data_dir / CLUSTER_DIR / "postmaster.pid").exists():
                 pytest.fail(f"the PostgreSQL template's cluster did not shut down cleanly: {server.data_dir}",
                             pytrace=False)
-            (server.data_dir / TEMPLATE_READY).write_text("migrated\n", encoding="utf-8")
-            building = root / f"{target.name}.building"
-            shutil.rmtree(building, ignore_errors=True)
             shutil.move(server.data_dir, building)
-            building.rename(target)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
-    return target
+
+    return _build_once(root / f"posthoc-ls-pg-template-{label_studio_version()}-pg{_postgres_version()}", make)
 
 
 def _postgres_version() -> str:
