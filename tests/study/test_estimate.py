@@ -280,7 +280,7 @@ def test_predicted_half_widths_are_within_15_percent_of_the_achieved() -> None:
     checked = check_halfwidths(SMALL_CORPORA, sizes=SMALL_SIZES, sizes_k3=SMALL_SIZES_K3, k_every=3, seed=7)
     figures = halfwidth_figures(checked)
     assert figures["studies"] == 2 * len(SMALL_SIZES) + len(SMALL_SIZES_K3) and set(checked["k"]) == {1, 3}
-    assert figures["sizes"] == sorted({*SMALL_SIZES, *SMALL_SIZES_K3})
+    assert figures["sizes"] == sorted(2 * n for n in {*SMALL_SIZES, *SMALL_SIZES_K3})  # two datasets
     assert checked["ratio"].notna().all() and checked["noise"].notna().all()
     assert {"fleiss_kappa", "krippendorff_alpha"} <= set(checked["metric"])
     # as the 51-study check: 40 of 51 studies (78%) with an assured cell, 60% of the cells assured
