@@ -16,15 +16,21 @@ Then (``--validity-corpora``, 0 skips it: bench/validity_bench.py runs the same 
 docs/study.md: predicted against achieved half-widths over corpora of several sizes
 (:func:`posthoc.study.planner.validity.check_halfwidths`, the estimate at its defaults, the real scoring code at
 its defaults for the achieved), and hours predicted after a pilot of one batch per worker against the
-simulated truth (:func:`posthoc.study.planner.validity.check_hours`).
+simulated truth (:func:`posthoc.study.planner.validity.check_hours`). With 11 corpora (51 studies) it also checks
+the acceptance the suite's slow test asked of those 51 studies until the suite had to run in 40 minutes
+(:func:`acceptance`; ``tests/study/test_estimate.py`` now checks it on 5 studies): a missed line prints NO and
+makes the bench exit 1 after saving. ``--validity-seed 7`` is the seed set that test used.
 
     python bench/estimate_bench.py [--runs 200] [--baseline-replicates 3] [--seed 1] [--validity-corpora 11]
+                                   [--validity-seed 0]
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -49,7 +55,7 @@ def _replicate(shape: StudyShape, rng: np.random.Generator) -> tuple[np.ndarray,
     return copies, verified
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=200, help="simulated studies (the CLI's default)")
     parser.add_argument("--baseline-replicates", type=int, default=3, help="replicates timed on both sides")
@@ -57,7 +63,10 @@ def main() -> None:
     parser.add_argument("--validity-corpora", type=int, default=0,
                         help="corpora of the validity check (11 for the figures of docs/study.md; 0: skip; "
                              "bench/validity_bench.py runs it too)")
+    parser.add_argument("--validity-seed", type=int, default=0, help="seed set of the validity check (the suite's "
+                        "former 51-study test used 7)")
     args = parser.parse_args()
+    met = True
     with BenchRun("estimate_bench") as run:
         documents, mentions = synthesise(args.seed)
         wall0, cpu0 = time.perf_counter(), time.process_time()
@@ -116,12 +125,42 @@ def main() -> None:
                   f"(CPU); {args.runs} replicates the baseline way: about "
                   f"{theirs.wall_median * args.runs:.0f} s")
         if args.validity_corpora:
-            _validity(run, args.validity_corpora)
+            met = _validity(run, args.validity_corpora, seed=args.validity_seed)
+    return 0 if met else 1
 
 
-def _validity(run: BenchRun, corpora: int) -> None:
+def acceptance(checked: pd.DataFrame, f: dict[str, Any]) -> list[tuple[str, bool]]:
+    """``(line, met)`` for each check of the acceptance over :func:`check_halfwidths`' studies, as
+    ``tests/study/test_estimate.py`` asked it of 51 studies until the suite's time moved that size here: at
+    least 50 studies at 5 sizes, k = 1 and 3, agreement cells among them; at least 40 studies and 60% of the cells
+    assured; every assured cell within 15%; the other cells' misses no more than the stated noise expects (plus
+    three of its sds, plus one); the calibration within 0.6-1.3; the median ratio within 0.03 of 1 and each
+    metric's mean ratio within 0.04."""
+    metrics = ("posthoc_precision", "posthoc_recall", "fleiss_kappa")
+    means = {m: float(checked.loc[checked["metric"] == m, "ratio"].mean()) for m in metrics}
+    ceiling = f["expected_misses"] + 3 * np.sqrt(f["expected_misses"]) + 1
+    shape_ok = (f["studies"] >= 50 and len(f["sizes"]) >= 5 and set(checked["k"]) == {1, 3}
+                and {"fleiss_kappa", "krippendorff_alpha"} <= set(checked["metric"]))
+    return [
+        (f"{f['studies']} studies (>= 50) at {len(f['sizes'])} sizes (>= 5), k = {sorted(set(checked['k']))}, "
+         "agreement cells included", shape_ok),
+        (f"{f['assured_studies']} studies assured (>= 40), {f['assured_cells']} of {f['cells']} cells (>= 60%)",
+         f["assured_studies"] >= 40 and f["assured_cells"] >= 0.6 * f["cells"]),
+        (f"assured cells within 15%: {f['assured_within']:.1%} (every one)", f["assured_within"] == 1.0),
+        (f"other cells outside 15%: {f['other_misses']} (<= {ceiling:.1f}: the {f['expected_misses']:.1f} the stated "
+         "noise expects + 3 sd + 1)", f["other_misses"] <= ceiling),
+        (f"sd of log(ratio) / stated noise {f['noise_calibration']:.2f} (0.6-1.3)",
+         0.6 <= f["noise_calibration"] <= 1.3),
+        (f"median ratio {f['median_ratio']:.3f} (within 0.03 of 1)", abs(f["median_ratio"] - 1) < 0.03),
+        *[(f"{m} mean ratio {v:.3f} (within 0.04 of 1)", abs(v - 1) < 0.04) for m, v in means.items()],
+    ]
+
+
+def _validity(run: BenchRun, corpora: int, *, seed: int) -> bool:
+    """The validity figures (module docstring) on ``corpora`` corpora of seed set ``seed``; with 51 studies or more
+    also :func:`acceptance`, whose verdict this returns (True below that size)."""
     wall0 = time.perf_counter()
-    checked = check_halfwidths(corpora)
+    checked = check_halfwidths(corpora, seed=seed)
     f = halfwidth_figures(checked)
     run.print(f"validity: {f['studies']} simulated studies ({min(f['sizes'])}-{max(f['sizes'])} documents, k = 1 "
               f"and 3), {f['cells']} cells, {checked['n_annotations'].min()}-{checked['n_annotations'].max()} "
@@ -149,7 +188,16 @@ def _validity(run: BenchRun, corpora: int) -> None:
     run.print(f"hours after a pilot of one batch per worker (8 studies, 20 workers, pilot {share:.0%} of the "
               f"regions): predicted / true for the rest {min(ratios):.3f}-{max(ratios):.3f}; worst single "
               f"worker {min(workers):.2f}-{max(workers):.2f}")
+    if f["studies"] < 51:
+        return True
+    rows = acceptance(checked, f)
+    for line, met in rows:
+        run.print(f"  acceptance (seed set {seed}): {line}: {'yes' if met else 'NO'}")
+    met_all = all(met for _, met in rows)
+    run.headline(f"acceptance over {f['studies']} studies (seed set {seed}): {sum(m for _, m in rows)} of {len(rows)} "
+                 f"checks met{'' if met_all else ' - MISSED'}")
+    return met_all
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -39,27 +39,35 @@ def _require_label_studio() -> None:
                     "`pip install -e .` (or bash scripts/test.sh) and rerun", pytrace=False)
 
 
-def build_template(root: Path) -> Path:
-    """The migrated template data dir for this Label Studio version under ``root`` (built once, locked)."""
+def _build_once(target: Path, make: Callable[[Path], None]) -> Path:
+    """``target``, made by ``make(folder)`` (which fills the folder it is given) unless a finished one is there:
+    under a file lock, so that runs at the same time build it once, and renamed into place only when done."""
     from filelock import FileLock
 
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(target) + ".lock", timeout=900):
+        if (target / TEMPLATE_READY).is_file():
+            return target
+        shutil.rmtree(target, ignore_errors=True)
+        building = target.with_name(f"{target.name}.building")
+        shutil.rmtree(building, ignore_errors=True)
+        make(building)
+        (building / TEMPLATE_READY).write_text("migrated\n", encoding="utf-8")
+        building.rename(target)
+    return target
+
+
+def build_template(root: Path) -> Path:
+    """The migrated template data dir for this Label Studio version under ``root`` (built once, locked)."""
     from posthoc.labelstudio.environment import label_studio_version
     from posthoc.labelstudio.server import LabelStudioServer
 
-    root.mkdir(parents=True, exist_ok=True)
-    template = root / f"posthoc-ls-template-{label_studio_version()}"
-    with FileLock(str(template) + ".lock", timeout=600):
-        if (template / TEMPLATE_READY).is_file():
-            return template
-        shutil.rmtree(template, ignore_errors=True)
-        building = root / f"{template.name}.building"
-        shutil.rmtree(building, ignore_errors=True)
+    def make(building: Path) -> None:
         server = LabelStudioServer(building)
         server.start(timeout=400)
         server.stop()
-        (building / TEMPLATE_READY).write_text("migrated\n", encoding="utf-8")
-        building.rename(template)
-    return template
+
+    return _build_once(root / f"posthoc-ls-template-{label_studio_version()}", make)
 
 
 def copy_template(template: Path, target: Path) -> Path:
@@ -93,6 +101,9 @@ def private_label_studio(template: Path, target: Path) -> Iterator[Any]:
 
 #: ``POSTHOC_TEST_DATABASE=postgresql`` runs the ``ls_server`` tests on PostgreSQL (``scripts/test.sh`` does both)
 TEST_DATABASE = os.environ.get("POSTHOC_TEST_DATABASE", "sqlite")
+#: what a copy of a data dir leaves out: the running server's and cluster's logs and state (``server_log.py``,
+#: ``database.py``: ``postgres.log``; ``postmaster.pid`` is absent from a cluster stopped cleanly)
+_NOT_COPIED = ("labelstudio.log", "server.json", "gunicorn.log", "postgres.log", "postmaster.pid", TEMPLATE_READY)
 
 
 def postgresql_data_dir() -> Path:
@@ -104,22 +115,96 @@ def postgresql_data_dir() -> Path:
 
 
 def postgresql_label_studio(template: Path) -> tuple[Any, Path]:
-    """A Label Studio (not started) on a local PostgreSQL cluster in a fresh folder under /tmp, its data dir copied
-    from ``template`` without the SQLite database; returns ``(server, folder)`` (remove the folder after)."""
-    from posthoc.labelstudio.database import DatabaseSettings
+    """A Label Studio (not started) on a local PostgreSQL cluster in a fresh folder under /tmp; returns
+    ``(server, folder)`` (remove the folder after). ``template`` is the SQLite template (``ls_template``: the data
+    dir is copied without the SQLite database, and the first start runs ``initdb`` and Label Studio's migrations,
+    ~45 s) or the PostgreSQL one (``ls_pg_template``: the migrated cluster is copied too, and starts in seconds)."""
+    from posthoc.labelstudio.database import CLUSTER_DIR, DatabaseSettings
     from posthoc.labelstudio.server import LabelStudioServer
 
     folder = postgresql_data_dir()
     data_dir = folder / "labelstudio"
-    shutil.copytree(template, data_dir, ignore=shutil.ignore_patterns(
-        "labelstudio.log", "server.json", TEMPLATE_READY, "label_studio.sqlite3*"))
+    if (template / CLUSTER_DIR / "PG_VERSION").is_file():
+        copy_postgresql_template(template, data_dir)
+    else:
+        shutil.copytree(template, data_dir, ignore=shutil.ignore_patterns(*_NOT_COPIED, "label_studio.sqlite3*"))
     return LabelStudioServer(data_dir, database=DatabaseSettings("postgresql", local_cluster=True)), folder
 
 
+def copy_postgresql_template(template: Path, data_dir: Path, *, cluster: bool = True) -> Path:
+    """A data dir at ``data_dir`` copied from the PostgreSQL template (:func:`build_postgresql_template`): its
+    ``.env``, admin credentials and, with ``cluster``, its migrated cluster and ``database.json``. The cluster's
+    files go to the user PostgreSQL runs as (``LocalCluster.owner``: it refuses a data folder it does not own)
+    and the stored port is cleared, so that the copy listens on a free port of its own (``LabelStudioServer.start``
+    takes a free one when none is stored; the Unix socket lives in the copy's own cluster folder, ``database.py``).
+    ``data_dir``'s parents must be searchable by that user (:func:`postgresql_data_dir`)."""
+    import dataclasses
+
+    from posthoc.labelstudio.database import CLUSTER_DIR, DATABASE_FILE, LocalCluster, read_database, write_database
+
+    skipped = _NOT_COPIED if cluster else (*_NOT_COPIED, CLUSTER_DIR, DATABASE_FILE)
+    shutil.copytree(template, data_dir, ignore=shutil.ignore_patterns(*skipped), symlinks=True)
+    if not cluster:
+        return data_dir
+    write_database(data_dir, dataclasses.replace(read_database(data_dir), port=0))
+    owner = LocalCluster(data_dir).owner
+    if owner is not None:
+        for folder, _, files in os.walk(data_dir / CLUSTER_DIR):
+            for path in [folder, *(os.path.join(folder, name) for name in files)]:
+                os.lchown(path, owner.pw_uid, owner.pw_gid)
+    return data_dir
+
+
+def build_postgresql_template(root: Path, template: Path) -> Path:
+    """The PostgreSQL template under ``root``: the SQLite ``template``'s data dir on a local cluster that Label
+    Studio has migrated (its admin made), then stopped cleanly (fast shutdown: a checkpoint, no ``postmaster.pid``
+    left), so that a copy starts without recovery. Built once per Label Studio and PostgreSQL version (locked,
+    kept across runs, as :func:`build_template`); a test about the first migration itself starts from
+    ``ls_template`` instead (``tests/labelstudio/test_postgresql.py``)."""
+    from posthoc.labelstudio.database import CLUSTER_DIR
+    from posthoc.labelstudio.environment import label_studio_version
+
+    def make(building: Path) -> None:
+        server, folder = postgresql_label_studio(template)
+        try:
+            server.start(timeout=400)
+            server.stop()
+            if (server.data_dir / CLUSTER_DIR / "postmaster.pid").exists():
+                pytest.fail(f"the PostgreSQL template's cluster did not shut down cleanly: {server.data_dir}",
+                            pytrace=False)
+            shutil.move(server.data_dir, building)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    return _build_once(root / f"posthoc-ls-pg-template-{label_studio_version()}-pg{_postgres_version()}", make)
+
+
+def _postgres_version() -> str:
+    """The installed PostgreSQL server's version (``postgres --version``), as part of the template's name."""
+    import re
+    import subprocess
+
+    from posthoc.labelstudio.database import postgres_bin_dir
+
+    done = subprocess.run([str(postgres_bin_dir() / "postgres"), "--version"], capture_output=True, text=True,
+                          timeout=60, check=True)
+    found = re.search(r"\d+(?:\.\d+)*", done.stdout)
+    return found.group(0) if found else "unknown"
+
+
 @pytest.fixture(scope="session")
-def ls_server(ls_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+def ls_pg_template(ls_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The migrated PostgreSQL template data dir (:func:`build_postgresql_template`; skips without PostgreSQL):
+    copy it with :func:`postgresql_label_studio` or :func:`copy_postgresql_template` instead of migrating."""
+    require_postgresql()
+    return build_postgresql_template(tmp_path_factory.getbasetemp().parent / "posthoc-ls", ls_template)
+
+
+@pytest.fixture(scope="session")
+def ls_server(ls_template: Path, tmp_path_factory: pytest.TempPathFactory,
+              request: pytest.FixtureRequest) -> Iterator[Any]:
     """A running Label Studio for the whole test session: on a copy of the SQLite template, or with
-    ``POSTHOC_TEST_DATABASE=postgresql`` on a local PostgreSQL cluster (migrated once, ~45 s)."""
+    ``POSTHOC_TEST_DATABASE=postgresql`` on a copy of the PostgreSQL template (``ls_pg_template``)."""
     from posthoc.labelstudio.server import LabelStudioServer
 
     if TEST_DATABASE == "postgresql":
@@ -129,7 +214,7 @@ def ls_server(ls_template: Path, tmp_path_factory: pytest.TempPathFactory) -> It
             postgres_bin_dir()
         except Exception as exc:
             pytest.fail(f"POSTHOC_TEST_DATABASE=postgresql but {exc}")
-        server, folder = postgresql_label_studio(ls_template)
+        server, folder = postgresql_label_studio(request.getfixturevalue("ls_pg_template"))
     elif TEST_DATABASE == "sqlite":
         folder = None
         server = LabelStudioServer(copy_template(ls_template, tmp_path_factory.mktemp("labelstudio")))

@@ -22,7 +22,7 @@ import requests
 
 from faults.conftest import backend_process, restart
 from faults.proxy import fault_proxy
-from lsfixtures import postgresql_label_studio, require_postgresql, small_sample_manifest
+from lsfixtures import postgresql_label_studio, small_sample_manifest
 
 pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]
 POSTHOC = [sys.executable, "-m", "posthoc.cli.main"]
@@ -167,10 +167,9 @@ def test_the_backend_killed_in_the_middle_of_study_create_is_named_and_the_rerun
 
 
 @pytest.fixture(scope="module")
-def ls_on_postgresql(ls_template: Path) -> Iterator[Any]:
-    """A private Label Studio on its own local PostgreSQL cluster (migrated here, ~45 s)."""
-    require_postgresql()
-    server, folder = postgresql_label_studio(ls_template)
+def ls_on_postgresql(ls_pg_template: Path) -> Iterator[Any]:
+    """A private Label Studio on its own local PostgreSQL cluster (a copy of the migrated template's)."""
+    server, folder = postgresql_label_studio(ls_pg_template)
     server.start(timeout=400)
     try:
         yield server

@@ -56,10 +56,11 @@ def target_of(admin: LabelStudioClient, project_id: int) -> Target:
 
 
 @contextlib.contextmanager
-def study_behind_gateway(ls_server: Any, folder: Path, *, name: str = "gwlive") -> Iterator[dict[str, Any]]:
+def study_behind_gateway(ls_server: Any, folder: Path, *, name: str = "gwlive",
+                         n_documents: int = 4) -> Iterator[dict[str, Any]]:
     """The study ``name`` behind a gateway. Yields ``url`` (the gateway), ``admin`` (a client), ``projects`` and
     ``tasks`` by worker, ``targets`` (w002, admin, scratch), ``accounts``, ``manifest`` (its path) and ``server``."""
-    manifest = small_sample_manifest(folder / "manifest.sqlite", name=name, n_documents=4, n_workers=3,
+    manifest = small_sample_manifest(folder / "manifest.sqlite", name=name, n_documents=n_documents, n_workers=3,
                                      tasks_per_batch=3, control_tasks=False)
     admin = LabelStudioClient(ls_server.url, ls_server.token)
     with contextlib.ExitStack() as stack:

@@ -31,7 +31,10 @@ DECISIONS = (("verify", "1", None), ("edit", "2", "https://en.wikipedia.org/wiki
 
 @pytest.fixture(scope="module")
 def worked(browser: Any, ls_server: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    with study_behind_gateway(ls_server, tmp_path_factory.mktemp("gwbrowser"), name="gwbrowser") as study:
+    # 2 documents: w001 has 4 tasks (verify, edit, remove, verify), each decided and submitted in the browser;
+    # 4 documents gave 8 tasks: twice the browser time, and no kind of decision more
+    with study_behind_gateway(ls_server, tmp_path_factory.mktemp("gwbrowser"), name="gwbrowser",
+                              n_documents=2) as study:
         url, account = study["url"], study["accounts"]["w001"]
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.on("dialog", lambda dialog: dialog.dismiss())

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import requests
 
-from lsfixtures import make_annotator, postgresql_label_studio, process_alive, require_postgresql
+from lsfixtures import make_annotator, postgresql_label_studio, process_alive
 
 pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]
 
@@ -25,12 +25,12 @@ CONFIG = """<View><Text name="text" value="$text"/>
 
 
 @pytest.fixture(scope="module")
-def app(ls_template: Path) -> Iterator[Any]:
+def app(ls_pg_template: Path) -> Iterator[Any]:
+    """Two gunicorn workers on a copy of the migrated PostgreSQL template (its cluster included)."""
     from posthoc.labelstudio.app_server import AppServer
     from posthoc.labelstudio.database import DatabaseSettings
 
-    require_postgresql()
-    prepared, folder = postgresql_label_studio(ls_template)
+    prepared, folder = postgresql_label_studio(ls_pg_template)
     server = AppServer(prepared.data_dir, workers=2, access_log=True,
                        database=DatabaseSettings("postgresql", local_cluster=True))
     server.start(timeout=400)

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from lsfixtures import postgresql_data_dir, process_alive, require_postgresql
+from lsfixtures import copy_postgresql_template, postgresql_data_dir, process_alive
 from posthoc.labelstudio.app_server import child_pids
 
 POSTHOC = [sys.executable, "-m", "posthoc.cli.main"]
@@ -49,11 +49,12 @@ def _wait_gone(pids: list[int], seconds: float = 30) -> list[int]:
 
 
 @pytest.fixture()
-def pg_data_dir() -> Iterator[Path]:
-    require_postgresql()
+def pg_data_dir(ls_pg_template: Path) -> Iterator[Path]:
+    """A data dir copied from the migrated PostgreSQL template: ``ls start --database postgresql`` keeps its local
+    cluster (the first start's migration is tests/labelstudio/test_postgresql.py's)."""
     folder = postgresql_data_dir()
     try:
-        yield folder / "ls"
+        yield copy_postgresql_template(ls_pg_template, folder / "ls")
     finally:
         _posthoc("ls", "stop", "--data-dir", str(folder / "ls"))
         shutil.rmtree(folder, ignore_errors=True)

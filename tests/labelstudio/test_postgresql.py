@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from lsfixtures import postgresql_data_dir, process_alive, require_postgresql
+from lsfixtures import copy_postgresql_template, postgresql_data_dir, process_alive, require_postgresql
 
 pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]
 POSTHOC = [sys.executable, "-m", "posthoc.cli.main"]
@@ -77,17 +77,19 @@ def test_a_local_cluster_starts_stops_and_keeps_its_projects(pg_folder: Path) ->
     assert _posthoc("ls", "stop", "--data-dir", str(data_dir)).returncode == 0
 
 
-def test_a_server_named_by_the_environment_is_used_not_a_local_cluster(pg_folder: Path) -> None:
-    """The user's own PostgreSQL (here a cluster started for the test) named by POSTHOC_LS_DATABASE_URL."""
-    from posthoc.labelstudio.database import LocalCluster
+def test_a_server_named_by_the_environment_is_used_not_a_local_cluster(pg_folder: Path, ls_pg_template: Path) -> None:
+    """The user's own PostgreSQL (here a cluster started for the test: a copy of the migrated template's, so Label
+    Studio starts on it without migrating; the first migration is the test above) named by POSTHOC_LS_DATABASE_URL.
+    The data dir starts with the template's admin credentials only (no database.json, no cluster)."""
+    from posthoc.labelstudio.database import LocalCluster, read_database
     from posthoc.labelstudio.ports import free_port
 
-    server_dir = pg_folder / "their-postgres"
-    server_dir.mkdir()
-    cluster = LocalCluster(server_dir)
+    server_dir = copy_postgresql_template(ls_pg_template, pg_folder / "their-postgres")
+    cluster = LocalCluster(server_dir, settings=read_database(server_dir))
     settings = cluster.start(port=free_port())
     try:
-        data_dir = pg_folder / "ls-named"
+        data_dir = copy_postgresql_template(ls_pg_template, pg_folder / "ls-named", cluster=False)
+        assert not (data_dir / "database.json").exists() and not (data_dir / "postgres").exists()
         env = dict(os.environ, POSTHOC_LS_DATABASE_URL=(
             f"postgresql://{settings.user}:{settings.password}@127.0.0.1:{settings.port}/{settings.name}"))
         started = _posthoc("ls", "start", "--data-dir", str(data_dir), "--database", "postgresql", env=env)

@@ -250,32 +250,52 @@ def test_a_cell_the_pilot_did_not_reach_takes_its_pooled_shares() -> None:
     assert math.isclose(rates.consistency, PRIOR_CONSISTENCY)  # k = 1 pilot: the prior stays
 
 
+#: the suite's studies: 2 corpora judged once at two sizes and 1 by k = 3 judges at two (corpus 2, k_every 3)
+SMALL_CORPORA, SMALL_SIZES, SMALL_SIZES_K3 = 3, (1600, 3200), (800, 1200)
+#: sd of predicted / achieved of one cell over the bench's 51 studies (bench/results/estimate_bench.txt: 0.032 for
+#: recall to 0.051 for agreement, the widest taken)
+CELL_SD = 0.051
+
+
+def _band(cells: int, floor: float, *, median: bool = False) -> float:
+    """How far from 1 a mean (or a median: 1.25 times wider) of ``cells`` ratios may be: 3.5 of its standard errors,
+    never tighter than the 51-study check's ``floor`` (0.03 for the median, 0.04 for a metric's mean)."""
+    return max(floor, 3.5 * (1.2533 if median else 1.0) * CELL_SD / np.sqrt(cells))
+
+
 @pytest.mark.slow
-def test_predicted_half_widths_are_within_15_percent_of_the_achieved_over_50_studies() -> None:
-    """51 studies (9 corpora judged once at five sizes, 2 by k = 3 judges at three), the estimate at its defaults.
+def test_predicted_half_widths_are_within_15_percent_of_the_achieved() -> None:
+    """6 studies (corpora of 1600 and 3200 documents a dataset judged once, of 800 and 1200 by k = 3 judges), the
+    estimate at its defaults; the same acceptance at 51 studies is ``bench/estimate_bench.py --validity-corpora 11
+    --validity-seed 7`` (its saved result, bench/results/estimate_bench.txt, prints every line of it).
 
     Cells: posthoc precision and recall per dataset x system against the scored study's bootstrap (1000
     resamples, the score job's default); with k = 3 also Fleiss' kappa and Krippendorff's alpha per dataset
     against a bootstrap of the study's documents. The acceptance: every cell the estimate assures (4 x its
     stated noise within 15%) is within 15% of what the study achieves, with no exception; the stated noise
     itself describes the spread of all cells' ratios, and the cells it does not assure miss 15% no more
-    often than it says. Seed 7 is fresh (not the seed the figures of docs/study.md come from).
+    often than it says; the median ratio and each metric's mean ratio are 1 within :func:`_band` for that many
+    cells. Seed 7 is fresh (not the seed the figures of docs/study.md come from).
     """
-    checked = check_halfwidths(11, seed=7)
+    checked = check_halfwidths(SMALL_CORPORA, sizes=SMALL_SIZES, sizes_k3=SMALL_SIZES_K3, k_every=3, seed=7)
     figures = halfwidth_figures(checked)
-    assert figures["studies"] >= 50 and len(figures["sizes"]) >= 5 and set(checked["k"]) == {1, 3}
+    assert figures["studies"] == 2 * len(SMALL_SIZES) + len(SMALL_SIZES_K3) and set(checked["k"]) == {1, 3}
+    assert figures["sizes"] == sorted(2 * n for n in {*SMALL_SIZES, *SMALL_SIZES_K3})  # two datasets
     assert checked["ratio"].notna().all() and checked["noise"].notna().all()
     assert {"fleiss_kappa", "krippendorff_alpha"} <= set(checked["metric"])
-    assert figures["assured_studies"] >= 40 and figures["assured_cells"] >= 0.6 * figures["cells"]
+    # as the 51-study check: 40 of 51 studies (78%) with an assured cell, 60% of the cells assured
+    assert figures["assured_studies"] >= 40 / 51 * figures["studies"]
+    assert figures["assured_cells"] >= 0.6 * figures["cells"]
     off = (checked.loc[checked["assured"], "ratio"] - 1).abs()
     assert (off <= 0.15).all(), checked.loc[checked["assured"]].loc[off > 0.15].to_string()
     assert figures["assured_within"] == 1.0
     assert figures["other_misses"] <= figures["expected_misses"] + 3 * np.sqrt(figures["expected_misses"]) + 1
     # the stated noise also counts another draw of documents, which these studies keep: not understated
     assert 0.6 <= figures["noise_calibration"] <= 1.3, figures
-    assert abs(figures["median_ratio"] - 1) < 0.03
+    assert abs(figures["median_ratio"] - 1) < _band(figures["cells"], 0.03, median=True)
     for metric in ("posthoc_precision", "posthoc_recall", "fleiss_kappa"):
-        assert abs(checked.loc[checked["metric"] == metric, "ratio"].mean() - 1) < 0.04, metric
+        ratios = checked.loc[checked["metric"] == metric, "ratio"]
+        assert abs(ratios.mean() - 1) < _band(len(ratios), 0.04), (metric, ratios.mean(), len(ratios))
 
 
 def test_a_resampled_replicate_scored_by_the_real_code_gives_the_same_numbers(
