@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -69,6 +70,21 @@ def state_of(admin: LabelStudioClient, watched: set[int]) -> dict[str, Any]:
     return {"projects": projects, "members": sorted(m["email"] for m in admin.members())}
 
 
+def settled_state(admin: LabelStudioClient, watched: set[int], *, timeout: float = 120.0) -> dict[str, Any]:
+    """:func:`state_of` once two readings 2 s apart agree: the PostgreSQL pass of the full suite once saw the study's
+    own projects' exports change while every matrix request had been refused at the gateway (so before any reached
+    Label Studio), i.e. work of the study's set-up still landing; the matrix starts from a state that has settled."""
+    deadline = time.monotonic() + timeout
+    state = state_of(admin, watched)
+    while time.monotonic() < deadline:
+        time.sleep(2)
+        again = state_of(admin, watched)
+        if again == state:
+            return state
+        state = again
+    raise AssertionError(f"the watched projects did not settle in {timeout:.0f} s")
+
+
 def watched_projects(gateway: dict[str, Any]) -> set[int]:
     """The study's projects and the matrix's targets."""
     return {int(p) for p in gateway["projects"].values()} | {int(t.project) for t in gateway["targets"].values()}
@@ -99,7 +115,7 @@ def test_the_matrix_as_w001_is_refused_and_changes_nothing(gateway: dict[str, An
                 + server_matrix())
     assert len(requests) >= 40
     watched = watched_projects(gateway)
-    before = state_of(gateway["admin"], watched)
+    before = settled_state(gateway["admin"], watched)
     answers = [(r.method, r.uri, send(w001, r)) for r in requests]
     passed = [(method, uri, a.status_code, a.text[:100]) for method, uri, a in answers if not refused_by_gateway(a)]
     assert passed == []
