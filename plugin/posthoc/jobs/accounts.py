@@ -7,7 +7,7 @@ one, the sign-up form with the organisation's invite token: one POST a user (the
 once a run), bounded in parallel. What a run reads: the accounts file, where an account is marked ``verified``
 once Label Studio has accepted its password and keeps its ``user_id``; when every worker's is there (a rerun),
 each user by id (``GET /api/users/{id}/``, to see it still exists with that e-mail), whatever the size of the
-organisation. Only when some worker's id is unknown, one paged listing of the organisation's members, the one
+organisation. Only when some worker's id is unknown, one listing of the organisation's members in one page, the one
 way to match an e-mail (``GET /api/users/`` is unpaged and costs ~2 ms per user, per call).
 
 Logins are unique per study by default: ``<worker>@<study>.posthoc.local`` (:func:`study_email_domain`), so any
@@ -105,12 +105,6 @@ def _users_by_id(client: LabelStudioClient, accounts: dict[str, dict[str, str]],
     return users if all(e["email"] in users for e in entries) else None
 
 
-def _listed_id(users: dict[str, ls.User], entry: dict[str, str]) -> int | None:
-    """The user id of a signed-up account from the members' listing, ``None`` when the listing lacks it."""
-    user = users.get(entry["email"])
-    return ls.int_id(user) if user is not None else None
-
-
 def _logged_in_id(client: LabelStudioClient, entry: dict[str, str]) -> int:
     """The id of a signed-up account the members' listing did not show, from its own session's ``whoami`` (the
     load bench met one such account on PostgreSQL, issue 24); a clear error when it cannot log in either."""
@@ -181,7 +175,8 @@ def ensure_accounts(client: LabelStudioClient, workers: Sequence[str], path: Pat
                 # SQLite's lock under load: measured in bench/study_server_bench.py)
                 users = organisation_users(client)
                 for worker in missing:
-                    user_id = _listed_id(users, accounts[worker]) or _logged_in_id(client, accounts[worker])
+                    user = users.get(accounts[worker]["email"])
+                    user_id = ls.int_id(user) if user is not None else _logged_in_id(client, accounts[worker])
                     accounts[worker]["user_id"] = str(user_id)
     finally:
         write_accounts(path, accounts)  # what was verified stays verified, also when one account failed

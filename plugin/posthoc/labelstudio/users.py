@@ -71,7 +71,8 @@ def login_domain(email: str) -> str:
 
 
 def organisation_users(client: LabelStudioClient) -> dict[str, ls.User]:
-    """Every user of the admin's organisation by lower-case e-mail: one paged listing (call it once a run)."""
+    """Every user of the admin's organisation by lower-case e-mail: one listing in one page
+    (:meth:`~posthoc.labelstudio.calls.ApiCalls.members`; call it once a run)."""
     return {str(user.get("email", "")).lower(): user for user in client.members()}
 
 
