@@ -14,9 +14,9 @@ interleaved run by run (:func:`time_interleaved`, the order turning each round; 
 ``posthoc study create`` with nothing to do and ``posthoc score --periodic`` with nothing new. The servers' ratio
 (b)/(a) is thus measured side by side, under the same load, as the sides' ratio is. Both are command-line runs in
 their own process (the way a study owner or cron runs them: the interpreter's start is in both sides). The
-baseline side is the same command of the code at the merge base with ``main`` (``git archive`` of ``plugin/`` and
-``ml_backend/`` into a temporary folder, on ``PYTHONPATH``). Both sides must print the same (the same links; the
-same "nothing new" line) and exit alike (0 and 10). Then, once each:
+baseline side is the same command of the code at ``--before`` (default: the merge base with ``main``; ``git
+archive`` of ``plugin/`` and ``ml_backend/`` into a temporary folder, on ``PYTHONPATH``). Both sides must print
+the same (the same links; the same "nothing new" line) and exit alike (0 and 10). Then, once each:
 
 4. where a nothing-new score's time goes, a side a server: the requests it made to Label Studio (counted in Label
    Studio's log, which writes each request line twice: a line equal to the one before it is not counted again)
@@ -30,6 +30,7 @@ Printed: each figure; the ratio (b)/(a) of the rerun and of the nothing-new scor
 for ours); nothing-new as a share of the full score on each server (target <= 5%).
 
     PYTHONPATH=plugin:ml_backend python bench/study_server_bench.py            # ~10 min, saved
+    PYTHONPATH=plugin:ml_backend python bench/study_server_bench.py --before 5818ed1   # on main: against a stop
     PYTHONPATH=plugin:ml_backend python bench/study_server_bench.py --small    # 4 x 10, 100 others, not saved
 """
 
@@ -82,11 +83,12 @@ class Server:
     requests: dict[str, list[str]] = field(default_factory=dict)  # command -> the requests it made (step 5)
 
 
-def baseline_tree(folder: Path) -> tuple[str, str]:
-    """``plugin/``, ``ml_backend/`` and the files they read (label configs, the sample corpus) of the merge base
-    with ``main`` extracted under ``folder``; returns (commit, the ``PYTHONPATH`` that runs it)."""
-    base = subprocess.run(["git", "-C", str(ROOT), "merge-base", "HEAD", "main"], capture_output=True, text=True,
-                          check=True).stdout.strip()
+def baseline_tree(folder: Path, before: str | None) -> tuple[str, str]:
+    """``plugin/``, ``ml_backend/`` and the files they read (label configs, the sample corpus) of commit ``before``
+    (default: the merge base with ``main``) extracted under ``folder``; returns (commit, the ``PYTHONPATH`` that
+    runs it)."""
+    asked = ["rev-parse", "--verify", f"{before}^{{commit}}"] if before else ["merge-base", "HEAD", "main"]
+    base = subprocess.run(["git", "-C", str(ROOT), *asked], capture_output=True, text=True, check=True).stdout.strip()
     archive = subprocess.run(["git", "-C", str(ROOT), "archive", base, "plugin", "ml_backend",
                               "label_configs", "examples"], capture_output=True,
                              check=True).stdout
@@ -311,6 +313,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tasks", type=int, default=20, help="tasks a worker")
     parser.add_argument("--others", type=int, default=1000, help="other projects on server (b)")
     parser.add_argument("--small", action="store_true", help="4 workers x 10 tasks, 100 others; not saved")
+    parser.add_argument("--before", metavar="COMMIT", help="the code the before side runs (default: the merge base "
+                        "with main, which on main itself is this tree: give the last measured stop there)")
     args = parser.parse_args(argv)
     workers, tasks, others = (4, 10, 100) if args.small else (args.workers, args.tasks, args.others)
     results_dir = Path(tempfile.mkdtemp(prefix="study-server-small-")) if args.small else None
@@ -319,8 +323,9 @@ def main(argv: list[str] | None = None) -> None:
     ours_path = f"{ROOT / 'plugin'}{os.pathsep}{ROOT / 'ml_backend'}"
     with BenchRun("study_server_bench", results_dir=results_dir) as run, \
             tempfile.TemporaryDirectory(prefix="study-server-") as tmp, contextlib.ExitStack() as stack:
-        base, old_path = baseline_tree(Path(tmp))
-        run.print(f"before = the same command at {base} (the merge base with main); ours = this tree")
+        base, old_path = baseline_tree(Path(tmp), args.before)
+        run.print(f"before = the same command at {base} ({'--before' if args.before else 'the merge base with main'});"
+                  " ours = this tree")
         servers: list[Server] = []
         for name, n_others in (("a", 0), ("b", others)):
             folder = Path(tmp) / name

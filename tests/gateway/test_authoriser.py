@@ -33,6 +33,8 @@ from posthoc.labelstudio.client import LabelStudioClient
 from posthoc.labelstudio.gateway_lookup import ProjectObjects, SessionUser
 from posthoc_backend.gateway import Authority, StudyAccess, create_gateway_app, session_key
 
+pytestmark = pytest.mark.labelstudio
+
 
 @dataclass
 class RealStudy:
