@@ -24,7 +24,10 @@ the same (the same links; the same "nothing new" line) and exit alike (0 and 10)
    is waiting for Label Studio);
 5. which request of our two cheap commands grows with the server: the requests each made (Label Studio's log), by
    path (ids as ``{id}``, the query's names only), each asked again alone on its server (a GET, as logged), (a)
-   and (b) alternating, 3 times: the count and the median seconds of each path on (a) and on (b).
+   and (b) alternating, 3 times: the count and the median seconds of each path on (a) and on (b);
+6. the raw Label Studio side of a nothing-new score (:func:`raw_floor`): its requests asked again from one warm
+   client, the task queries as many at a time as the command asks them, with no ``posthoc`` process: what any
+   client reading the same signal pays Label Studio, as a share of the full score.
 
 Printed: each figure; the ratio (b)/(a) of the rerun and of the nothing-new score for both sides (target <= 1.2x
 for ours); nothing-new as a share of the full score on each server (target <= 5%).
@@ -80,6 +83,7 @@ class Server:
     score: tuple[str, ...]
     created: float = 0.0
     full: float = 0.0
+    floor: float = 0.0  # the raw Label Studio side of the nothing-new score (step 6)
     requests: dict[str, list[str]] = field(default_factory=dict)  # command -> the requests it made (step 5)
 
 
@@ -222,6 +226,34 @@ def server_figures(run: BenchRun, servers: list[Server], *, ours_path: str, old_
         server.requests["create"] = made
     for what in ("create", "score"):
         replayed(run, servers, what)
+    for server in servers:
+        server.floor = raw_floor(server)
+
+
+def raw_floor(server: Server) -> float:
+    """Step 6: the GETs a nothing-new score made, asked again from one warm client with no ``posthoc`` process:
+    the others in order, then the Data Manager task queries ``SIGNAL_THREADS`` at a time as the command asks them;
+    the median of ``RUNS`` rounds (seconds)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from posthoc.export.signals import SIGNAL_THREADS
+
+    gets = [r.partition(" ")[2] for r in server.requests["score"] if r.startswith("GET ")]
+    tasks = [g for g in gets if g.startswith("/api/tasks/")]
+    others = [g for g in gets if not g.startswith("/api/tasks/")]
+    times = []
+    with httpx.Client(base_url=server.server.url, timeout=120,
+                      headers={"Authorization": f"Token {server.server.token}"}) as http, \
+            ThreadPoolExecutor(max_workers=SIGNAL_THREADS) as pool:
+        http.get("/api/current-user/whoami").raise_for_status()  # the connection made, outside the time
+        for _ in range(RUNS):
+            started = time.perf_counter()
+            for get in others:
+                http.get(get).raise_for_status()
+            for answer in pool.map(http.get, tasks):
+                answer.raise_for_status()
+            times.append(time.perf_counter() - started)
+    return statistics.median(times)
 
 
 def replayed(run: BenchRun, servers: list[Server], what: str) -> None:
@@ -368,7 +400,9 @@ def report(run: BenchRun, servers: list[Server], rerun: dict[str, Timing], new: 
     run.print(f"full score: (a) {a.full:.1f} s, (b) {b.full:.1f} s")
     for server in servers:
         run.print(f"  ({server.name}) nothing-new score {share(server, 'ours'):.1f}% of the full score (before: "
-                  f"{share(server, 'before'):.1f}%)")
+                  f"{share(server, 'before'):.1f}%); raw Label Studio side, its {len(server.requests['score'])} "
+                  f"requests from a warm client and no posthoc process: {server.floor:.2f} s = "
+                  f"{100 * server.floor / server.full:.1f}% of the full score")
     run.print(f"(b)/(a), side by side: create rerun ours {ratio(rerun, 'ours'):.2f}x (before "
               f"{ratio(rerun, 'before'):.2f}x); nothing-new score ours {ratio(new, 'ours'):.2f}x (before "
               f"{ratio(new, 'before'):.2f}x)")
