@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import json
+import ssl
 import threading
 import time
 from collections.abc import Callable
@@ -27,7 +28,7 @@ from posthoc.errors import connection_failure
 from posthoc.lazy import PerThread
 
 __all__ = ["NO_RETRY", "RetryTransport", "ServiceSession", "TransportFailure", "answers_ok", "jwt_claims",
-           "retrying_client", "web_get_json"]
+           "no_trust_context", "retrying_client", "web_get_json"]
 
 NO_RETRY = "posthoc_no_retry"  # a request extension: one try only (readiness polls)
 _DROPPED = (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError,
@@ -82,13 +83,29 @@ class RetryTransport(httpx.BaseTransport):
 
 def retrying_client(timeout: float, *, retries: int, backoff: float, statuses: frozenset[int],
                     idempotent: frozenset[str], lock: Callable[[httpx.Request], threading.Lock | None],
-                    **kwargs: Any) -> httpx.Client:
-    """An ``httpx.Client`` (up to 16 kept-alive connections) over a :class:`RetryTransport`; ``kwargs`` as in
-    ``httpx.Client``."""
-    limits = httpx.Limits(max_connections=16, max_keepalive_connections=16)
-    transport = RetryTransport(httpx.HTTPTransport(limits=limits), retries=retries, backoff=backoff,
-                               statuses=statuses, idempotent=idempotent, lock=lock)
+                    keep_alive: bool = True, tls: bool = True, **kwargs: Any) -> httpx.Client:
+    """An ``httpx.Client`` (up to 16 connections) over a :class:`RetryTransport`; ``kwargs`` as in
+    ``httpx.Client``.
+
+    ``keep_alive``: connections are kept for the next request (False: one connection a request, for a server that
+    answers a reused connection late, see :mod:`posthoc.labelstudio.client`). ``tls``: False for a client of a
+    plain ``http://`` service, which then loads no certificate store (certifi's costs ~0.14 s a process): its
+    context trusts no certificate, so a TLS connection (a redirect to ``https://``) fails verification instead
+    of going unverified (:func:`no_trust_context`)."""
+    limits = httpx.Limits(max_connections=16, max_keepalive_connections=16 if keep_alive else 0)
+    inner = httpx.HTTPTransport(limits=limits, verify=True if tls else no_trust_context())
+    transport = RetryTransport(inner, retries=retries, backoff=backoff, statuses=statuses, idempotent=idempotent,
+                               lock=lock)
     return httpx.Client(transport=transport, timeout=timeout, **kwargs)
+
+
+def no_trust_context() -> ssl.SSLContext:
+    """A TLS client context that verifies certificates and host names and trusts no certificate authority: every
+    TLS handshake with it fails (for a client that must never speak TLS), and making it loads no file."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = True
+    context.verify_mode = ssl.CERT_REQUIRED
+    return context
 
 
 def jwt_claims(token: str) -> dict[str, Any] | None:

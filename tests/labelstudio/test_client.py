@@ -54,3 +54,31 @@ def test_listings_are_paged_past_one_page(ls_server, ls_project) -> None:
     listed = list(client.tasks(int(project.id), fields="task_only"))
     assert [t["data"]["task_key"] for t in listed] == [f"k{i}" for i in range(230)]  # 3 pages of 100, in order
     assert [t["predictions"] for t in client.tasks_with_predictions(int(project.id))] == [[]] * 230
+
+
+def _client_ports(http) -> list[int]:
+    """A hook on an ``httpx.Client`` collecting each answer's local port (httpcore's public ``network_stream``
+    extension, read while the answer is still open)."""
+    ports: list[int] = []
+    http.event_hooks["response"].append(
+        lambda response: ports.append(response.extensions["network_stream"].get_extra_info("client_addr")[1]))
+    return ports
+
+
+def test_over_plain_http_every_call_has_its_own_connection(ls_server) -> None:
+    """Django's ``runserver`` answers a reused connection ~40 ms late (headers and body in two sends, Nagle and the
+    client's delayed ACK: the client module's docstring), so over ``http://`` nothing is kept alive; a plain
+    ``httpx.Client`` on the same server reuses one connection, which shows the hook sees the difference."""
+    import httpx
+
+    client = LabelStudioClient(ls_server.url, ls_server.token)
+    ours = _client_ports(client.http)
+    for _ in range(3):
+        client.whoami()
+        client.get("/api/projects/", params={"page_size": 1})
+    assert len(ours) == 6 and len(set(ours)) == 6
+    with httpx.Client(headers={"Authorization": f"Token {ls_server.token}"}) as plain:
+        theirs = _client_ports(plain)
+        for _ in range(3):
+            plain.get(f"{ls_server.url}/api/current-user/whoami").raise_for_status()
+    assert len(theirs) == 3 and len(set(theirs)) == 1

@@ -1,0 +1,68 @@
+"""A client of a plain ``http://`` service loads no certificate store (``posthoc.http.no_trust_context``): a TLS
+handshake it is led into must fail verification, never go unverified. Checked against a real TLS server
+(``openssl s_server`` with a self-signed certificate)."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from posthoc.http import no_trust_context
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+def tls_server(tmp_path: Path) -> Iterator[str]:
+    """``openssl s_server -www`` on a free port with a new self-signed certificate for 127.0.0.1; its URL."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("needs the openssl command line (Debian: apt-get install openssl)")
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+                    "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                   check=True, capture_output=True)
+    port = _free_port()
+    server = subprocess.Popen([openssl, "s_server", "-accept", str(port), "-cert", str(cert), "-key", str(key),
+                               "-www", "-quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    pytest.fail("openssl s_server did not start")
+                time.sleep(0.1)
+        yield f"https://127.0.0.1:{port}/"
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def test_the_context_verifies_and_trusts_nothing() -> None:
+    import ssl
+
+    context = no_trust_context()
+    assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+    assert context.get_ca_certs() == [] and context.cert_store_stats()["x509_ca"] == 0
+
+
+def test_a_tls_handshake_with_it_fails_verification(tls_server: str) -> None:
+    with httpx.Client(verify=False) as unverified:  # the server answers: the failure below is the verification's
+        assert unverified.get(tls_server).status_code == 200
+    with httpx.Client(verify=no_trust_context()) as client, pytest.raises(httpx.ConnectError,
+                                                                         match="CERTIFICATE_VERIFY_FAILED"):
+        client.get(tls_server)
