@@ -241,6 +241,13 @@ def server_figures(run: BenchRun, servers: list[Server], *, ours_path: str, old_
         server.floor = raw_floor(server)
 
 
+def raw_client(server: Server) -> httpx.Client:
+    """A plain ``httpx.Client`` on ``server`` with its token, one connection a request (as ours over ``http://``:
+    ``runserver`` answers a reused connection ~40 ms late)."""
+    return httpx.Client(base_url=server.server.url, timeout=120, limits=httpx.Limits(max_keepalive_connections=0),
+                        headers={"Authorization": f"Token {server.server.token}"})
+
+
 def raw_floor(server: Server) -> float:
     """Step 6: the GETs a nothing-new score made, asked again from one warm client with no ``posthoc`` process:
     the others in order, then the Data Manager task queries ``SIGNAL_THREADS`` at a time as the command asks them;
@@ -253,8 +260,7 @@ def raw_floor(server: Server) -> float:
     tasks = [g for g in gets if g.startswith("/api/tasks/")]
     others = [g for g in gets if not g.startswith("/api/tasks/")]
     times = []
-    with httpx.Client(base_url=server.server.url, timeout=120, limits=httpx.Limits(max_keepalive_connections=0),
-                      headers={"Authorization": f"Token {server.server.token}"}) as http, \
+    with raw_client(server) as http, \
             ThreadPoolExecutor(max_workers=SIGNAL_THREADS) as pool:
         http.get("/api/current-user/whoami").raise_for_status()  # the client warm, outside the time
         for _ in range(RUNS):
@@ -273,8 +279,7 @@ def replayed(run: BenchRun, servers: list[Server], what: str) -> None:
     counts = [Counter(path_of(r) for r in server.requests[what]) for server in servers]
     seconds: list[dict[str, float]] = [{}, {}]
     with contextlib.ExitStack() as stack:
-        clients = [stack.enter_context(httpx.Client(base_url=server.server.url, timeout=120, headers={
-            "Authorization": f"Token {server.server.token}"})) for server in servers]
+        clients = [stack.enter_context(raw_client(server)) for server in servers]
         gets = [[r.partition(" ")[2] for r in server.requests[what] if r.startswith("GET ")] for server in servers]
         for number in range(max(len(g) for g in gets)):
             for side in (0, 1) if number % 2 == 0 else (1, 0):
