@@ -24,8 +24,9 @@ def _free_port() -> int:
 
 
 @pytest.fixture
-def tls_server(tmp_path: Path) -> Iterator[str]:
-    """``openssl s_server -www`` on a free port with a new self-signed certificate for 127.0.0.1; its URL."""
+def tls_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """``openssl s_server -www`` on a free port with a new self-signed certificate for 127.0.0.1; its URL and
+    the certificate's file."""
     openssl = shutil.which("openssl")
     if openssl is None:
         pytest.skip("needs the openssl command line (Debian: apt-get install openssl)")
@@ -46,7 +47,7 @@ def tls_server(tmp_path: Path) -> Iterator[str]:
                 if time.monotonic() > deadline or server.poll() is not None:
                     pytest.fail("openssl s_server did not start")
                 time.sleep(0.1)
-        yield f"https://127.0.0.1:{port}/"
+        yield f"https://127.0.0.1:{port}/", cert
     finally:
         server.terminate()
         server.wait(timeout=10)
@@ -60,9 +61,13 @@ def test_the_context_verifies_and_trusts_nothing() -> None:
     assert context.get_ca_certs() == [] and context.cert_store_stats()["x509_ca"] == 0
 
 
-def test_a_tls_handshake_with_it_fails_verification(tls_server: str) -> None:
-    with httpx.Client(verify=False) as unverified:  # the server answers: the failure below is the verification's
-        assert unverified.get(tls_server).status_code == 200
+def test_a_tls_handshake_with_it_fails_verification(tls_server: tuple[str, Path]) -> None:
+    import ssl
+
+    url, cert = tls_server
+    trusting = ssl.create_default_context(cafile=str(cert))  # the server is sound: a context that trusts it gets in
+    with httpx.Client(verify=trusting) as client:
+        assert client.get(url).status_code == 200
     with httpx.Client(verify=no_trust_context()) as client, pytest.raises(httpx.ConnectError,
                                                                          match="CERTIFICATE_VERIFY_FAILED"):
-        client.get(tls_server)
+        client.get(url)
