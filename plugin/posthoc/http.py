@@ -83,17 +83,16 @@ class RetryTransport(httpx.BaseTransport):
 
 def retrying_client(timeout: float, *, retries: int, backoff: float, statuses: frozenset[int],
                     idempotent: frozenset[str], lock: Callable[[httpx.Request], threading.Lock | None],
-                    keep_alive: bool = True, tls: bool = True, **kwargs: Any) -> httpx.Client:
+                    plain_http: bool = False, **kwargs: Any) -> httpx.Client:
     """An ``httpx.Client`` (up to 16 connections) over a :class:`RetryTransport`; ``kwargs`` as in
     ``httpx.Client``.
 
-    ``keep_alive``: connections are kept for the next request (False: one connection a request, for a server that
-    answers a reused connection late, see :mod:`posthoc.labelstudio.client`). ``tls``: False for a client of a
-    plain ``http://`` service, which then loads no certificate store (certifi's costs ~0.14 s a process): its
-    context trusts no certificate, so a TLS connection (a redirect to ``https://``) fails verification instead
-    of going unverified (:func:`no_trust_context`)."""
-    limits = httpx.Limits(max_connections=16, max_keepalive_connections=16 if keep_alive else 0)
-    inner = httpx.HTTPTransport(limits=limits, verify=True if tls else no_trust_context())
+    ``plain_http``: a client of a plain ``http://`` service (see :mod:`posthoc.labelstudio.client` for why): one
+    connection a request, none kept alive, and no certificate store loaded (certifi's costs ~0.14 s a process):
+    its context trusts no certificate, so a TLS connection (a redirect to ``https://``) fails verification
+    instead of going unverified (:func:`no_trust_context`). Otherwise up to 16 connections are kept alive."""
+    limits = httpx.Limits(max_connections=16, max_keepalive_connections=0 if plain_http else 16)
+    inner = httpx.HTTPTransport(limits=limits, verify=no_trust_context() if plain_http else True)
     transport = RetryTransport(inner, retries=retries, backoff=backoff, statuses=statuses, idempotent=idempotent,
                                lock=lock)
     return httpx.Client(transport=transport, timeout=timeout, **kwargs)

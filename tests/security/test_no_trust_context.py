@@ -5,7 +5,6 @@ handshake it is led into must fail verification, never go unverified. Checked ag
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -15,12 +14,7 @@ import httpx
 import pytest
 
 from posthoc.http import no_trust_context
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+from posthoc.labelstudio.ports import free_port, port_is_free
 
 
 @pytest.fixture
@@ -34,19 +28,15 @@ def tls_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
                     "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
                    check=True, capture_output=True)
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen([openssl, "s_server", "-accept", str(port), "-cert", str(cert), "-key", str(key),
                                "-www", "-quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 20
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    pytest.fail("openssl s_server did not start")
-                time.sleep(0.1)
+        while port_is_free(port):
+            if time.monotonic() > deadline or server.poll() is not None:
+                pytest.fail("openssl s_server did not start")
+            time.sleep(0.1)
         yield f"https://127.0.0.1:{port}/", cert
     finally:
         server.terminate()

@@ -120,9 +120,8 @@ def _http_client(url: str, timeout: float, *, follow_redirects: bool = False,
                  cookies: dict[str, str] | None = None) -> httpx.Client:
     """An ``httpx.Client`` for the Label Studio at ``url`` whose transport retries and locks as the module
     docstring says, and which keeps connections alive only over ``https://`` (see the module docstring)."""
-    plain = url.lower().startswith("http://")
     return retrying_client(timeout, retries=RETRIES, backoff=BACKOFF, statuses=RETRY_STATUSES,
-                           idempotent=IDEMPOTENT, lock=_write_lock, keep_alive=not plain, tls=not plain,
+                           idempotent=IDEMPOTENT, lock=_write_lock, plain_http=url.lower().startswith("http://"),
                            follow_redirects=follow_redirects, cookies=cookies)
 
 
