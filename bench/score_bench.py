@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 from benchlib import BenchRun, time_both, time_runs
 
-from posthoc.metrics import rates_with_intervals, score_judgements
+from posthoc.metrics import ScoringOptions, rates_with_intervals, score_judgements
 from posthoc.metrics.bootstrap import resampled_sums, stratum_draws
 from posthoc.metrics.comparisons import paired_comparisons
 from posthoc.metrics.inputs import JUDGEMENT_NEEDS, is_control, judged_rows
@@ -153,10 +153,10 @@ def main(argv: list[str] | None = None) -> int:
                   f"sums equal to {sums_difference:.0e}")  # fmt: skip
 
         # 2. the whole scoring
-        whole = time_runs(lambda: score_judgements(judgements, mentions, n_resamples=b, seed=args.seed),
-                          runs=args.runs)  # fmt: skip
+        scoring = ScoringOptions(n_resamples=b, seed=args.seed)
+        whole = time_runs(lambda: score_judgements(judgements, mentions, options=scoring), runs=args.runs)
         tracemalloc.start()
-        score_judgements(judgements, mentions, n_resamples=b, seed=args.seed)
+        score_judgements(judgements, mentions, options=ScoringOptions(n_resamples=b, seed=args.seed))
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
         same = max_difference(whole.result.rates, ours.result)

@@ -43,28 +43,12 @@ rankings
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Final
 
 import pandas as pd
 
 from posthoc.tables import empty_table
-
-TABLE_NAMES = (
-    "rates",
-    "preannotation",
-    "outcome_counts",
-    "agreement",
-    "union_outcomes",
-    "controls",
-    "exclusions",
-    "reliability",
-    "aggregated",
-    "corrected_gold",
-    "comparisons",
-    "rankings",
-)
-
 
 COMPARISON_COLUMNS: Final = [
     "dataset", "system_a", "system_b", "metric", "value_a", "value_b", "difference", "ci_low", "ci_high",
@@ -121,3 +105,7 @@ class Scores:
     def tables(self) -> dict[str, pd.DataFrame]:
         """The tables by name, in :data:`TABLE_NAMES` order."""
         return {name: getattr(self, name) for name in TABLE_NAMES}
+
+
+#: The score tables, in the order of :class:`Scores`' fields (a new table is a new field, documented above).
+TABLE_NAMES: Final = tuple(item.name for item in fields(Scores) if item.name != "summary")

@@ -10,9 +10,8 @@ import pytest
 from tests.eaglet.helpers import build_corpus
 
 from posthoc.eaglet.pipeline import Pipeline
-from posthoc.eaglet.rules import InconsistentMarkingRule
 from posthoc.eaglet.rules.inconsistent_filters import adjectives, not_a_name
-from posthoc.eaglet.rules.inconsistent_marking import short_form
+from posthoc.eaglet.rules.inconsistent_marking import InconsistentMarkingRule, short_form
 from posthoc.links import normalise_link
 from posthoc.readers.corpus import Corpus
 

@@ -22,9 +22,14 @@ from tests.eaglet.helpers import build_corpus
 
 from posthoc.eaglet.pipeline import Pipeline
 from posthoc.eaglet.places import region_of
-from posthoc.eaglet.rules import InconsistentMarkingRule
 from posthoc.eaglet.rules.inconsistent_filters import CURRENCIES_AND_SECURITIES, MONTHS_AND_DAYS, adjectives
-from posthoc.eaglet.rules.inconsistent_marking import CONNECTORS, NOT_NAMES, link_fits, short_form
+from posthoc.eaglet.rules.inconsistent_marking import (
+    CONNECTORS,
+    NOT_NAMES,
+    InconsistentMarkingRule,
+    link_fits,
+    short_form,
+)
 from posthoc.eaglet.words import tokens
 from posthoc.links import normalise_link
 

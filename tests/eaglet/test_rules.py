@@ -8,15 +8,13 @@ from tests.eaglet.helpers import build_corpus
 
 from posthoc.eaglet.kb import KbSnapshot
 from posthoc.eaglet.pipeline import Pipeline, default_pipeline
-from posthoc.eaglet.rules import (
-    CombinedMarkingRule,
-    InconsistentMarkingRule,
-    LongDescriptionRule,
-    MissingEntitiesRule,
-    OverlappingRule,
-    PositioningRule,
-    UriRule,
-)
+from posthoc.eaglet.rules.combined_marking import CombinedMarkingRule
+from posthoc.eaglet.rules.inconsistent_marking import InconsistentMarkingRule
+from posthoc.eaglet.rules.long_description import LongDescriptionRule
+from posthoc.eaglet.rules.missing_entities import MissingEntitiesRule
+from posthoc.eaglet.rules.overlapping import OverlappingRule
+from posthoc.eaglet.rules.positioning import PositioningRule
+from posthoc.eaglet.rules.uri import UriRule
 from posthoc.errors import PosthocInputError
 from posthoc.readers.corpus import Corpus
 

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from posthoc.metrics import ScoringOptions, score_judgements
 from posthoc.metrics import codes as codes_module
-from posthoc.metrics import score_judgements
 from posthoc.metrics.codes import (
     aligned_codes,
     category_codes,
@@ -120,10 +120,10 @@ def test_take_strings_is_the_array_pandas_builds_from_objects():
 
 def test_scoring_twice_in_one_block_or_apart_gives_the_same_tables():
     _, mentions, judgements = synthetic_study(seed=3)
-    apart = score_judgements(judgements, mentions, n_resamples=30, seed=1)
+    apart = score_judgements(judgements, mentions, options=ScoringOptions(n_resamples=30, seed=1))
     with shared_factorisation():
-        score_judgements(judgements, mentions, n_resamples=30, seed=1)
-        inside = score_judgements(judgements, mentions, n_resamples=30, seed=1)
+        score_judgements(judgements, mentions, options=ScoringOptions(n_resamples=30, seed=1))
+        inside = score_judgements(judgements, mentions, options=ScoringOptions(n_resamples=30, seed=1))
     for name, table in apart.tables().items():
         pd.testing.assert_frame_equal(table, inside.tables()[name], check_exact=True)
     assert apart.summary == inside.summary

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from statsmodels.stats.multitest import multipletests
 
-from posthoc.metrics import compare_systems, score_judgements
+from posthoc.metrics import ScoringOptions, compare_systems, score_judgements
 from posthoc.metrics.comparisons import COMPARED
 from posthoc.metrics.intervals import DEFAULT_INTERVAL, holm
 from posthoc.scores import COMPARISON_COLUMNS, RANKING_COLUMNS
@@ -118,7 +118,7 @@ def test_paired_intervals_cover_a_known_difference_and_keep_their_size_when_syst
 
 
 def test_rankings_are_worked_by_hand(tiny_judgements, tiny_mentions):
-    scores = score_judgements(tiny_judgements, tiny_mentions, n_resamples=200)
+    scores = score_judgements(tiny_judgements, tiny_mentions, options=ScoringOptions(n_resamples=200))
     ranks = scores.rankings
     assert list(ranks.columns) == RANKING_COLUMNS
     precision = ranks.loc[ranks["metric"] == "precision"].set_index("system")
@@ -135,7 +135,7 @@ def test_rankings_are_worked_by_hand(tiny_judgements, tiny_mentions):
 def test_an_unchanged_ranking_is_not_marked():
     _, mentions, judgements = synthetic_study(20, datasets=("ONE",), verify_prob={"GT": 0.99, "E2E": 0.5, "REL": 0.3},
                                               seed=2)
-    ranks = score_judgements(judgements, mentions, n_resamples=100).rankings
+    ranks = score_judgements(judgements, mentions, options=ScoringOptions(n_resamples=100)).rankings
     precision = ranks.loc[ranks["metric"] == "precision"].set_index("system")
     # GT first under both; E2E and REL in their strict order or not, but GT's rank never changes
     assert precision.loc["GT", "posthoc_rank"] == 1 and not precision.loc["GT", "changed"]
@@ -175,4 +175,20 @@ def test_the_cli_and_the_job_default_to_the_library_interval():
     option = next(p for p in score_command.params if p.name == "interval")
     assert option.default == DEFAULT_INTERVAL == "bca"
     assert inspect.signature(ScoreOptions).parameters["interval"].default == DEFAULT_INTERVAL
-    assert inspect.signature(score_judgements).parameters["interval"].default == DEFAULT_INTERVAL
+    assert inspect.signature(ScoringOptions).parameters["interval"].default == DEFAULT_INTERVAL
+    assert inspect.signature(score_judgements).parameters["options"].default == ScoringOptions()
+
+
+def test_the_score_job_hands_its_options_to_the_metrics_as_one_value():
+    """``ScoreOptions.scoring`` carries every setting the job chooses; the rest keep the library's defaults."""
+    from dataclasses import asdict
+
+    from posthoc.jobs.score import ScoreOptions
+
+    chosen = ScoreOptions(n_resamples=7, seed=3, resample_unit="task", union="overlap", interval="percentile")
+    scoring = chosen.scoring(study="s1")
+    expected = {**asdict(ScoringOptions()), "n_resamples": 7, "seed": 3, "resample_unit": "task", "study": "s1",
+                "union": "overlap", "interval": "percentile"}
+    assert asdict(scoring) == expected
+    with pytest.raises(TypeError):
+        ScoringOptions(7)  # type: ignore[misc]  (keyword-only)

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from posthoc.metrics import (
+    ScoringOptions,
     agreement_on_intersection,
     classify_against_gt,
     control_results,
@@ -160,7 +161,7 @@ def test_corrected_gold(tiny_judgements, tiny_mentions):
 
 
 def test_score_judgements_excludes_the_failing_worker(tiny_judgements, tiny_mentions):
-    scores = score_judgements(tiny_judgements, tiny_mentions, n_resamples=200, seed=3)
+    scores = score_judgements(tiny_judgements, tiny_mentions, options=ScoringOptions(n_resamples=200, seed=3))
     rates = scores.rates
     assert _value(rates, system="S", metric="verification_rate")["value"] == pytest.approx(5 / 7)
     assert _value(rates, system="S", metric="posthoc_recall")[["value", "n"]].tolist() == [pytest.approx(5 / 6), 6]
@@ -172,12 +173,14 @@ def test_score_judgements_excludes_the_failing_worker(tiny_judgements, tiny_ment
 
 
 def test_keeping_the_failing_worker_makes_a_tie(tiny_judgements, tiny_mentions):
-    kept = score_judgements(tiny_judgements, tiny_mentions, n_resamples=0, exclude_failing_workers=False)
+    kept = score_judgements(tiny_judgements, tiny_mentions,
+                            options=ScoringOptions(n_resamples=0, exclude_failing_workers=False))
     # S d2 L5: s removed, c verified -> 1 of 2 is not a majority: still 5/7; the verify share is 6/8 judgements
     assert _value(kept.rates, system="S", metric="verification_rate")["value"] == pytest.approx(5 / 7)
     assert _value(kept.rates, system="S", metric="verify_share")[["value", "n"]].tolist() == [0.75, 8]
     tie = score_judgements(
-        tiny_judgements, tiny_mentions, n_resamples=0, exclude_failing_workers=False, ties_verified=True
+        tiny_judgements, tiny_mentions,
+        options=ScoringOptions(n_resamples=0, exclude_failing_workers=False, ties_verified=True)
     )
     # counted as verified: 6/7, and the union grows to 7
     assert _value(tie.rates, system="S", metric="verification_rate")["value"] == pytest.approx(6 / 7)
@@ -185,7 +188,7 @@ def test_keeping_the_failing_worker_makes_a_tie(tiny_judgements, tiny_mentions):
 
 
 def test_bootstrap_bounds_by_hand(tiny_judgements, tiny_mentions):
-    rates = score_judgements(tiny_judgements, tiny_mentions, n_resamples=1000, seed=0).rates
+    rates = score_judgements(tiny_judgements, tiny_mentions, options=ScoringOptions(n_resamples=1000, seed=0)).rates
     # Two documents resampled within D: {d1,d1}, {d1,d2}, {d2,d2} with chances 1/4, 1/2, 1/4.
     # GT rate: d1 1 of 2, d2 1 of 1 -> 2/4, 2/3 or 2/2: the 2.5% / 97.5% quantiles are 0.5 and 1.
     gt = _value(rates, system="GT", metric="verification_rate")

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from statsmodels.stats.inter_rater import fleiss_kappa
 
 from posthoc.metrics import (
+    ScoringOptions,
     annotation_verdicts,
     dawid_skene,
     fleiss_kappa_table,
@@ -72,7 +73,7 @@ def three_judges():
 
 def test_score_reports_kappa_and_alpha_equal_to_the_peers(three_judges):
     mentions, judgements = three_judges
-    scores = score_judgements(judgements, mentions, n_resamples=50)
+    scores = score_judgements(judgements, mentions, options=ScoringOptions(n_resamples=50))
     verdicts = annotation_verdicts(judgements)
     for dataset, part in verdicts.groupby("dataset"):
         counts = part[["n_verify", "n_edit", "n_remove"]].to_numpy()
@@ -88,7 +89,7 @@ def test_aggregated_labels_are_crowd_kits_on_the_same_frame(three_judges):
     from crowdkit.aggregation import DawidSkene, MajorityVote
 
     mentions, judgements = three_judges
-    scores = score_judgements(judgements, mentions, n_resamples=0)
+    scores = score_judgements(judgements, mentions, options=ScoringOptions(n_resamples=0))
     rows = judgements.loc[~judgements["is_control"]]
     key = rows["mention_id"]
     frame = pd.DataFrame({"task": key, "worker": rows["worker"], "label": rows["outcome"]})
@@ -113,7 +114,7 @@ def test_majority_of_three_decides_verified(three_judges):
 
 def test_k1_studies_have_empty_reliability_and_aggregated_tables():
     _, mentions, judgements = synthetic_study(3, seed=1)
-    scores = score_judgements(judgements, mentions, n_resamples=0)
+    scores = score_judgements(judgements, mentions, options=ScoringOptions(n_resamples=0))
     assert scores.reliability.empty and list(scores.reliability.columns) == ["dataset", "measure", "value", "n_items"]
     assert scores.aggregated.empty
     assert list(scores.aggregated.columns) == ["mention_id", "dataset", "system", "n_judges", "majority", "dawid_skene"]

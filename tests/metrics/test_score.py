@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from posthoc.errors import PosthocInputError
-from posthoc.metrics import RATE_METRICS, score_judgements, verification_rates
+from posthoc.metrics import RATE_METRICS, ScoringOptions, score_judgements, verification_rates
 from posthoc.scores import TABLE_NAMES
 from posthoc.synthetic import synthetic_study
 from posthoc.tables import MENTION_COLUMNS
@@ -40,7 +40,7 @@ def study():
 @pytest.fixture(scope="module")
 def scored(study):
     mentions, judgements = study
-    return score_judgements(judgements, mentions, n_resamples=300, seed=5)
+    return score_judgements(judgements, mentions, options=ScoringOptions(n_resamples=300, seed=5))
 
 
 def test_every_table_has_the_contract_columns(scored):
@@ -73,25 +73,26 @@ def test_failing_workers_are_excluded_and_listed(study, scored):
     got = scored.rates.loc[scored.rates["metric"] == "verification_rate"].set_index(["dataset", "system"])["value"]
     pd.testing.assert_series_equal(got.sort_index(), expected.sort_index(), check_names=False)
     # click-through workers verify everything: keeping them raises the rates
-    everyone = score_judgements(judgements, mentions, n_resamples=0, exclude_failing_workers=False)
+    everyone = score_judgements(judgements, mentions,
+                                options=ScoringOptions(n_resamples=0, exclude_failing_workers=False))
     assert not everyone.controls["excluded"].any()
     assert everyone.summary["n_judgements"] > scored.summary["n_judgements"]
 
 
 def test_same_seed_same_tables_and_summary(study, scored):
     mentions, judgements = study
-    again = score_judgements(judgements, mentions, n_resamples=300, seed=5)
+    again = score_judgements(judgements, mentions, options=ScoringOptions(n_resamples=300, seed=5))
     for name in TABLE_NAMES:
         pd.testing.assert_frame_equal(getattr(again, name), getattr(scored, name), check_exact=True)
     assert json.dumps(again.summary, sort_keys=True) == json.dumps(scored.summary, sort_keys=True)
-    other = score_judgements(judgements, mentions, n_resamples=300, seed=6)
+    other = score_judgements(judgements, mentions, options=ScoringOptions(n_resamples=300, seed=6))
     assert not np.allclose(other.rates["low"], scored.rates["low"], equal_nan=True)
 
 
 def test_row_order_does_not_change_the_scores(study, scored):
     mentions, judgements = study
     shuffled = judgements.sample(frac=1.0, random_state=np.random.RandomState(0))
-    again = score_judgements(shuffled, mentions.iloc[::-1], n_resamples=300, seed=5)
+    again = score_judgements(shuffled, mentions.iloc[::-1], options=ScoringOptions(n_resamples=300, seed=5))
     pd.testing.assert_frame_equal(again.rates, scored.rates)
     pd.testing.assert_frame_equal(again.preannotation, scored.preannotation)
 
@@ -128,34 +129,34 @@ def _one_bad(judgements: pd.DataFrame, column: str, value: object) -> pd.DataFra
 def test_unknown_outcome_names_the_column_and_values(study):
     mentions, judgements = study
     with pytest.raises(PosthocInputError, match=r"outcome.*'accept'"):
-        score_judgements(_one_bad(judgements, "outcome", "accept"), mentions, n_resamples=0)
+        score_judgements(_one_bad(judgements, "outcome", "accept"), mentions, options=ScoringOptions(n_resamples=0))
 
 
 def test_missing_columns_are_named(study):
     mentions, judgements = study
     with pytest.raises(PosthocInputError, match=r"judgements table lacks column.*worker"):
-        score_judgements(judgements.drop(columns=["worker"]), mentions, n_resamples=0)
+        score_judgements(judgements.drop(columns=["worker"]), mentions, options=ScoringOptions(n_resamples=0))
     with pytest.raises(PosthocInputError, match=r"mentions table lacks column.*link"):
-        score_judgements(judgements, mentions.drop(columns=["link"]), n_resamples=0)
+        score_judgements(judgements, mentions.drop(columns=["link"]), options=ScoringOptions(n_resamples=0))
 
 
 def test_bad_offsets_and_options_are_input_errors(study):
     mentions, judgements = study
     with pytest.raises(PosthocInputError, match=r"column start.*'x'"):
-        score_judgements(_one_bad(judgements, "start", "x"), mentions, n_resamples=0)
+        score_judgements(_one_bad(judgements, "start", "x"), mentions, options=ScoringOptions(n_resamples=0))
     with pytest.raises(PosthocInputError, match="expected_outcome"):
         bad = judgements.copy()
         bad.loc[bad["is_control"], "expected_outcome"] = "maybe"
-        score_judgements(bad, mentions, n_resamples=0)
+        score_judgements(bad, mentions, options=ScoringOptions(n_resamples=0))
     for options in ({"n_resamples": -1}, {"confidence": 1.5}, {"resample_unit": "page"}):
         with pytest.raises(PosthocInputError):
-            score_judgements(judgements, mentions, **options)
+            score_judgements(judgements, mentions, options=ScoringOptions(**options))
 
 
 @pytest.mark.parametrize("unit", ["task", "annotation", "worker"])
 def test_other_units_are_stated_and_change_only_the_bounds(study, scored, unit):
     mentions, judgements = study
-    other = score_judgements(judgements, mentions, n_resamples=300, seed=5, resample_unit=unit)
+    other = score_judgements(judgements, mentions, options=ScoringOptions(n_resamples=300, seed=5, resample_unit=unit))
     assert other.summary["resample_unit"] == unit
     np.testing.assert_allclose(other.rates["value"], scored.rates["value"])
     pd.testing.assert_frame_equal(other.preannotation, scored.preannotation)  # always documents
@@ -163,7 +164,8 @@ def test_other_units_are_stated_and_change_only_the_bounds(study, scored, unit):
 
 def test_a_study_with_nothing_judged_yet_gives_empty_tables_with_the_contract_columns(study):
     mentions, judgements = study
-    scores = score_judgements(judgements.loc[judgements["is_control"]], mentions, n_resamples=10)
+    scores = score_judgements(judgements.loc[judgements["is_control"]], mentions,
+                              options=ScoringOptions(n_resamples=10))
     for name, columns in CONTRACT.items():
         assert list(getattr(scores, name).columns) == columns, name
     assert scores.rates.empty and scores.union_outcomes.empty and scores.agreement.empty

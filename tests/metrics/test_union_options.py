@@ -29,6 +29,7 @@ import pytest
 
 from posthoc.errors import PosthocInputError
 from posthoc.metrics import (
+    ScoringOptions,
     posthoc_precision_recall,
     rates_with_intervals,
     score_judgements,
@@ -95,8 +96,8 @@ def test_score_judgements_states_the_union_and_keeps_exact_spans_for_gold() -> N
     judgements = _judgements()
     gt = judgements.loc[judgements["system"] == "A", ["dataset", "doc_id", "system", "start", "end", "link"]]
     mentions = gt.assign(system="GT", surface="x", link_original=gt["link"], is_nil=False)
-    exact = score_judgements(judgements, mentions, n_resamples=0)
-    overlap = score_judgements(judgements, mentions, n_resamples=0, union="overlap")
+    exact = score_judgements(judgements, mentions, options=ScoringOptions(n_resamples=0))
+    overlap = score_judgements(judgements, mentions, options=ScoringOptions(n_resamples=0, union="overlap"))
     assert exact.summary["union"] == "exact" and overlap.summary["union"] == "overlap"
     assert exact.summary["datasets"]["D"]["verification_union"] == 6
     assert overlap.summary["datasets"]["D"]["verification_union"] == 4
@@ -106,7 +107,7 @@ def test_score_judgements_states_the_union_and_keeps_exact_spans_for_gold() -> N
     assert [30, 35, "L4"] in added and [31, 33, "L4"] in added
     assert added == exact.corrected_gold[["start", "end", "link"]].values.tolist()
     with pytest.raises(PosthocInputError, match="union must be"):
-        score_judgements(judgements, mentions, n_resamples=0, union="pooled")
+        score_judgements(judgements, mentions, options=ScoringOptions(n_resamples=0, union="pooled"))
 
 
 def test_overlap_components_by_hand() -> None:

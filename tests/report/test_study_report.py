@@ -186,11 +186,11 @@ def test_figures_draw_cjk_and_emoji_with_installed_fonts() -> None:
 
 
 def _compared_scores(systems: tuple[str, ...] = ("GT", "E2E", "REL")):
-    from posthoc.metrics import score_judgements
+    from posthoc.metrics import ScoringOptions, score_judgements
     from posthoc.synthetic import synthetic_study
 
     _, mentions, judgements = synthetic_study(12, systems=systems, seed=4)
-    return score_judgements(judgements, mentions, n_resamples=200)
+    return score_judgements(judgements, mentions, options=ScoringOptions(n_resamples=200))
 
 
 def test_the_comparison_section_holds_its_figure_tables_and_escapes_system_names() -> None:

@@ -53,12 +53,12 @@ def hostile_study() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
 
 def test_study_report_escapes_every_field(hostile_study: tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]) -> None:
     from posthoc.jobs.study_sections import study_sections
-    from posthoc.metrics import score_judgements
+    from posthoc.metrics import ScoringOptions, score_judgements
     from posthoc.report.study_report import build_report
 
     _, mentions, judgements = hostile_study
     assert (judgements["outcome"] == "edit").any()
-    scores = score_judgements(judgements, mentions, n_resamples=20, seed=1, study=HOSTILE[0])
+    scores = score_judgements(judgements, mentions, options=ScoringOptions(n_resamples=20, seed=1, study=HOSTILE[0]))
     extra = study_sections(judgements)
     assert {section.anchor for section in extra} == {"sequence", "crowdtruth"}  # seed 004 and 002 sections ran
     document = build_report(scores, extra_sections=extra)

@@ -177,11 +177,11 @@ def test_the_report_sets_the_plan_against_the_outcome_when_an_estimate_lies_besi
 
 def test_the_section_compares_cells_and_hours_and_notes_a_foreign_or_broken_estimate(
         scored_study: dict[str, Any], tmp_path: Path) -> None:
-    from posthoc.metrics import score_judgements
+    from posthoc.metrics import ScoringOptions, score_judgements
 
     folder: Path = scored_study["folder"]
     judgements = pd.read_csv(folder / "after" / "judgements.csv")
-    scores = score_judgements(judgements, scored_study["plan"].source_mentions, n_resamples=50)
+    scores = score_judgements(judgements, scored_study["plan"].source_mentions, options=ScoringOptions(n_resamples=50))
     section = plan_against_outcome_section(folder / "estimate.json", scores, judgements, study="sample")
     assert section is not None
     html = page("t", [section])

@@ -9,6 +9,7 @@ and is never a command-line argument (it would show in ``ps``).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import socket
 import sys
@@ -16,7 +17,9 @@ from pathlib import Path
 
 import click
 
+from posthoc.cli.predictor_options import predictor_options
 from posthoc.errors import PosthocInputError
+from posthoc.predictors.registry import PredictorSpec
 
 
 def default_events_db(manifest: Path) -> Path:
@@ -96,44 +99,28 @@ def backend_environment(*, manifest: Path | None, alias_files: tuple[Path, ...],
 @click.option("--port", type=click.IntRange(1, 65535), default=9090, show_default=True, help="Port to listen on.")
 @click.option("--workers", type=click.IntRange(1, 64), default=2, show_default=True,
               help="gunicorn worker processes.")
-@click.option("--alias-file", "alias_files", type=click.Path(path_type=Path), multiple=True,
-              help="A mentions file for the live-mode dictionary linker: CSV or Parquet with surface and link "
-                   "columns, or any format the readers know (JSONL, NIF, WNED, AIDA TSV, REL); repeat for several. "
-                   "Without it, live mode is off and tasks without a known key are refused.")
-@click.option("--case-insensitive", is_flag=True, help="Match aliases ignoring case in live mode.")
 @click.option("--events-db", type=click.Path(path_type=Path), default=None,
               help="SQLite file recording annotation webhooks for `posthoc study status`; only a study made with "
                    "`posthoc study create --webhook` sends them (by default status reads Label Studio's API) "
                    "[default: beside the manifest, <manifest stem>.events.sqlite3].")
 @click.option("--timeout", type=click.IntRange(5, 3600), default=120, show_default=True,
               help="gunicorn worker timeout in seconds.")
-@click.option("--predictor", "predictor_name", default=None,
-              help="Pre-fill tasks that are in no manifest with this predictor: dictionary (--alias-file), rel "
-                   "(--predictor-url), nif (--predictor-url), spacy (--spacy-model), or package.module:Class (a "
-                   "label-studio-ml model class). Default: the dictionary when --alias-file is given, else none.")
-@click.option("--predictor-url", default=None, help="The service of --predictor rel or nif.")
-@click.option("--spacy-model", default=None, help="--predictor spacy: an installed pipeline or a folder.")
-@click.option("--predictor-timeout", type=click.FloatRange(min=0.1), default=20.0, show_default=True,
-              help="rel / nif: seconds to wait for one answer.")
-@click.option("--predictor-retries", type=click.IntRange(0, 10), default=1, show_default=True,
-              help="rel / nif: more attempts after a failed connection, a timeout, 429 or 5xx.")
-@click.option("--nif-offsets", type=click.Choice(["auto", "codepoints", "utf16"]), default="auto",
-              show_default=True, help="nif: how the annotator counts offsets.")
+@predictor_options("serve", predictor_help="Pre-fill tasks that are in no manifest with this predictor (live mode; "
+                   "default: the dictionary when --alias-file is given, else none):")
 @click.option("--predict-budget", type=click.FloatRange(min=1), default=80.0, show_default=True,
               help="Seconds of one /predict request spent on live predictions; the tasks left get no prediction "
                    "and Label Studio asks again when they are opened. Keep it below Label Studio's "
                    "ML_TIMEOUT_PREDICT (100 s) and --timeout.")
-def serve_command(manifest: Path | None, host: str, port: int, workers: int, alias_files: tuple[Path, ...],
-                  case_insensitive: bool, events_db: Path | None, timeout: int, predictor_name: str | None,
-                  predictor_url: str | None, spacy_model: str | None, predictor_timeout: float,
-                  predictor_retries: int, nif_offsets: str, predict_budget: float) -> None:
+def serve_command(manifest: Path | None, host: str, port: int, workers: int, events_db: Path | None, timeout: int,
+                  predictor: PredictorSpec, predict_budget: float) -> None:
     """Serve the ML backend for Label Studio (gunicorn, Label Studio's ML backend protocol).
 
     Connect it in Label Studio under Settings > Model with the URL http://HOST:PORT. Set the
     environment variable POSTHOC_BACKEND_SECRET to require a shared secret: then connect with
     "Basic Authentication" and the secret as password (any user name).
     """
-    live = predictor_name is not None and predictor_name != "manifest"
+    alias_files = tuple(Path(p) for p in predictor.alias_files)
+    live = predictor.name != "manifest"
     if manifest is None and not alias_files and not live:
         raise PosthocInputError("give --manifest (a study manifest) or --alias-file / --predictor (live mode), or both")
     if predict_budget >= timeout:
@@ -152,13 +139,7 @@ def serve_command(manifest: Path | None, host: str, port: int, workers: int, ali
         Manifest.open(manifest).close()  # fail here, once, rather than in every worker
     predictor_env: dict[str, str] | None = None
     if live:
-        from posthoc.predictors.registry import PredictorSpec
-
-        assert predictor_name is not None
-        spec = PredictorSpec(predictor_name, url=predictor_url,
-                             alias_files=tuple(str(p.resolve()) for p in alias_files),
-                             case_insensitive=case_insensitive, spacy_model=spacy_model, timeout=predictor_timeout,
-                             retries=predictor_retries, nif_offsets=nif_offsets)
+        spec = dataclasses.replace(predictor, alias_files=tuple(str(p.resolve()) for p in alias_files))
         spec.check(backend=True)
         spec.linker()  # built here once (alias table, spaCy pipeline), as every worker will
         predictor_env = spec.to_env()
@@ -174,10 +155,10 @@ def serve_command(manifest: Path | None, host: str, port: int, workers: int, ali
 
         EventStore(events_db)  # created (or checked) here, as every worker does on start
     env = backend_environment(manifest=manifest, alias_files=alias_files, events_db=events_db,
-                              case_insensitive=case_insensitive, predictor=predictor_env,
+                              case_insensitive=predictor.case_insensitive, predictor=predictor_env,
                               predict_budget=predict_budget)
     command = gunicorn_command(host=host, port=port, workers=workers, timeout=timeout)
-    live_note = f"on ({predictor_name})" if live else ("on (dictionary)" if alias_files else "off")
+    live_note = f"on ({predictor.name})" if live else ("on (dictionary)" if alias_files else "off")
     secret_note = "on (POSTHOC_BACKEND_SECRET)" if env.get("POSTHOC_BACKEND_SECRET") else "off"
     click.echo(f"posthoc backend on http://{host}:{port} ({workers} workers, auth {secret_note}, "
                f"live mode {live_note}, events {events_db})", err=True)

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from posthoc.atomic import write_text_atomic
+from posthoc.eaglet.rules import DEFAULT_ORDER
 from posthoc.errors import PosthocInputError
 from posthoc.html import page
 from posthoc.labelstudio.url import check_url
@@ -45,8 +46,7 @@ def _parse_source(value: str) -> tuple[str, Path]:
 @click.option("--mediawiki-interval", type=float, default=1.0, show_default=True,
               help="Seconds between two MediaWiki requests.")
 @click.option("--rules", "rules", default=None,
-              help="Comma-separated rules to run, in pipeline order: long_description, positioning, overlapping, "
-                   "combined_marking, uri, inconsistent_marking, missing_entity (default all).")
+              help=f"Comma-separated rules to run, in pipeline order: {', '.join(DEFAULT_ORDER)} (default all).")
 @click.option("--tagger", type=click.Choice(["auto", "pattern", "rules"]), default="auto", show_default=True,
               help="Long description tagger: pattern (TextBlob's PatternTagger), rules (word shapes), auto.")
 @click.option("--touching", is_flag=True, help="Count touching spans as overlapping (Eaglet's own rule).")

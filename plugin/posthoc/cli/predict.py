@@ -11,42 +11,13 @@ from pathlib import Path
 
 import click
 
+from posthoc.cli.predictor_options import predictor_options
 from posthoc.errors import PosthocInputError
-
-
-def predictor_options(func: click.decorators.FC) -> click.decorators.FC:
-    """The options that reach a predictor's service and tune it."""
-    options = [
-        click.option("--url", default=None,
-                     help="The service of --predictor rel or nif, e.g. http://127.0.0.1:5555/ (REL) or the "
-                          "annotator's NIF endpoint."),
-        click.option("--spacy-model", default=None,
-                     help="--predictor spacy: an installed pipeline (en_core_web_sm) or a folder written by "
-                          "nlp.to_disk."),
-        click.option("--timeout", type=click.FloatRange(min=0.1), default=30.0, show_default=True,
-                     help="rel / nif: seconds to wait for one answer."),
-        click.option("--retries", type=click.IntRange(0, 10), default=2, show_default=True,
-                     help="rel / nif: more attempts after a failed connection, a timeout, 429 or 5xx."),
-        click.option("--max-chars", type=click.IntRange(min=1), default=5000, show_default=True,
-                     help="rel: longest text sent in one request; longer documents go in pieces (offsets mapped "
-                          "back)."),
-        click.option("--concurrency", type=click.IntRange(1, 64), default=2, show_default=True,
-                     help="rel / nif: requests in flight at once."),
-        click.option("--nif-offsets", type=click.Choice(["auto", "codepoints", "utf16"]), default="auto",
-                     show_default=True,
-                     help="nif: how the annotator counts offsets; auto tells code points from UTF-16 units "
-                          "(Java annotators) by nif:anchorOf, else by the spans' word boundaries."),
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return func
+from posthoc.predictors.registry import PredictorSpec
 
 
 @click.command("predict", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("corpus", type=click.Path(path_type=Path))
-@click.option("--predictor", "predictor_name", required=True,
-              help="manifest (a stored output, --source), dictionary (--alias-file), rel (--url), nif (--url), "
-                   "spacy (--spacy-model), or package.module:Class (a label-studio-ml model class).")
 @click.option("--out", "out_path", required=True, type=click.Path(path_type=Path),
               help="The system's mentions file to write (JSONL, the format `posthoc study plan` reads).")
 @click.option("--system", default=None,
@@ -54,24 +25,14 @@ def predictor_options(func: click.decorators.FC) -> click.decorators.FC:
 @click.option("--format", "fmt", default=None,
               help="The corpus format (jsonl, nif, wned, aida) [default: from the file].")
 @click.option("--dataset", default=None, help="The dataset name when the corpus file carries none.")
-@click.option("--alias-file", "alias_files", type=click.Path(path_type=Path), multiple=True,
-              help="--predictor dictionary: a mentions file (CSV/Parquet with surface and link, or any format the "
-                   "readers know); repeatable.")
-@click.option("--case-insensitive", is_flag=True, help="--predictor dictionary: match aliases ignoring case.")
-@click.option("--source", type=click.Path(path_type=Path), default=None,
-              help="--predictor manifest: a system's stored output on this corpus (any format the readers know).")
-@click.option("--source-system", default=None, help="--predictor manifest: the system to take from --source.")
-@predictor_options
+@predictor_options("predict", required=True)
 @click.option("--label-config", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="A model class: the Label Studio config it is built with [default: entity_verification.xml].")
 @click.option("--batch-size", type=click.IntRange(1, 10000), default=8, show_default=True,
               help="Documents given to the predictor at once (and written at once).")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Show a progress bar.")
-def predict_command(corpus: Path, predictor_name: str, out_path: Path, system: str | None, fmt: str | None,
-                    dataset: str | None, alias_files: tuple[Path, ...], case_insensitive: bool, source: Path | None,
-                    source_system: str | None, url: str | None, spacy_model: str | None, timeout: float,
-                    retries: int, max_chars: int, concurrency: int, nif_offsets: str, label_config: Path | None,
-                    batch_size: int, progress: bool) -> None:
+def predict_command(corpus: Path, predictor: PredictorSpec, out_path: Path, system: str | None, fmt: str | None,
+                    dataset: str | None, label_config: Path | None, batch_size: int, progress: bool) -> None:
     """Run an entity linker over CORPUS and write its mentions as one system.
 
     CORPUS is any corpus the readers know (JSONL, NIF, WNED, AIDA TSV). The output has one line a
@@ -84,18 +45,14 @@ def predict_command(corpus: Path, predictor_name: str, out_path: Path, system: s
     document (exit code 3).
     """
     from posthoc.labelstudio.payloads import MODEL_VERSION
-    from posthoc.predictors.registry import ModelFactory, PredictorSpec
+    from posthoc.predictors.registry import ModelFactory
     from posthoc.predictors.run import model_linker, predict_corpus, text_linker
     from posthoc.readers import read_mentions
 
-    for path in (*alias_files, *(p for p in (source, label_config) if p is not None)):
-        if not path.exists():
+    spec = predictor
+    for path in (*spec.alias_files, *(p for p in (spec.source, label_config) if p is not None)):
+        if not Path(path).exists():
             raise PosthocInputError(f"{path}: no such file")
-    spec = PredictorSpec(predictor_name, url=url, alias_files=tuple(str(p) for p in alias_files),
-                         case_insensitive=case_insensitive, spacy_model=spacy_model,
-                         source=None if source is None else str(source), source_system=source_system,
-                         timeout=timeout, retries=retries, max_chars=max_chars, concurrency=concurrency,
-                         nif_offsets=nif_offsets)
     spec.check()
     documents = read_mentions(corpus, fmt=fmt, dataset=dataset, progress=progress)
     name = spec.display_name
@@ -121,4 +78,4 @@ def predict_command(corpus: Path, predictor_name: str, out_path: Path, system: s
                    f"{rate:.1f} documents/s), {summary.skipped} already done; system {system or name!r}", err=True)
     missing = int(getattr(built, "missing", 0) or 0)
     if missing:
-        click.echo(f"note: {missing} documents are not in --source {source} (written without mentions)", err=True)
+        click.echo(f"note: {missing} documents are not in --source {spec.source} (written without mentions)", err=True)

@@ -5,7 +5,8 @@ Columns (:data:`FLAG_COLUMNS`)
 ``flag_id``        stable id (sha1 of dataset, doc, system, rule, span, link, partner): the Label
                    Studio result id of the flag's region in the review loop;
 ``dataset, doc_id`` the document; ``start, end, surface, link`` the flagged annotation (code points;
-                   for an ``insert`` the proposed one); ``rule`` one of :data:`RULES`;
+                   for an ``insert`` the proposed one); ``rule`` one of :data:`RULES` (each rule
+                   class's ``flag_rules``, in the rules' ``order``: :mod:`posthoc.eaglet.rules`);
 ``suggestion``     one of :data:`SUGGESTIONS`: ``delete`` the annotation, ``check`` it by hand,
                    ``insert`` the proposed annotation, ``update-uri`` to ``partner_link``,
                    ``update-span`` to ``[partner_start, partner_end)`` keeping its link;
@@ -17,28 +18,19 @@ Columns (:data:`FLAG_COLUMNS`)
 
 from __future__ import annotations
 
-import hashlib
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Final
 
 import pandas as pd
 
+from posthoc.eaglet.rules import FLAG_RULES
+from posthoc.eaglet.rules.base import Flag
 from posthoc.errors import PosthocInputError
 from posthoc.tables import require_columns
 
-RULES: Final = (
-    "long_description",
-    "positioning",
-    "overlapping",
-    "combined_marking",
-    "invalid_uri",
-    "outdated_uri",
-    "disambiguation_uri",
-    "inconsistent_marking",
-    "missing_entity",
-)
+RULES: Final = FLAG_RULES  # every registered rule's flag names, in the rules' order (posthoc.eaglet.rules)
 SUGGESTIONS: Final = ("delete", "check", "insert", "update-uri", "update-span")
 FLAG_COLUMNS: Final = (
     "flag_id",
@@ -61,31 +53,6 @@ _DTYPES: Final = {
     "surface": "string", "link": "string", "rule": "string", "suggestion": "string", "partner_start": "int64",
     "partner_end": "int64", "partner_link": "string", "detail": "string", "system": "string",
 }
-
-
-@dataclass(frozen=True)
-class Flag:
-    """One row of the flags table (see the module docstring)."""
-
-    dataset: str
-    doc_id: str
-    start: int
-    end: int
-    surface: str
-    link: str
-    rule: str
-    suggestion: str
-    system: str
-    partner_start: int = -1
-    partner_end: int = -1
-    partner_link: str = ""
-    detail: str = ""
-
-    @property
-    def flag_id(self) -> str:
-        key = "\x1f".join(map(str, (self.dataset, self.doc_id, self.system, self.rule, self.start, self.end,
-                                    self.link, self.partner_start, self.partner_end, self.partner_link)))
-        return "f" + hashlib.sha1(key.encode("utf-8"), usedforsecurity=False).hexdigest()[:15]
 
 
 def flags_frame(flags: list[Flag]) -> pd.DataFrame:

@@ -1,9 +1,10 @@
 """Eaglet's error detection pipeline (paper 003, Sect. 4.3) with the completion module (Sect. 4.2).
 
-The order is explicit (:data:`DEFAULT_ORDER`) and follows the paper's list: long description,
-positioning, overlapping, combined marking, URI errors, inconsistent marking (which indexes only
-annotations no earlier module flagged), then the completion module's missing entities. Every rule
-is a configurable object and can be left out (``only=`` / ``Pipeline(rules=...)``).
+The order is explicit (:data:`~posthoc.eaglet.rules.DEFAULT_ORDER`, from each rule class's ``order``) and
+follows the paper's list: long description, positioning, overlapping, combined marking, URI errors,
+inconsistent marking (which indexes only annotations no earlier module flagged), then the completion
+module's missing entities. Every rule is a configurable object and can be left out (``only=`` /
+``Pipeline(rules=...)``).
 
 ``run_pipeline(corpus, system="GT")`` checks the annotations of one system of a
 :class:`~posthoc.readers.Corpus` -- a ground truth, a system's output or a verification union --
@@ -14,36 +15,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any
 
 import pandas as pd
 from tqdm import tqdm
 
 from posthoc.eaglet.flags import Flag, flags_frame
 from posthoc.eaglet.kb import KnowledgeBase
-from posthoc.eaglet.rules import (
-    CheckContext,
-    CombinedMarkingRule,
-    InconsistentMarkingRule,
-    LongDescriptionRule,
-    MissingEntitiesRule,
-    OverlappingRule,
-    PositioningRule,
-    Rule,
-    UriRule,
-)
+from posthoc.eaglet.rules import DEFAULT_ORDER, RULE_TYPES, CheckContext, Rule
 from posthoc.errors import PosthocInputError
 from posthoc.readers.corpus import Corpus
 
-DEFAULT_ORDER: Final = (
-    "long_description",
-    "positioning",
-    "overlapping",
-    "combined_marking",
-    "uri",
-    "inconsistent_marking",
-    "missing_entity",
-)
+__all__ = ["DEFAULT_ORDER", "Pipeline", "default_pipeline", "run_pipeline"]
 
 
 @dataclass(frozen=True)
@@ -89,16 +72,12 @@ def default_pipeline(*, kb: KnowledgeBase | None = None, only: Sequence[str] | N
     unknown = selected - set(DEFAULT_ORDER)
     if unknown:
         raise PosthocInputError(f"unknown rule(s) {', '.join(sorted(unknown))}; known: {', '.join(DEFAULT_ORDER)}")
-    rules: tuple[Rule, ...] = (
-        LongDescriptionRule(enabled="long_description" in selected, tagger=tagger),
-        PositioningRule(enabled="positioning" in selected),
-        OverlappingRule(enabled="overlapping" in selected, touching=touching),
-        CombinedMarkingRule(enabled="combined_marking" in selected, cross_line_breaks=cross_line_breaks, kb=kb),
-        UriRule(kb=kb, enabled="uri" in selected),
-        InconsistentMarkingRule(enabled="inconsistent_marking" in selected, normalise=normalise,
-                                common_words=common_words),
-        MissingEntitiesRule(enabled="missing_entity" in selected, match=match, min_votes=min_votes),
-    )
+    options: dict[str, Any] = {"kb": kb, "tagger": tagger, "touching": touching,
+                               "cross_line_breaks": cross_line_breaks, "normalise": normalise,
+                               "common_words": common_words, "match": match, "min_votes": min_votes}
+    rules = tuple(rule_type(enabled=rule_type.name in selected,  # type: ignore[call-arg]
+                            **{key: options[key] for key in rule_type.pipeline_options})
+                  for rule_type in RULE_TYPES)
     return Pipeline(rules)
 
 

@@ -311,9 +311,7 @@ def _score(study: Study, flattened: Flattened, options: ScoreOptions, digest: st
     from posthoc.metrics import score_judgements
 
     scores = score_judgements(flattened.judgements, study.manifest.source_mentions(),
-                              n_resamples=options.n_resamples, seed=options.seed,
-                              resample_unit=options.resample_unit, study=study.name, union=options.union,
-                              interval=options.interval)
+                              options=options.scoring(study=study.name))
     scores.exclusions = merge_exclusions(flattened.exclusions, scores.exclusions)
     excluded = summarise_exclusions(scores.exclusions)
     scores.summary = {**scores.summary, **options.fingerprinted(), "study": study.name,

@@ -8,9 +8,12 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from posthoc.errors import PosthocInputError
+
+if TYPE_CHECKING:
+    from posthoc.metrics.options import ScoringOptions
 
 FORMATS = ("csv", "parquet")
 #: ``--union`` (:data:`posthoc.metrics.verification.UNIONS`) and ``--interval``
@@ -66,6 +69,13 @@ class ScoreOptions:
         if self.target_halfwidth is not None:
             chosen["target_halfwidth"] = repr(float(self.target_halfwidth))
         return chosen
+
+    def scoring(self, *, study: str) -> ScoringOptions:
+        """The settings of :func:`posthoc.metrics.score_judgements` for ``study`` (the others at their defaults)."""
+        from posthoc.metrics.options import ScoringOptions
+
+        return ScoringOptions(n_resamples=self.n_resamples, seed=self.seed, resample_unit=self.resample_unit,
+                              study=study, union=self.union, interval=self.interval)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from posthoc.metrics.bootstrap import UNITS, bootstrap_intervals, resampled_sums
 from posthoc.metrics.controls import control_results
 from posthoc.metrics.gold import corrected_gold
 from posthoc.metrics.matching import match_flags, spans_overlap
+from posthoc.metrics.options import ScoringOptions
 from posthoc.metrics.preannotation import document_counts, preannotation_scores
 from posthoc.metrics.reliability import dawid_skene, fleiss_kappa_table, krippendorff_alpha, majority_vote
 from posthoc.metrics.score import RATE_METRICS, compare_systems, rates_with_intervals, score_judgements
@@ -28,6 +29,7 @@ __all__ = [
     "RATE_METRICS",
     "UNION_OUTCOMES",
     "UNITS",
+    "ScoringOptions",
     "agreement_on_intersection",
     "annotation_verdicts",
     "bootstrap_intervals",

@@ -25,6 +25,7 @@ from posthoc.metrics.controls import control_results
 from posthoc.metrics.gold import gold_from
 from posthoc.metrics.inputs import ANNOTATION, JUDGEMENT_NEEDS, is_control, judged_rows, mention_rows
 from posthoc.metrics.intervals import DEFAULT_INTERVAL, check_method, percentile_interval
+from posthoc.metrics.options import ScoringOptions
 from posthoc.metrics.preannotation import counts_of_rows, scores_from_counts
 from posthoc.metrics.rates import (
     RATE_METRICS,
@@ -47,7 +48,8 @@ PREANNOTATION_COLUMNS: Final = [
 EXCLUSION_COLUMNS: Final = ["kind", "worker", "task_key", "detail", "count"]
 #: The judgement columns the metrics of the counted rows read (resampling units, verdicts, gold, crowd-kit).
 METRIC_COLUMNS: Final = frozenset({*JUDGEMENT_NEEDS, "chunk_id", "mention_id", "new_link", "surface"})
-__all__ = ["RATE_METRICS", "compare_systems", "rates_with_intervals", "score_judgements"]
+DEFAULT_SCORING: Final = ScoringOptions()
+__all__ = ["RATE_METRICS", "ScoringOptions", "compare_systems", "rates_with_intervals", "score_judgements"]
 
 
 def _rates(
@@ -278,79 +280,53 @@ def _summary(
 
 
 @shared_factorisation()
-def score_judgements(
-    judgements: pd.DataFrame,
-    mentions: pd.DataFrame,
-    *,
-    n_resamples: int = 1000,
-    seed: int = 0,
-    resample_unit: str = "doc_id",
-    confidence: float = 0.95,
-    exclude_failing_workers: bool = True,
-    control_pass_threshold: float = 1.0,
-    study: str | None = None,
-    gt_system: str = GT_SYSTEM,
-    ties_verified: bool = False,
-    add_missing_to_gold: bool = True,
-    union: str = "exact",
-    interval: str = DEFAULT_INTERVAL,
-) -> Scores:
+def score_judgements(judgements: pd.DataFrame, mentions: pd.DataFrame, *,
+                     options: ScoringOptions = DEFAULT_SCORING) -> Scores:
     """Score a posthoc verification study: every table of :class:`posthoc.scores.Scores` (seed 000 sections 3-4).
 
     ``judgements``: the tidy judgements table (:data:`posthoc.tables.JUDGEMENT_COLUMNS`, document
     offsets); control rows (``is_control``) only decide which workers pass. ``mentions``: the
-    source mentions table, GT under ``gt_system`` (pre-annotation scores, union outcomes A-E,
-    corrected gold). Options: ``n_resamples`` bootstrap resamples of ``resample_unit`` (one of
-    ``doc_id, task, annotation, worker``; pre-annotation intervals always resample documents),
-    seeded by ``seed``; ``confidence`` of the percentile intervals; failing workers (control pass
-    rate below ``control_pass_threshold``) are dropped when ``exclude_failing_workers``;
-    ``ties_verified`` counts a k-judge tie as verified; ``add_missing_to_gold`` adds verified
-    annotations missing from GT (outcome E) to the corrected gold; ``union`` reads the verification union
-    ``exact`` (default: one member per distinct verified span and link, paper 000's formal V(d)) or
-    ``overlap`` (overlapping verified annotations with one link are one member) for recall, F1 and the
-    outcomes A-E (the corrected gold always adds exact spans); ``interval``: the method of the rates' and the
-    comparisons' intervals, ``bca`` or ``percentile`` (:mod:`posthoc.metrics.intervals`). The rates include
+    source mentions table, GT under ``options.gt_system`` (pre-annotation scores, union outcomes A-E,
+    corrected gold). ``options``: a :class:`~posthoc.metrics.options.ScoringOptions` (bootstrap resamples,
+    seed, unit, confidence, worker exclusion, ties, the union ``exact`` or ``overlap`` for recall, F1 and the
+    outcomes A-E, the corrected gold always adding exact spans, the intervals' method). The rates include
     ``mention_rate``, the share of annotations whose mention was right (verified or edited). ``comparisons`` and
     ``rankings``: every pair of systems of a dataset, from the rates' own resamples (seed 000 RQ1). The summary
     is JSON-able and deterministic (no timestamps).
     """
-    _check_options(n_resamples, resample_unit, confidence)
-    check_union(union)
-    check_method(interval)
+    _check_options(options.n_resamples, options.resample_unit, options.confidence)
+    check_union(options.union)
+    check_method(options.interval)
     all_rows = judged_rows(judgements, keep_controls=True)
     source = mention_rows(mentions)
-    gt = _gt_rows(source, gt_system)
-    controls = control_results(all_rows, pass_threshold=control_pass_threshold, exclude=exclude_failing_workers)
+    gt = _gt_rows(source, options.gt_system)
+    controls = control_results(all_rows, pass_threshold=options.control_pass_threshold,
+                               exclude=options.exclude_failing_workers)
     rows, control, excluded = _metric_rows(all_rows, controls)
-    verdicts, codes = verdicts_of(rows, ties_verified=ties_verified)
+    verdicts, codes = verdicts_of(rows, ties_verified=options.ties_verified)
     exact_union = union_from_verdicts(verdicts)
-    union_table = exact_union if union == "exact" else union_from_verdicts(verdicts, union=union)
-    judgement_rng, preannotation_rng = _generators(seed)
+    union_table = exact_union if options.union == "exact" else union_from_verdicts(verdicts, union=options.union)
+    judgement_rng, preannotation_rng = _generators(options.seed)
     rates, comparisons = _rates(
-        rows, resample_unit=resample_unit, n_resamples=n_resamples, rng=judgement_rng, confidence=confidence,
-        ties_verified=ties_verified, union=union, interval=interval, gt_system=gt_system,
+        rows, resample_unit=options.resample_unit, n_resamples=options.n_resamples, rng=judgement_rng,
+        confidence=options.confidence, ties_verified=options.ties_verified, union=options.union,
+        interval=options.interval, gt_system=options.gt_system,
     )  # fmt: skip
-    preannotation = _preannotation(
-        source, gt_system=gt_system, n_resamples=n_resamples, rng=preannotation_rng, confidence=confidence
-    )
+    preannotation = _preannotation(source, gt_system=options.gt_system, n_resamples=options.n_resamples,
+                                   rng=preannotation_rng, confidence=options.confidence)
     letters = classify_against_gt(union_table, gt)
     union_outcomes = outcomes_from_letters(union_table, letters)
     aggregated = aggregated_from(rows, verdicts, codes)
-    exact_letters = letters if union == "exact" else classify_against_gt(exact_union, gt)
-    missing = _missing_from_gt(exact_union, exact_letters) if add_missing_to_gold else None
-    gold = gold_from(rows, verdicts, codes, gt, missing, gt_system=gt_system)
-    base = {
-        **_study_counts(all_rows, rows, control, excluded, verdicts, study=study),
-        **dict(resample_unit=resample_unit, preannotation_resample_unit="doc_id", n_resamples=n_resamples, seed=seed,
-               confidence=confidence, exclude_failing_workers=exclude_failing_workers,
-               control_pass_threshold=control_pass_threshold, ties_verified=ties_verified, gt_system=gt_system,
-               union=union, interval=interval),
-    }
-    rankings = ranking_changes(comparisons, rates, preannotation, gt_system=gt_system)
+    exact_letters = letters if options.union == "exact" else classify_against_gt(exact_union, gt)
+    missing = _missing_from_gt(exact_union, exact_letters) if options.add_missing_to_gold else None
+    gold = gold_from(rows, verdicts, codes, gt, missing, gt_system=options.gt_system)
+    base = {**_study_counts(all_rows, rows, control, excluded, verdicts, study=options.study),
+            **options.summary_entries()}
+    rankings = ranking_changes(comparisons, rates, preannotation, gt_system=options.gt_system)
     return Scores(
         rates=rates, preannotation=preannotation, outcome_counts=_outcome_counts(rows),
         agreement=agreement_from_verdicts(verdicts), union_outcomes=union_outcomes, controls=controls,
-        exclusions=_exclusions(all_rows, controls, control_pass_threshold),
+        exclusions=_exclusions(all_rows, controls, options.control_pass_threshold),
         reliability=reliability_from_verdicts(verdicts), aggregated=aggregated, corrected_gold=gold,
         summary={**_summary(rates, preannotation, union_table, rows, base),
                  "comparisons": comparison_summary(comparisons, rankings)},

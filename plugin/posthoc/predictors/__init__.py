@@ -2,7 +2,9 @@
 
 - :mod:`.base`: the interface (``TextLinker``, ``PredictModel``, ``LinkerModel``) and :func:`call_model`, which
   reads any label-studio-ml answer form back as predictions;
-- :mod:`.registry`: a predictor chosen by name (``PredictorSpec``, ``ModelFactory``);
+- :mod:`.registry`: a predictor chosen by name: one ``Predictor`` entry a built-in (``PREDICTORS``), one
+  ``Setting`` a setting (``SETTINGS``, from which both commands make their options), ``PredictorSpec``,
+  ``ModelFactory``;
 - the built-ins: :mod:`.stored` (``manifest``, ``dictionary`` on :mod:`.linker`'s dictionary linker),
   :mod:`.rel`, :mod:`.nif` (services, called through :mod:`.http`) and :mod:`.spacy_linker`;
 - :mod:`.run`: ``posthoc predict``'s job, a predictor over a corpus into one system's JSONL.

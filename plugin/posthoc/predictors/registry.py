@@ -1,6 +1,10 @@
 """Choosing a predictor by name: the built-ins, or a label-studio-ml-style class by import path.
 
-``--predictor NAME`` (``posthoc predict``, ``posthoc backend serve``) is one of
+Every built-in is one entry of :data:`PREDICTORS` (a :class:`Predictor`: its name, what it is, the settings it
+reads and needs, how it is built), and every setting one entry of :data:`SETTINGS` (a :class:`Setting`: its
+spellings, help, type and default, free of click). ``posthoc predict`` and ``posthoc backend serve`` build their
+predictor options from these two tables (``posthoc.cli.predictor_options``), so a new predictor is one entry here
+beside its module. ``--predictor NAME`` is one of
 
 ``manifest``    the stored outputs (the backend: the study manifest only, no live predictions; ``posthoc
                 predict``: a system's output file given with ``--source``);
@@ -20,16 +24,179 @@ from __future__ import annotations
 import importlib
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from posthoc.errors import PosthocInputError
 from posthoc.predictors.base import LinkerModel, PredictModel, TextLinker
 
-BUILT_IN: Final = ("manifest", "dictionary", "rel", "nif", "spacy")
 _CLASS_PATH = re.compile(r"^[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
 ENV_PREFIX: Final = "POSTHOC_PREDICTOR"
+COMMANDS: Final = ("predict", "serve")
+SettingKind = Literal["text", "url", "path", "float", "int", "flag", "choice"]
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One predictor setting as both commands take it, free of click.
+
+    ``field``: the :class:`PredictorSpec` field it fills; ``flags``: its spellings, the first the documented one
+    (every one accepted by both commands); ``older``: spellings ``posthoc predict`` accepted before the two
+    commands shared one set, still accepted there (``--timeout`` is the backend's gunicorn timeout);
+    ``kind``: ``text``, ``url`` (``http(s)://`` checked), ``path``, ``float``, ``int``, ``flag`` or ``choice``
+    (one of ``choices``); ``low`` / ``high``: the range of a number; ``multiple``: repeatable (a tuple);
+    ``default`` and ``serve_default`` (the backend's, when it differs: a live request has Label Studio's 100 s);
+    ``needed``: the words after the flag in the error when a predictor needs it and it is missing;
+    ``commands``: the commands that take it; ``serve_note``: help added in ``backend serve``.
+    """
+
+    field: str
+    flags: tuple[str, ...]
+    help: str
+    kind: SettingKind = "text"
+    default: object = None
+    serve_default: object = None
+    low: float | None = None
+    high: float | None = None
+    choices: tuple[str, ...] = ()
+    multiple: bool = False
+    older: tuple[str, ...] = ()
+    needed: str = ""
+    commands: tuple[str, ...] = COMMANDS
+    serve_note: str = ""
+
+    @property
+    def flag(self) -> str:
+        """The documented spelling."""
+        return self.flags[0]
+
+    def default_in(self, command: str) -> object:
+        return self.serve_default if command == "serve" and self.serve_default is not None else self.default
+
+    def spellings_in(self, command: str) -> tuple[str, ...]:
+        return (*self.flags, *self.older) if command == "predict" else self.flags
+
+    def help_in(self, command: str) -> str:
+        return f"{self.help} {self.serve_note}" if command == "serve" and self.serve_note else self.help
+
+    def parse(self, raw: str) -> object:
+        """The value of this setting written as ``raw`` in the environment (:meth:`PredictorSpec.to_env`)."""
+        if self.multiple:
+            return tuple(p for p in raw.split(os.pathsep) if p)
+        if self.kind == "flag":
+            return raw in {"1", "true", "yes"}
+        if self.kind in ("float", "int"):
+            return float(raw) if self.kind == "float" else int(raw)
+        return raw
+
+
+_HTTP = "rel / nif:"
+SETTINGS: Final = (
+    Setting("source", ("--source",), "--predictor manifest: a system's stored output on this corpus (any format "
+            "the readers know).", kind="path", needed="(a system's output file on this corpus)",
+            commands=("predict",)),
+    Setting("source_system", ("--source-system",), "--predictor manifest: the system to take from --source.",
+            commands=("predict",)),
+    Setting("alias_files", ("--alias-file",), "--predictor dictionary: a mentions file (CSV or Parquet with surface "
+            "and link columns, or any format the readers know: JSONL, NIF, WNED, AIDA TSV, REL); repeatable.",
+            kind="path", multiple=True, needed="(a mentions file; repeatable)",
+            serve_note="Without --predictor it turns live mode on with the dictionary; without either, tasks "
+                       "without a known key are refused."),
+    Setting("case_insensitive", ("--case-insensitive",), "--predictor dictionary: match aliases ignoring case.",
+            kind="flag", default=False),
+    Setting("url", ("--url", "--predictor-url"), "The service of --predictor rel or nif, e.g. "
+            "http://127.0.0.1:5555/ (REL) or the annotator's NIF endpoint.", kind="url",
+            needed="http(s)://HOST:PORT/PATH of the service"),
+    Setting("spacy_model", ("--spacy-model",), "--predictor spacy: an installed pipeline (en_core_web_sm) or a "
+            "folder written by nlp.to_disk.", needed="(an installed pipeline, e.g. en_core_web_sm, or a folder "
+            "written by nlp.to_disk)"),
+    Setting("timeout", ("--predictor-timeout",), f"{_HTTP} seconds to wait for one answer.", kind="float",
+            default=30.0, serve_default=20.0, low=0.1, older=("--timeout",)),
+    Setting("retries", ("--predictor-retries",), f"{_HTTP} more attempts after a failed connection, a timeout, 429 "
+            "or 5xx.", kind="int", default=2, serve_default=1, low=0, high=10, older=("--retries",)),
+    Setting("max_chars", ("--max-chars",), "rel: longest text sent in one request; longer documents go in pieces "
+            "(offsets mapped back).", kind="int", default=5000, low=1),
+    Setting("concurrency", ("--concurrency",), f"{_HTTP} requests in flight at once.", kind="int", default=2,
+            low=1, high=64),
+    Setting("nif_offsets", ("--nif-offsets",), "nif: how the annotator counts offsets; auto tells code points from "
+            "UTF-16 units (Java annotators) by nif:anchorOf, else by the spans' word boundaries.", kind="choice",
+            default="auto", choices=("auto", "codepoints", "utf16")),
+)
+SETTING: Final = {setting.field: setting for setting in SETTINGS}
+
+
+@dataclass(frozen=True)
+class Predictor:
+    """One built-in predictor: ``name`` (``--predictor NAME``), ``what`` it is (one line, the ``--predictor``
+    help; ``serve_what`` in ``backend serve`` when it differs there), the :data:`SETTINGS` it reads (``settings``)
+    and of those the ones it cannot run without (``needs``; ``serve_needs`` in the backend when they differ), and
+    ``build``, its linker from a checked spec (``None``: no live predictions)."""
+
+    name: str
+    what: str
+    build: Callable[[PredictorSpec], TextLinker | None]
+    settings: tuple[str, ...] = ()
+    needs: tuple[str, ...] = ()
+    serve_needs: tuple[str, ...] | None = None
+    serve_what: str = ""
+
+    def needs_in(self, *, backend: bool) -> tuple[str, ...]:
+        return self.serve_needs if backend and self.serve_needs is not None else self.needs
+
+    def what_in(self, command: str) -> str:
+        return self.serve_what if command == "serve" and self.serve_what else self.what
+
+
+def _stored(spec: PredictorSpec) -> TextLinker | None:
+    if not spec.source:
+        return None  # the backend: the manifest alone
+    from posthoc.predictors.stored import StoredOutputs
+
+    return StoredOutputs(spec.source, system=spec.source_system, documents=spec._documents)
+
+
+def _dictionary(spec: PredictorSpec) -> TextLinker:
+    from posthoc.predictors.linker import AliasTable, DictionaryLinker, frames_from_files
+    from posthoc.predictors.stored import DictionaryTextLinker
+
+    table = AliasTable.from_mentions(frames_from_files(list(spec.alias_files)),
+                                     case_sensitive=not spec.case_insensitive)
+    return DictionaryTextLinker(DictionaryLinker(table))
+
+
+def _rel(spec: PredictorSpec) -> TextLinker:
+    from posthoc.predictors.rel import RELLinker
+
+    return RELLinker(str(spec.url), timeout=spec.timeout, retries=spec.retries, max_chars=spec.max_chars,
+                     concurrency=spec.concurrency)
+
+
+def _nif(spec: PredictorSpec) -> TextLinker:
+    from posthoc.predictors.nif import NIFLinker
+
+    return NIFLinker(str(spec.url), timeout=spec.timeout, retries=spec.retries,
+                     offsets=spec.nif_offsets, concurrency=spec.concurrency)  # type: ignore[arg-type]
+
+
+def _spacy(spec: PredictorSpec) -> TextLinker:
+    from posthoc.predictors.spacy_linker import SpacyLinker
+
+    return SpacyLinker(str(spec.spacy_model))
+
+
+_SERVICE: Final = ("url", "timeout", "retries", "concurrency")
+PREDICTORS: Final = {entry.name: entry for entry in (
+    Predictor("manifest", "a stored output, --source", _stored, ("source", "source_system"), needs=("source",),
+              serve_needs=(), serve_what="the study manifest only, no live predictions"),
+    Predictor("dictionary", "the baseline alias-table linker, --alias-file", _dictionary,
+              ("alias_files", "case_insensitive"), needs=("alias_files",)),
+    Predictor("rel", "REL's HTTP API, --url", _rel, (*_SERVICE, "max_chars"), needs=("url",)),
+    Predictor("nif", "a NIF web-service annotator, --url", _nif, (*_SERVICE, "nif_offsets"), needs=("url",)),
+    Predictor("spacy", "an installed spaCy pipeline, --spacy-model", _spacy, ("spacy_model",),
+              needs=("spacy_model",)),
+)}
+BUILT_IN: Final = tuple(PREDICTORS)
 
 
 def load_class(path: str) -> type:
@@ -57,8 +224,9 @@ def load_class(path: str) -> type:
 class PredictorSpec:
     """A predictor and its settings (see the module docstring; defaults are what a user gets without flags).
 
-    ``timeout`` / ``retries``: per HTTP request of ``rel`` and ``nif``; ``max_chars``: REL's text limit per
-    request; ``concurrency``: requests in flight; ``nif_offsets``: ``auto | codepoints | utf16``.
+    One field a :data:`SETTINGS` entry: ``timeout`` / ``retries``: per HTTP request of ``rel`` and ``nif``;
+    ``max_chars``: REL's text limit per request; ``concurrency``: requests in flight; ``nif_offsets``:
+    ``auto | codepoints | utf16``.
     """
 
     name: str = "manifest"
@@ -77,7 +245,7 @@ class PredictorSpec:
 
     @property
     def is_class(self) -> bool:
-        return self.name not in BUILT_IN
+        return self.name not in PREDICTORS
 
     @property
     def display_name(self) -> str:
@@ -89,50 +257,21 @@ class PredictorSpec:
         if self.is_class:
             load_class(self.name)
             return
-        if self.name in ("rel", "nif") and (not self.url or not self.url.startswith(("http://", "https://"))):
-                raise PosthocInputError(f"--predictor {self.name} needs --url http(s)://HOST:PORT/PATH of the "
-                                    "service" + (f", got a {self.url.split(':', 1)[0]!r} URL" if self.url else ""))
-        if self.name == "dictionary" and not self.alias_files:
-            raise PosthocInputError("--predictor dictionary needs --alias-file (a mentions file; repeatable)")
-        if self.name == "spacy" and not self.spacy_model:
-            raise PosthocInputError("--predictor spacy needs --spacy-model (an installed pipeline, e.g. "
-                                    "en_core_web_sm, or a folder written by nlp.to_disk)")
-        if self.name == "manifest" and not backend and not self.source:
-            raise PosthocInputError("--predictor manifest needs --source (a system's output file on this corpus)")
-        if self.nif_offsets not in ("auto", "codepoints", "utf16"):
+        for name in PREDICTORS[self.name].needs_in(backend=backend):
+            setting, value = SETTING[name], getattr(self, name)
+            if not value or (setting.kind == "url" and not str(value).startswith(("http://", "https://"))):
+                got = f", got a {str(value).split(':', 1)[0]!r} URL" if value and setting.kind == "url" else ""
+                raise PosthocInputError(f"--predictor {self.name} needs {setting.flag} {setting.needed}{got}")
+        if self.nif_offsets not in SETTING["nif_offsets"].choices:
             raise PosthocInputError(f"--nif-offsets {self.nif_offsets!r}: give auto, codepoints or utf16")
         if self.timeout <= 0 or self.retries < 0 or self.max_chars < 1 or self.concurrency < 1:
-            raise PosthocInputError("--timeout must be > 0, --retries >= 0, --max-chars and --concurrency >= 1")
+            raise PosthocInputError("--predictor-timeout must be > 0, --predictor-retries >= 0, --max-chars and "
+                                    "--concurrency >= 1")
 
     def linker(self) -> TextLinker | None:
         """The built-in linker (``None`` for a class, and for ``manifest`` in the backend without a source)."""
         self.check(backend=self.source is None)
-        if self.name == "dictionary":
-            from posthoc.predictors.linker import AliasTable, DictionaryLinker, frames_from_files
-            from posthoc.predictors.stored import DictionaryTextLinker
-
-            table = AliasTable.from_mentions(frames_from_files(list(self.alias_files)),
-                                             case_sensitive=not self.case_insensitive)
-            return DictionaryTextLinker(DictionaryLinker(table))
-        if self.name == "rel":
-            from posthoc.predictors.rel import RELLinker
-
-            return RELLinker(str(self.url), timeout=self.timeout, retries=self.retries, max_chars=self.max_chars,
-                             concurrency=self.concurrency)
-        if self.name == "nif":
-            from posthoc.predictors.nif import NIFLinker
-
-            return NIFLinker(str(self.url), timeout=self.timeout, retries=self.retries,
-                             offsets=self.nif_offsets, concurrency=self.concurrency)  # type: ignore[arg-type]
-        if self.name == "spacy":
-            from posthoc.predictors.spacy_linker import SpacyLinker
-
-            return SpacyLinker(str(self.spacy_model))
-        if self.name == "manifest" and self.source:
-            from posthoc.predictors.stored import StoredOutputs
-
-            return StoredOutputs(self.source, system=self.source_system, documents=self._documents)
-        return None
+        return None if self.is_class else PREDICTORS[self.name].build(self)
 
     def to_env(self) -> dict[str, str]:
         """``POSTHOC_PREDICTOR_*`` variables carrying this spec (for gunicorn workers)."""
@@ -154,21 +293,10 @@ class PredictorSpec:
         if not name:
             return None
         values: dict[str, Any] = {"name": name}
-        for item in fields(cls):
-            key = f"{ENV_PREFIX}_{item.name.upper()}"
-            if item.name.startswith("_") or item.name == "name" or key not in env:
-                continue
-            raw = env[key]
-            if item.name == "alias_files":
-                values[item.name] = tuple(p for p in raw.split(os.pathsep) if p)
-            elif item.name == "case_insensitive":
-                values[item.name] = raw in {"1", "true", "yes"}
-            elif item.name in ("timeout",):
-                values[item.name] = float(raw)
-            elif item.name in ("retries", "max_chars", "concurrency"):
-                values[item.name] = int(raw)
-            else:
-                values[item.name] = raw
+        for setting in SETTINGS:
+            key = f"{ENV_PREFIX}_{setting.field.upper()}"
+            if key in env:
+                values[setting.field] = setting.parse(env[key])
         return cls(**values)
 
 

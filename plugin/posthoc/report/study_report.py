@@ -9,7 +9,9 @@ flags, sequence effects) append their own :class:`~posthoc.html.Section` objects
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Final
 
 import pandas as pd
 
@@ -176,12 +178,35 @@ def exclusions_section(scores: Scores) -> Section:
     return Section("Exclusions", body, anchor="exclusions")
 
 
+@dataclass(frozen=True)
+class ReportSection:
+    """One section of the study report: ``build`` renders it from the scores; ``tables``: the
+    :class:`~posthoc.scores.Scores` tables it shows (a new score table gets its section here, or is named in
+    :data:`FILE_ONLY_TABLES`; tests/architecture/test_extension_points.py holds every table to one of them)."""
+
+    build: Callable[[Scores], Section]
+    tables: tuple[str, ...] = ()
+
+
+#: The report's own sections, in order: the one registration of what the report shows.
+STUDY_SECTIONS: Final = (
+    ReportSection(overview_section),
+    ReportSection(precision_recall_section, ("rates", "preannotation")),
+    ReportSection(comparison_section, ("comparisons", "rankings")),
+    ReportSection(outcome_section, ("outcome_counts",)),
+    ReportSection(agreement_section, ("agreement", "reliability")),
+    ReportSection(union_section, ("union_outcomes",)),
+    ReportSection(controls_section, ("controls",)),
+    ReportSection(corrected_gold_section, ("corrected_gold",)),
+    ReportSection(exclusions_section, ("exclusions",)),
+)
+#: Score tables written as files only, with no section of their own.
+FILE_ONLY_TABLES: Final = ("aggregated",)
+
+
 def study_sections(scores: Scores) -> list[Section]:
-    """The report's own sections, in order."""
-    return [overview_section(scores), precision_recall_section(scores), comparison_section(scores),
-            outcome_section(scores),
-            agreement_section(scores), union_section(scores), controls_section(scores),
-            corrected_gold_section(scores), exclusions_section(scores)]
+    """The report's own sections, in :data:`STUDY_SECTIONS` order."""
+    return [section.build(scores) for section in STUDY_SECTIONS]
 
 
 def build_report(scores: Scores, *, extra_sections: Iterable[Section] = (), title: str | None = None) -> str:

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from posthoc.metrics import compare_systems, rates_with_intervals, score_judgements
+from posthoc.metrics import ScoringOptions, compare_systems, rates_with_intervals, score_judgements
 from posthoc.metrics.intervals import DEFAULT_INTERVAL
 from posthoc.metrics.reliability import dawid_skene_workers, majority_vote
 from posthoc.synthetic import synthetic_study
@@ -167,7 +167,7 @@ def agreement_checks(*, n_studies: int = 20, n_docs: int = 10, seed: int = 0, to
     for repeat in range(n_studies):
         _, mentions, judgements = synthetic_study(n_docs, k=3, n_control=0, seed=seed * 10_000 + 7_000 + repeat,
                                                   verify_prob={"GT": 0.6, "E2E": 0.75, "REL": 0.7})
-        scores = score_judgements(judgements, mentions, n_resamples=0)
+        scores = score_judgements(judgements, mentions, options=ScoringOptions(n_resamples=0))
         verdicts = annotation_verdicts(judgements)
         for dataset, part in verdicts.groupby("dataset"):
             counts = part[[f"n_{o}" for o in OUTCOMES]].to_numpy()

@@ -1,4 +1,4 @@
-"""What every rule module sees and returns.
+"""What every rule module sees and returns (:class:`Flag`: one row of the flags table).
 
 A rule is a frozen dataclass with its options as fields (``enabled`` among them) and a
 ``run(context) -> list[Flag]`` method; it is independent of the others (paper 003, Sect. 4.3:
@@ -9,14 +9,38 @@ earlier rule flagged, which the inconsistent-marking module leaves out of its in
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 import pandas as pd
 
-from posthoc.eaglet.flags import Flag
-
 DocKey = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One row of the flags table (:mod:`posthoc.eaglet.flags`, which re-exports it)."""
+
+    dataset: str
+    doc_id: str
+    start: int
+    end: int
+    surface: str
+    link: str
+    rule: str
+    suggestion: str
+    system: str
+    partner_start: int = -1
+    partner_end: int = -1
+    partner_link: str = ""
+    detail: str = ""
+
+    @property
+    def flag_id(self) -> str:
+        key = "\x1f".join(map(str, (self.dataset, self.doc_id, self.system, self.rule, self.start, self.end,
+                                    self.link, self.partner_start, self.partner_end, self.partner_link)))
+        return "f" + hashlib.sha1(key.encode("utf-8"), usedforsecurity=False).hexdigest()[:15]
 
 
 @dataclass(frozen=True)
@@ -81,7 +105,17 @@ class CheckContext:
 
 
 class Rule(Protocol):
-    """A rule module: a name, an ``enabled`` switch and ``run``."""
+    """A rule module: a name, an ``enabled`` switch and ``run``; its class declares its place in the pipeline.
+
+    ``order``: where it runs (the paper's list, in tens: a new rule slots between two); ``flag_rules``: the
+    ``rule`` values of the flags it writes (the flags table sorts them in this order); ``pipeline_options``:
+    the keywords of :func:`posthoc.eaglet.pipeline.default_pipeline` it is built with. A class with these in a
+    module of this package is registered (:data:`posthoc.eaglet.rules.RULE_TYPES`); nothing else lists it.
+    """
+
+    order: ClassVar[int]
+    flag_rules: ClassVar[tuple[str, ...]]
+    pipeline_options: ClassVar[tuple[str, ...]]
 
     @property
     def name(self) -> str: ...

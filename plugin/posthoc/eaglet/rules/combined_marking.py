@@ -42,12 +42,11 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from typing import Final
+from typing import ClassVar, Final
 
-from posthoc.eaglet.flags import Flag
 from posthoc.eaglet.kb import KnowledgeBase
 from posthoc.eaglet.places import region_of, region_of_title, title_suffix_region
-from posthoc.eaglet.rules.base import Annotation, CheckContext
+from posthoc.eaglet.rules.base import Annotation, CheckContext, Flag
 from posthoc.eaglet.words import tokens
 from posthoc.links import normalise_link
 
@@ -82,6 +81,9 @@ class CombinedMarkingRule:
     require_evidence: bool = True
     kb: KnowledgeBase | None = None
     name: str = "combined_marking"
+    order: ClassVar[int] = 40
+    flag_rules: ClassVar[tuple[str, ...]] = ("combined_marking",)
+    pipeline_options: ClassVar[tuple[str, ...]] = ("cross_line_breaks", "kb")
 
     def _gap(self, text: str, left: Annotation, right: Annotation) -> str:
         """``space``, ``comma`` or "" (no join) for the text between two neighbours."""

@@ -70,11 +70,10 @@ from bisect import bisect_left, bisect_right
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
+from typing import ClassVar, Final
 from urllib.parse import unquote
 
-from posthoc.eaglet.flags import Flag
-from posthoc.eaglet.rules.base import CheckContext, DocKey
+from posthoc.eaglet.rules.base import CheckContext, DocKey, Flag
 from posthoc.eaglet.rules.inconsistent_filters import not_a_name, part_of_more_specific
 from posthoc.eaglet.words import tokens
 from posthoc.errors import PosthocInputError
@@ -203,6 +202,9 @@ class InconsistentMarkingRule:
     links: str = "fitting"
     min_link_marks: int = 1
     name: str = "inconsistent_marking"
+    order: ClassVar[int] = 60
+    flag_rules: ClassVar[tuple[str, ...]] = ("inconsistent_marking",)
+    pipeline_options: ClassVar[tuple[str, ...]] = ("normalise", "common_words")
 
     def run(self, context: CheckContext) -> list[Flag]:
         if self.links not in ("fitting", "agreed", "majority"):

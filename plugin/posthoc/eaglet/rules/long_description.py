@@ -43,9 +43,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import ClassVar
 
-from posthoc.eaglet.flags import Flag
-from posthoc.eaglet.rules.base import CheckContext
+from posthoc.eaglet.rules.base import CheckContext, Flag
 from posthoc.errors import PosthocInputError
 
 Tagged = list[tuple[str, str]]
@@ -154,6 +154,9 @@ class LongDescriptionRule:
     min_tokens: int = 3
     window: int = 3
     name: str = "long_description"
+    order: ClassVar[int] = 10
+    flag_rules: ClassVar[tuple[str, ...]] = ("long_description",)
+    pipeline_options: ClassVar[tuple[str, ...]] = ("tagger",)
 
     def run(self, context: CheckContext) -> list[Flag]:
         tagger_name, tag = get_tagger(self.tagger)

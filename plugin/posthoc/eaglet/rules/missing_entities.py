@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from typing import ClassVar
 
-from posthoc.eaglet.flags import Flag
-from posthoc.eaglet.rules.base import CheckContext
+from posthoc.eaglet.rules.base import CheckContext, Flag
 from posthoc.errors import PosthocInputError
 
 
@@ -30,6 +30,9 @@ class MissingEntitiesRule:
     match: str = "span"
     min_votes: int | None = None
     name: str = "missing_entity"
+    order: ClassVar[int] = 70
+    flag_rules: ClassVar[tuple[str, ...]] = ("missing_entity",)
+    pipeline_options: ClassVar[tuple[str, ...]] = ("match", "min_votes")
 
     def run(self, context: CheckContext) -> list[Flag]:
         if self.match not in ("span", "span_link"):

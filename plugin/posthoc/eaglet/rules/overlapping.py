@@ -10,9 +10,9 @@ links) are not an overlap of markings and are not flagged. Both annotations of a
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
-from posthoc.eaglet.flags import Flag
-from posthoc.eaglet.rules.base import CheckContext
+from posthoc.eaglet.rules.base import CheckContext, Flag
 
 
 @dataclass(frozen=True)
@@ -22,6 +22,9 @@ class OverlappingRule:
     enabled: bool = True
     touching: bool = False
     name: str = "overlapping"
+    order: ClassVar[int] = 30
+    flag_rules: ClassVar[tuple[str, ...]] = ("overlapping",)
+    pipeline_options: ClassVar[tuple[str, ...]] = ("touching",)
 
     def run(self, context: CheckContext) -> list[Flag]:
         flags = []

@@ -26,10 +26,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Final
+from typing import ClassVar, Final
 
-from posthoc.eaglet.flags import Flag
-from posthoc.eaglet.rules.base import CheckContext
+from posthoc.eaglet.rules.base import CheckContext, Flag
 from posthoc.eaglet.words import enclosing_word_span, inside_word
 
 #: Words that end with a full stop as abbreviations (compared case-insensitively, without the stop).
@@ -91,6 +90,9 @@ class PositioningRule:
     enabled: bool = True
     edges: bool = True
     name: str = "positioning"
+    order: ClassVar[int] = 20
+    flag_rules: ClassVar[tuple[str, ...]] = ("positioning",)
+    pipeline_options: ClassVar[tuple[str, ...]] = ()
 
     def run(self, context: CheckContext) -> list[Flag]:
         flags = []

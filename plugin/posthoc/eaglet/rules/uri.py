@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import ClassVar
 
-from posthoc.eaglet.flags import Flag
 from posthoc.eaglet.kb import KnowledgeBase
-from posthoc.eaglet.rules.base import CheckContext
+from posthoc.eaglet.rules.base import CheckContext, Flag
 from posthoc.links import NIL_PREFIX
 
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.\-]*:")
@@ -56,6 +56,9 @@ class UriRule:
     outdated: bool = True
     disambiguation: bool = True
     name: str = "uri"
+    order: ClassVar[int] = 50
+    flag_rules: ClassVar[tuple[str, ...]] = ("invalid_uri", "outdated_uri", "disambiguation_uri")
+    pipeline_options: ClassVar[tuple[str, ...]] = ("kb",)
 
     def run(self, context: CheckContext) -> list[Flag]:
         flags = []
