@@ -32,6 +32,7 @@ from werkzeug.exceptions import HTTPException
 
 from posthoc.errors import PosthocInputError
 from posthoc.labelstudio.label_config import region_tags
+from posthoc.labelstudio.records import webhook_action
 from posthoc.predictors.linker import AliasTable, DictionaryLinker
 from posthoc.predictors.registry import ModelFactory, PredictorSpec
 from posthoc.study.live.events import EventStore
@@ -221,7 +222,7 @@ def _webhook_route(app: Flask, store: EventStore | None) -> None:
 
             event_rows(payload, received="")  # still checked: a bad payload is a 400 either way
         queued = store.append(payload) if store is not None else 0
-        return jsonify({"status": "ok", "action": payload.get("action"), "queued": queued,
+        return jsonify({"status": "ok", "action": webhook_action(payload), "queued": queued,
                         "stored": store is not None})
 
 

@@ -143,7 +143,7 @@ def create_review_project(flags_dir: str | os.PathLike[str], *, url: str, token:
     client = LabelStudioClient(url, token)
     projects = client.projects(include=PROJECT_FIELDS)  # every project (a review is no study), the fields read
     # by its marker (projects.py, as the study's projects are found); one made before markers: by its title
-    found = marked_projects(projects, marker) or [p for p in projects if p.get("title") == title]
+    found = marked_projects(projects, marker) or [p for p in projects if ls.project_title(p) == title]
     if found:
         project_id = ls.int_id(found[0])
     else:

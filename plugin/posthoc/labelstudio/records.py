@@ -28,7 +28,7 @@ The shapes, as Label Studio 1.23 answers them (docs/label-studio-1.23.md, "Expor
 
 from __future__ import annotations
 
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Iterable, Mapping, MutableMapping
 from typing import Any, TypedDict
 
 Record = Mapping[str, Any]
@@ -208,6 +208,19 @@ def task_project(task: Record, default: int | str | None = None) -> int | str | 
     return task.get("project", default)
 
 
+def set_task_predictions(task: Task, predictions: Iterable[Prediction]) -> None:
+    """Give a task listed without them its full ``predictions`` (as a snapshot export has them)."""
+    task["predictions"] = [*predictions]
+
+
+# ---- Data Manager tabs (views) ----------------------------------------------------------------------------------
+
+
+def view_data(view: Record) -> dict[str, Any]:
+    """A Data Manager tab's ``data`` object (``{title, hiddenColumns, filters, ordering, ...}``); ``{}`` when absent."""
+    return view.get("data") or {}
+
+
 # ---- annotations, predictions and drafts ----------------------------------------------------------------------
 
 
@@ -343,28 +356,61 @@ def region_value(item: Record) -> RegionValue | None:
 
 
 def _value(item: Record) -> Record:
-    return region_value(item) or {}
+    value = region_value(item)
+    return value if isinstance(value, Mapping) else {}
+
+
+def region_start(item: Record) -> object:
+    """``value.start`` of a result item as stored (a code point offset in the task's text), ``None`` if absent."""
+    return _value(item).get("start")
+
+
+def region_end(item: Record) -> object:
+    """``value.end`` of a result item as stored (the offset after the span), ``None`` if absent."""
+    return _value(item).get("end")
+
+
+def _strings(values: object) -> list[str]:
+    return [str(v) for v in values] if isinstance(values, list) else []
 
 
 def region_labels(item: Record) -> list[str]:
-    """``value.labels`` of a ``labels`` item (``[]`` when absent)."""
-    return list(_value(item).get("labels") or [])
+    """``value.labels`` of a ``labels`` item as strings (``[]`` when absent or no list)."""
+    return _strings(_value(item).get("labels"))
 
 
 def region_choices(item: Record) -> list[str]:
-    """``value.choices`` of a ``choices`` item (``[]`` when absent)."""
-    return list(_value(item).get("choices") or [])
+    """``value.choices`` of a ``choices`` item as strings (``[]`` when absent or no list)."""
+    return _strings(_value(item).get("choices"))
 
 
-def region_texts(item: Record) -> list[str] | str:
-    """``value.text`` of an item: a list of strings for a ``textarea``, the marked span (a string) for
-    ``labels``; ``[]`` when absent."""
-    return _value(item).get("text") or []
+def region_texts(item: Record) -> list[str] | str | None:
+    """``value.text`` of an item as stored: a list of strings for a ``textarea``, the marked span (a string) for
+    ``labels`` and the controls on it; ``[]`` when absent."""
+    return _value(item).get("text", [])
 
 
 def region_number(item: Record) -> float | None:
     """``value.number`` of a ``number`` item (a rating), ``None`` when absent."""
     return _value(item).get("number")
+
+
+def region_origin(item: Record) -> str | None:
+    """The ``origin`` of a result item (``prediction``, ``prediction-changed``, ``manual``), ``None`` if absent."""
+    return item.get("origin")
+
+
+def meta_link(item: Record) -> str | None:
+    """``meta.text[0]`` of a result item (the link a pre-filled ``labels`` item shows in the info panel), ``None``
+    without one."""
+    meta = item.get("meta")
+    texts = meta.get("text") if isinstance(meta, Mapping) else None
+    return str(texts[0]) if isinstance(texts, list) and texts else None
+
+
+def record_score(record: Record) -> object:
+    """The ``score`` of a prediction or of one of its result items as stored (``None`` if absent)."""
+    return record.get("score")
 
 
 def answer_predictions(answer: Record) -> list[Prediction] | None:
