@@ -25,14 +25,14 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from flask import Flask, Response, jsonify, request
 from werkzeug.exceptions import HTTPException
 
 from posthoc.errors import PosthocInputError
 from posthoc.labelstudio.label_config import region_tags
-from posthoc.labelstudio.records import webhook_action
+from posthoc.labelstudio.records import WebhookPayload, webhook_action
 from posthoc.predictors.linker import AliasTable, DictionaryLinker
 from posthoc.predictors.registry import ModelFactory, PredictorSpec
 from posthoc.study.live.events import EventStore
@@ -216,7 +216,7 @@ def _webhook_route(app: Flask, store: EventStore | None) -> None:
 
     @app.post("/webhook")
     def webhook() -> Response:
-        payload = require_object(_json_body())
+        payload = cast(WebhookPayload, require_object(_json_body()))  # read through the accessors, checked there
         if store is None:
             from posthoc.study.live.events import event_rows
 

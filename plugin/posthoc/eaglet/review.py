@@ -162,7 +162,7 @@ def create_review_project(flags_dir: str | os.PathLike[str], *, url: str, token:
     return ReviewProject(project_id, len(tasks), len(present))
 
 
-def export_tasks(url: str, token: str, project_id: int) -> list[dict[str, Any]]:
+def export_tasks(url: str, token: str, project_id: int) -> list[ls.Task]:
     """Every task of the project with its annotations (Label Studio's JSON export); reviewers by e-mail."""
     from posthoc.labelstudio.client import LabelStudioClient
 
@@ -188,7 +188,7 @@ class _Region:
     decision: str | None
 
 
-def _regions(task: dict[str, Any], text: str) -> tuple[dict[str, _Region], ls.Annotation] | None:
+def _regions(task: ls.Task, text: str) -> tuple[dict[str, _Region], ls.Annotation] | None:
     annotations = [a for a in ls.task_annotations(task) if not ls.was_cancelled(a)]
     if not annotations:
         return None
@@ -215,7 +215,7 @@ def _reviewer(annotation: ls.Annotation) -> str:
     return "" if who is None else str(ls.user_email(who) or ls.user_id(who))
 
 
-def corrected_gold(corpus: Corpus, flags: pd.DataFrame, tasks: list[dict[str, Any]], *,
+def corrected_gold(corpus: Corpus, flags: pd.DataFrame, tasks: list[ls.Task], *,
                    system: str = "GT") -> tuple[Corpus, pd.DataFrame]:
     """The corrected annotations of ``system`` and the change log (see the module docstring)."""
     checked = corpus.mentions[corpus.mentions["system"] == system]
