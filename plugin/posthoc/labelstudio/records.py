@@ -1,11 +1,12 @@
 """Label Studio's task, annotation, region and webhook JSON, read: the one place that knows its keys.
 
-Every reader of Label Studio JSON outside ``posthoc.labelstudio`` (export flattening, CrowdTruth and
-rating exports, Eaglet review, study progress and the webhook store) goes through these accessors; the
-writing side (prediction result lists) is :mod:`posthoc.labelstudio.payloads`. The accessors read, they do
-not validate: each returns the value as Label Studio stored it (or the stated empty default), and the
-readers keep their own checks and error messages at the edge. tests/architecture checks that no module
-outside ``posthoc/labelstudio`` indexes these keys itself.
+Every reader of Label Studio JSON (the region parser :mod:`posthoc.labelstudio.regions`, the client's calls,
+export flattening, CrowdTruth and rating exports, Eaglet review, study progress and the webhook store) goes
+through these accessors and takes these types; the writing side (prediction result lists) is
+:mod:`posthoc.labelstudio.payloads`. The accessors read, they do not validate: each returns the value as Label
+Studio stored it (or the stated empty default), and the readers keep their own checks and error messages at the
+edge. tests/architecture checks that no other module (the rest of ``posthoc/labelstudio`` included) indexes
+these keys itself.
 
 The shapes, as Label Studio 1.23 answers them (docs/label-studio-1.23.md, "Export"):
 

@@ -5,9 +5,11 @@ Label Studio 1.23 (docs/label-studio-1.23.md, "Export") stores one region as sev
 per-region control (``choices``, ``textarea``, ``number``) holding that control's value. Paper 000, section 2.1:
 a pre-filled region is one mention, its ``id`` the manifest's ``mention_id``, its link in a per-region TextArea.
 
-:func:`parse_regions` groups the items by ``id`` (first appearance order) and reads each region's parts once;
-every reader (setup's prediction check, the webhook store, the export flattener, the Eaglet review, the
-predictor adapter) takes what it needs from the :class:`Region` and keeps its own checks and error messages.
+:func:`parse_regions` groups the items by ``id`` (first appearance order) and reads each item once (a
+:class:`Part`: tag, type, span, text, score) and the region's fields from them, through the accessors of
+:mod:`posthoc.labelstudio.records`; every reader (setup's prediction check, the webhook store, the export
+flattener, the Eaglet review, the predictor adapter, the simulated annotators, the ML backend's live check) takes
+what it needs from the :class:`Region` and keeps its own checks and error messages.
 The parser does not validate: an item that is not an object is skipped, an item without ``id`` is a region of
 its own (``id`` ``None``), and a value of the wrong type is left out of the parsed fields (the raw items stay
 in :attr:`Region.items`).
