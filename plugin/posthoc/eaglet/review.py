@@ -202,10 +202,10 @@ def _regions(task: ls.Task, text: str) -> tuple[dict[str, _Region], ls.Annotatio
         if not 0 <= start < end <= len(text):
             raise PosthocInputError(f"task {ls.record_id(task)}, region {rid}: span [{start},{end}) is outside "
                                     f"the text (length {len(text)}); fix the region in Label Studio")
-        flag, link, decision = (region.item(tag) for tag in (tags.labels_from, tags.link_from, tags.decision_from))
-        choices = [] if decision is None else ls.region_choices(decision)
-        regions[rid] = _Region(start, end, "" if flag is None else (ls.region_labels(flag) or [""])[0],
-                               None if link is None else ((ls.region_texts(link) or [""])[0] or "").strip(),
+        label = region.labels[0] if region.labels and region.label_from == tags.labels_from else ""
+        lines = region.texts.get(str(tags.link_from))
+        choices = region.choices.get(str(tags.decision_from), ())
+        regions[rid] = _Region(start, end, label, None if lines is None else (lines[0] if lines else "").strip(),
                                choices[0] if choices else None)
     return regions, latest
 

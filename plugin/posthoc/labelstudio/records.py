@@ -1,12 +1,11 @@
 """Label Studio's task, annotation, region and webhook JSON, read: the one place that knows its keys.
 
 Every reader of Label Studio JSON (the region parser :mod:`posthoc.labelstudio.regions`, the client's calls,
-export flattening, CrowdTruth and rating exports, Eaglet review, study progress and the webhook store) goes
-through these accessors and takes these types; the writing side (prediction result lists) is
-:mod:`posthoc.labelstudio.payloads`. The accessors read, they do not validate: each returns the value as Label
-Studio stored it (or the stated empty default), and the readers keep their own checks and error messages at the
-edge. tests/architecture checks that no other module (the rest of ``posthoc/labelstudio`` included) indexes
-these keys itself.
+export flattening, CrowdTruth and rating exports, Eaglet review, study progress, the webhook store) goes through
+these accessors and takes these types; the writing side is :mod:`posthoc.labelstudio.payloads`. The accessors
+read, they do not validate: each returns the value as stored (or the stated empty default), and the readers
+keep their own checks and error messages at the edge. tests/architecture checks that no other module (the rest
+of ``posthoc/labelstudio`` included) indexes these keys itself.
 
 The shapes, as Label Studio 1.23 answers them (docs/label-studio-1.23.md, "Export"):
 
@@ -162,8 +161,8 @@ def record_id(record: Record) -> RecordId | None:
 
 
 def int_id(record: Record) -> int:
-    """The ``id`` of a task, annotation, prediction, project or user as an int (``KeyError`` if absent,
-    ``ValueError`` / ``TypeError`` if it is no number: a reader that needs an id fails at once)."""
+    """The ``id`` of a task, annotation, prediction, project, user, webhook, ML backend or Data Manager tab as an int
+    (``KeyError`` if absent, ``ValueError`` / ``TypeError`` if no number: a reader that needs one fails at once)."""
     return int(record["id"])
 
 
@@ -172,14 +171,12 @@ def int_id(record: Record) -> int:
 
 def task_data(task: Record) -> dict[str, Any]:
     """A task's ``data`` object (the imported fields, e.g. ``task_key``, ``text``); ``{}`` when absent or empty.
-
     Returned as stored: a reader that needs a mapping checks the type itself."""
     return task.get("data") or {}
 
 
 def stored_task_data(task: Record) -> object:
-    """A task's ``data`` as sent (``None`` when absent; any other value unchanged, for a reader that checks it
-    is an object and says so)."""
+    """A task's ``data`` as sent (``None`` when absent), for a reader that checks it is an object and says so."""
     return task.get("data")
 
 
@@ -214,9 +211,6 @@ def set_task_predictions(task: Task, predictions: Iterable[Prediction]) -> None:
     task["predictions"] = [*predictions]
 
 
-# ---- Data Manager tabs (views) ----------------------------------------------------------------------------------
-
-
 def view_data(view: Record) -> dict[str, Any]:
     """A Data Manager tab's ``data`` object (``{title, hiddenColumns, filters, ordering, ...}``); ``{}`` when absent."""
     return view.get("data") or {}
@@ -231,8 +225,7 @@ def result_items(record: Record) -> list[ResultItem]:
 
 
 def stored_result(record: Record) -> object:
-    """The ``result`` of an annotation, prediction or draft as stored (``[]`` when absent; ``null`` or any
-    other value unchanged, for a reader that checks it is a list)."""
+    """The ``result`` of an annotation, prediction or draft as stored (``[]`` when absent), for a list check."""
     return record.get("result", [])
 
 
@@ -253,11 +246,8 @@ def user_email(user: UserRef | None) -> str | None:
 
 def user_name(user: object) -> str:
     """The first non-empty of an expanded user's ``email``, ``username``, ``id``; else ``str(user)``."""
-    if isinstance(user, Mapping):
-        for key in ("email", "username", "id"):
-            if user.get(key) not in (None, ""):
-                return str(user[key])
-    return str(user)
+    named = (user.get(key) for key in ("email", "username", "id")) if isinstance(user, Mapping) else iter(())
+    return str(next((name for name in named if name not in (None, "")), user))
 
 
 def expand_completed_by(annotation: MutableMapping[str, Any] | Annotation, emails: Mapping[int, str]) -> None:
@@ -340,8 +330,7 @@ def region_type(item: Record) -> str | None:
 
 
 def region_from_name(item: Record, default: str | None = None) -> str | None:
-    """The ``from_name`` of a result item: the control tag (``Labels``, ``Choices``, ``TextArea``) that made it;
-    ``default`` when the item has none."""
+    """A result item's ``from_name``: the control tag (``Labels``, ``Choices``, ``TextArea``) that made it."""
     return item.get("from_name", default)
 
 
@@ -351,14 +340,12 @@ def region_to_name(item: Record) -> str | None:
 
 
 def region_value(item: Record) -> RegionValue | None:
-    """The ``value`` object of a result item (``{start, end, text, labels | choices | text | number}``),
-    ``None`` if absent (a reader checks its type)."""
+    """A result item's ``value`` (``{start, end, text, labels | choices | number}``), ``None`` if absent."""
     return item.get("value")
 
 
 def _value(item: Record) -> Record:
-    value = region_value(item)
-    return value if isinstance(value, Mapping) else {}
+    return value if isinstance(value := region_value(item), Mapping) else {}
 
 
 def region_start(item: Record) -> object:
@@ -386,8 +373,7 @@ def region_choices(item: Record) -> list[str]:
 
 
 def region_texts(item: Record) -> list[str] | str | None:
-    """``value.text`` of an item as stored: a list of strings for a ``textarea``, the marked span (a string) for
-    ``labels`` and the controls on it; ``[]`` when absent."""
+    """``value.text`` as stored: a ``textarea``'s lines (a list), the marked span (a string); ``[]`` if absent."""
     return _value(item).get("text", [])
 
 
@@ -402,8 +388,7 @@ def region_origin(item: Record) -> str | None:
 
 
 def meta_link(item: Record) -> str | None:
-    """``meta.text[0]`` of a result item (the link a pre-filled ``labels`` item shows in the info panel), ``None``
-    without one."""
+    """``meta.text[0]`` of a result item (the link a pre-filled ``labels`` item shows), ``None`` without one."""
     meta = item.get("meta")
     texts = meta.get("text") if isinstance(meta, Mapping) else None
     return str(texts[0]) if isinstance(texts, list) and texts else None
@@ -415,8 +400,8 @@ def record_score(record: Record) -> object:
 
 
 def answer_predictions(answer: Record) -> list[Prediction] | None:
-    """The prediction list of an ML backend's ``predict`` answer given as a mapping: ``predictions``
-    (label-studio-ml 2's ``ModelResponse`` as a dict), else ``results`` (the ``/predict`` reply), else ``None``."""
+    """An ML backend's ``predict`` answer's ``predictions`` (label-studio-ml 2's ``ModelResponse`` as a dict),
+    else ``results`` (the ``/predict`` reply), else ``None``."""
     return answer.get("predictions", answer.get("results"))
 
 

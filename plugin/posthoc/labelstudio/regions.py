@@ -105,10 +105,6 @@ class Region:
         """Its items of tag ``from_name``, in result order."""
         return [item for item in self.items if region_from_name(item) == from_name]
 
-    def item(self, from_name: str | None) -> ResultItem | None:
-        """Its last item of tag ``from_name``, ``None`` if it has none."""
-        return next((item for item in reversed(self.items) if region_from_name(item) == from_name), None)
-
 
 def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
