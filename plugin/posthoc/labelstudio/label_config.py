@@ -75,8 +75,8 @@ class _Tags:
         return [c.name for c in self.of_kind(kind) if all(getattr(c, flag) == value for flag, value in wanted.items())]
 
 
-def _flag(tag: Any, attribute: str, default: str) -> bool:
-    return str(tag.attr.get(attribute, default)).lower() == "true"
+def _attribute(tag: Any, name: str, default: str) -> str:
+    return str(tag.attr.get(name, default)).lower()
 
 
 @lru_cache(maxsize=32)
@@ -85,8 +85,9 @@ def _tags(config: str) -> _Tags:
     interface = _parse(config)
     texts = {obj.name: str(obj.value or "") for obj in interface.objects if obj.tag.lower() == "text"}
     controls = tuple(_Control(name=c.name, kind=c.tag.lower(), to_name=tuple(c.to_name or ()),
-                              values=tuple(getattr(c, "labels", None) or ()), per_region=_flag(c, "perRegion", ""),
-                              read_only=not _flag(c, "editable", "true"))
+                              values=tuple(getattr(c, "labels", None) or ()),
+                              per_region=_attribute(c, "perRegion", "") == "true",
+                              read_only=_attribute(c, "editable", "true") == "false")
                      for c in interface.controls)
     return _Tags(texts=texts, controls=controls)
 
