@@ -25,13 +25,14 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from flask import Flask, Response, jsonify, request
 from werkzeug.exceptions import HTTPException
 
 from posthoc.errors import PosthocInputError
 from posthoc.labelstudio.label_config import region_tags
+from posthoc.labelstudio.records import WebhookPayload, webhook_action
 from posthoc.predictors.linker import AliasTable, DictionaryLinker
 from posthoc.predictors.registry import ModelFactory, PredictorSpec
 from posthoc.study.live.events import EventStore
@@ -215,13 +216,13 @@ def _webhook_route(app: Flask, store: EventStore | None) -> None:
 
     @app.post("/webhook")
     def webhook() -> Response:
-        payload = require_object(_json_body())
+        payload = cast(WebhookPayload, require_object(_json_body()))  # read through the accessors, checked there
         if store is None:
             from posthoc.study.live.events import event_rows
 
             event_rows(payload, received="")  # still checked: a bad payload is a 400 either way
         queued = store.append(payload) if store is not None else 0
-        return jsonify({"status": "ok", "action": payload.get("action"), "queued": queued,
+        return jsonify({"status": "ok", "action": webhook_action(payload), "queued": queued,
                         "stored": store is not None})
 
 

@@ -26,6 +26,7 @@ from typing import Any
 from posthoc.errors import PosthocInputError, PosthocServiceError
 from posthoc.labelstudio import records as ls
 from posthoc.labelstudio.payloads import validation_errors
+from posthoc.labelstudio.regions import parse_regions
 from posthoc.predictors.base import LinkerModel, call_model
 from posthoc.predictors.registry import ModelFactory
 from posthoc_backend.protocol import RequestError, TaskInput
@@ -56,16 +57,13 @@ def check_prediction(prediction: Mapping[str, Any], task: TaskInput, config: str
     if not isinstance(result, list):
         raise RequestError(f"{where}: the predictor's result is not a list", field=where, status=502)
     length = len(task.text)
-    for item in result:
-        value = ls.region_value(item) if isinstance(item, Mapping) else None
-        if not isinstance(value, Mapping) or "start" not in value:
-            continue
-        start, end = value.get("start"), value.get("end")
+    for part in (part for region in parse_regions(result) for part in region.parts if part.has_span):
+        start, end = part.start, part.end
         if not isinstance(start, int) or not isinstance(end, int) or not 0 <= start < end <= length:
             raise RequestError(f"{where}: the predictor's region {start!r}..{end!r} is outside the text (length "
                                f"{length} code points)", field=where, status=502)
-        if isinstance(value.get("text"), str) and value["text"] != task.text[start:end]:
-            raise RequestError(f"{where}: the predictor's region {start}..{end} says {value['text']!r} but the text "
+        if isinstance(part.text, str) and part.text != task.text[start:end]:
+            raise RequestError(f"{where}: the predictor's region {start}..{end} says {part.text!r} but the text "
                                f"there is {task.text[start:end]!r} (offsets must be code points)", field=where,
                                status=502)
     blind = [{k: v for k, v in item.items() if k != "score"} if isinstance(item, Mapping) else item for item in result]

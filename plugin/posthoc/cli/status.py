@@ -13,7 +13,7 @@ Computation: :mod:`posthoc.study.live.progress`.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -51,12 +51,13 @@ def annotations_from_label_studio(url: str, token: str, manifest: Manifest) -> p
     study = str(manifest.study)
     known = recorded_project_ids(default_setup_file(Path(manifest.path)), study=study).values()
     found = find_study_projects(client, study, manifest.workers(), known_ids=known, any_worker=True)
-    tasks: list[Mapping[str, object]] = []
+    tasks: list[ls.Task] = []
     for project_id in study_project_ids(found.values(), study):
         for task in client.tasks(project_id):
             data = ls.task_data(task)
             if isinstance(data, dict) and data.get("task_key") in keys and ls.task_annotations(task):
-                tasks.append({**task, "project": ls.task_project(task, project_id)})
+                project = ls.task_project(task)
+                tasks.append({**task, "project": project_id if project is None else int(project)})
     return annotations_from_tasks(tasks)
 
 

@@ -232,7 +232,7 @@ def judgements_from_posthoc(
 
 
 def judgements_from_label_studio(
-    tasks: Iterable[Mapping[str, Any]] | str | os.PathLike[str],
+    tasks: Iterable[ls.Task] | str | os.PathLike[str],
     *,
     from_name: str = "relation",
     unit_field: str | None = None,

@@ -143,7 +143,7 @@ def create_review_project(flags_dir: str | os.PathLike[str], *, url: str, token:
     client = LabelStudioClient(url, token)
     projects = client.projects(include=PROJECT_FIELDS)  # every project (a review is no study), the fields read
     # by its marker (projects.py, as the study's projects are found); one made before markers: by its title
-    found = marked_projects(projects, marker) or [p for p in projects if p.get("title") == title]
+    found = marked_projects(projects, marker) or [p for p in projects if ls.project_title(p) == title]
     if found:
         project_id = ls.int_id(found[0])
     else:
@@ -162,7 +162,7 @@ def create_review_project(flags_dir: str | os.PathLike[str], *, url: str, token:
     return ReviewProject(project_id, len(tasks), len(present))
 
 
-def export_tasks(url: str, token: str, project_id: int) -> list[dict[str, Any]]:
+def export_tasks(url: str, token: str, project_id: int) -> list[ls.Task]:
     """Every task of the project with its annotations (Label Studio's JSON export); reviewers by e-mail."""
     from posthoc.labelstudio.client import LabelStudioClient
 
@@ -188,7 +188,7 @@ class _Region:
     decision: str | None
 
 
-def _regions(task: dict[str, Any], text: str) -> tuple[dict[str, _Region], ls.Annotation] | None:
+def _regions(task: ls.Task, text: str) -> tuple[dict[str, _Region], ls.Annotation] | None:
     annotations = [a for a in ls.task_annotations(task) if not ls.was_cancelled(a)]
     if not annotations:
         return None
@@ -202,10 +202,10 @@ def _regions(task: dict[str, Any], text: str) -> tuple[dict[str, _Region], ls.An
         if not 0 <= start < end <= len(text):
             raise PosthocInputError(f"task {ls.record_id(task)}, region {rid}: span [{start},{end}) is outside "
                                     f"the text (length {len(text)}); fix the region in Label Studio")
-        flag, link, decision = (region.item(tag) for tag in (tags.labels_from, tags.link_from, tags.decision_from))
-        choices = [] if decision is None else ls.region_choices(decision)
-        regions[rid] = _Region(start, end, "" if flag is None else (ls.region_labels(flag) or [""])[0],
-                               None if link is None else ((ls.region_texts(link) or [""])[0] or "").strip(),
+        label = region.labels[0] if region.labels and region.label_from == tags.labels_from else ""
+        lines = region.texts.get(str(tags.link_from))
+        choices = region.choices.get(str(tags.decision_from), ())
+        regions[rid] = _Region(start, end, label, None if lines is None else (lines[0] if lines else "").strip(),
                                choices[0] if choices else None)
     return regions, latest
 
@@ -215,7 +215,7 @@ def _reviewer(annotation: ls.Annotation) -> str:
     return "" if who is None else str(ls.user_email(who) or ls.user_id(who))
 
 
-def corrected_gold(corpus: Corpus, flags: pd.DataFrame, tasks: list[dict[str, Any]], *,
+def corrected_gold(corpus: Corpus, flags: pd.DataFrame, tasks: list[ls.Task], *,
                    system: str = "GT") -> tuple[Corpus, pd.DataFrame]:
     """The corrected annotations of ``system`` and the change log (see the module docstring)."""
     checked = corpus.mentions[corpus.mentions["system"] == system]

@@ -8,7 +8,6 @@ lists them (issue 4, item 1).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -83,7 +82,3 @@ def summarise_exclusions(exclusions: pd.DataFrame) -> pd.DataFrame:
                         for kind in totals["kind"]]
     return totals.astype({"kind": "string", "count": "int64", "reason": "string"})
 
-
-def span_matches(value: Mapping[str, object], start: int, end: int) -> bool:
-    """Whether a result item's ``value`` has exactly the chunk-relative span ``start``-``end``."""
-    return value.get("start") == start and value.get("end") == end

@@ -28,7 +28,7 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 import ijson
 import numpy as np
@@ -36,11 +36,10 @@ import pandas as pd
 from tqdm import tqdm
 
 from posthoc.errors import PosthocInputError
-from posthoc.export.checks import ExclusionLog, span_matches
+from posthoc.export.checks import ExclusionLog
 from posthoc.labelstudio import records as ls
 from posthoc.labelstudio.label_config import VerificationTags
-from posthoc.labelstudio.records import region_value
-from posthoc.labelstudio.regions import parse_regions
+from posthoc.labelstudio.regions import Region, parse_regions
 from posthoc.links import normalise_link
 from posthoc.study.plan.index import ManifestIndex, Prefill, TaskInfo
 from posthoc.study.plan.logins import default_user_workers
@@ -131,8 +130,9 @@ def empty_judgements() -> pd.DataFrame:
     return _Columns().frame()
 
 
-def iter_export_tasks(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
-    """The tasks of a Label Studio JSON export (a JSON array), one at a time, without loading the file."""
+def iter_export_tasks(path: str | os.PathLike[str]) -> Iterator[object]:
+    """The elements of a Label Studio JSON export (a JSON array of tasks), one at a time, without loading the file
+    (each as parsed: the reader checks it is a task object)."""
     source = Path(path)
     what = "not a Label Studio JSON export (a JSON array of tasks)"
     try:
@@ -161,15 +161,12 @@ def user_key(completed_by: ls.UserRef | None) -> str:
     return email if email else f"id:{ls.user_id(completed_by)}"
 
 
-def _first_text(item: Mapping[str, Any]) -> str:
-    text = ls.region_texts(item)
-    if isinstance(text, list):
-        parts = [str(t).strip() for t in text if str(t).strip()]
-        return parts[0] if parts else ""
-    return str(text or "").strip()
+def _first_line(lines: Sequence[str]) -> str:
+    """The first non-blank line typed into a TextArea, stripped (``""`` without one)."""
+    return next((stripped for line in lines if (stripped := line.strip())), "")
 
 
-def _prediction_of(annotation: Mapping[str, Any], task: Mapping[str, Any]) -> Mapping[str, Any] | None:
+def _prediction_of(annotation: ls.Annotation, task: ls.Task) -> ls.Prediction | None:
     """The prediction the annotation started from, else the task's newest prediction, else ``None``."""
     embedded = ls.annotation_prediction(annotation)
     if isinstance(embedded, Mapping) and ls.result_items(embedded):
@@ -182,27 +179,25 @@ def _prediction_of(annotation: Mapping[str, Any], task: Mapping[str, Any]) -> Ma
     return max(predictions, key=lambda p: int(ls.record_id(p) or 0)) if predictions else None
 
 
-def _decision_values(items: Mapping[str, Mapping[str, Any]], tags: VerificationTags) -> list[Any]:
-    """The decision values of one region's result items (by ``from_name``).
+def _decision_values(region: Region, tags: VerificationTags) -> list[str]:
+    """The decision values of one region.
 
     The current config (``tags.decision_in_labels``) keeps the decision in the region's label
     (``labels: ["verify"]``; the pre-filled ``undecided`` is no decision). Configs before it kept it in a
     per-region ``choices`` item; a project relabelled with the new config may hold annotations of
     both kinds, so a region whose label is no outcome falls back to a ``choices`` item with one.
     """
-    decision_item = items.get(tags.decision) or {}
-    key = "labels" if tags.decision_in_labels else "choices"
-    values = ls.region_labels(decision_item) if key == "labels" else ls.region_choices(decision_item)
-    if tags.decision_in_labels and not any(str(v) in _OUTCOME for v in values):
-        for name, item in items.items():
-            if name != tags.labels and ls.region_type(item) == "choices":
-                chosen = ls.region_choices(item)
-                if any(str(v) in _OUTCOME for v in chosen):
-                    return chosen
+    if not tags.decision_in_labels:
+        return list(region.choices.get(tags.decision, ()))
+    values = list(region.labels) if region.label_from == tags.labels else []
+    if not any(v in _OUTCOME for v in values):
+        for name, chosen in region.choices.items():
+            if name != tags.labels and any(v in _OUTCOME for v in chosen):
+                return list(chosen)
     return values
 
 
-def _describe(annotation: Mapping[str, Any]) -> str:
+def _describe(annotation: ls.Annotation) -> str:
     return f"annotation {ls.record_id(annotation)} by {user_key(ls.completed_by(annotation))}"
 
 
@@ -230,9 +225,10 @@ class ExportFlattener:
         ``tags`` the project's tag names when its label config differs from the flattener's, ``source`` how
         exclusion details name the export (default: its path)."""
         tasks = iter_export_tasks(path)
-        for task in tqdm(tasks, desc=f"flatten {Path(path).name}", unit=" tasks", disable=not progress):
-            if not isinstance(task, Mapping):
+        for element in tqdm(tasks, desc=f"flatten {Path(path).name}", unit=" tasks", disable=not progress):
+            if not isinstance(element, Mapping):
                 raise PosthocInputError(f"{path}: an element of the export array is not a task object")
+            task = cast(ls.Task, element)
             try:
                 self.add_task(task, source=str(path) if source is None else source, worker=worker, tags=tags)
             except PosthocInputError:
@@ -242,7 +238,7 @@ class ExportFlattener:
                                         f"({type(exc).__name__}: {exc}); give the export as Label Studio wrote it"
                                         ) from None
 
-    def add_task(self, task: Mapping[str, Any], *, source: str = "", worker: str | None = None,
+    def add_task(self, task: ls.Task, *, source: str = "", worker: str | None = None,
                  tags: VerificationTags | None = None) -> None:
         """Flatten one exported task (a dict as Label Studio exports it)."""
         self._n_tasks += 1
@@ -286,8 +282,8 @@ class ExportFlattener:
                          detail=f"{_describe(earlier)} left out; kept annotation {ls.record_id(submitted[-1])}")
         self._add_annotation(key, info, submitted[-1], task, tags or self.tags)
 
-    def _add_annotation(self, key: str, info: TaskInfo, annotation: Mapping[str, Any],
-                        task: Mapping[str, Any], tags: VerificationTags) -> None:
+    def _add_annotation(self, key: str, info: TaskInfo, annotation: ls.Annotation, task: ls.Task,
+                        tags: VerificationTags) -> None:
         prediction = _prediction_of(annotation, task)
         if prediction is None:
             self.log.add("no_prediction", worker=info.worker, task_key=key, detail=_describe(annotation))
@@ -299,9 +295,7 @@ class ExportFlattener:
         for region in sorted(predicted - known):
             self.log.add("unknown_prediction_region", worker=info.worker, task_key=key,
                          detail=f"prediction {ls.record_id(prediction)} region {region}")
-        regions: dict[str, dict[str, Mapping[str, Any]]] = {}
-        for parsed in parse_regions(ls.result_items(annotation), relations=True):
-            regions.setdefault(str(parsed.id), {}).update(parsed.by_tag())
+        regions = {str(region.id): region for region in parse_regions(ls.result_items(annotation), relations=True)}
         for region in sorted(set(regions) - predicted):
             self.log.add("manual_region", worker=info.worker, task_key=key,
                          detail=f"{_describe(annotation)} region {region}")
@@ -314,29 +308,26 @@ class ExportFlattener:
                 self.log.add("not_prefilled", worker=info.worker, task_key=key,
                              detail=f"mention {prefill.mention_id} not in prediction {ls.record_id(prediction)}")
                 continue
-            items = regions.get(prefill.mention_id)
-            if not items:
+            judged = regions.get(prefill.mention_id)
+            if judged is None or not judged.items:
                 self._columns.append(key, info, prefill, outcome="remove", new_link=None,
                                      deleted=True, created_at=created_at, lead_time=lead_time)
                 continue
-            moved = [value for item in items.values()
-                     if isinstance(value := region_value(item), Mapping) and "start" in value
-                     and not span_matches(value, prefill.start, prefill.end)]
+            moved = {span for span in judged.spans if span != (prefill.start, prefill.end)}
             if moved:
-                spans = sorted({(value.get("start"), value.get("end")) for value in moved})
                 self.log.add("offsets_changed", worker=info.worker, task_key=key,
                              detail=f"mention {prefill.mention_id} pre-filled at {prefill.start}-{prefill.end} "
-                                    f"(chunk), annotated at {', '.join(f'{s}-{e}' for s, e in spans)}")
+                                    f"(chunk), annotated at {', '.join(f'{s}-{e}' for s, e in sorted(moved))}")
                 continue
-            choices = _decision_values(items, tags)
-            outcome = _OUTCOME.get(str(choices[0]), "") if len(choices) == 1 else ""  # shared constant objects
+            choices = _decision_values(judged, tags)
+            outcome = _OUTCOME.get(choices[0], "") if len(choices) == 1 else ""  # shared constant objects
             if not outcome:
                 self.log.add("undecided_region", worker=info.worker, task_key=key,
                              detail=f"mention {prefill.mention_id}: decision {choices!r}")
                 continue
             new_link = None
-            if outcome == "edit" and tags.new_link in items:
-                typed = _first_text(items[tags.new_link])
+            if outcome == "edit" and tags.new_link in judged.texts:
+                typed = _first_line(judged.texts[tags.new_link])
                 new_link = normalise_link(typed).link if typed else None
             self._columns.append(key, info, prefill, outcome=outcome, new_link=new_link,
                                  deleted=False, created_at=created_at, lead_time=lead_time)

@@ -33,15 +33,15 @@ from posthoc.errors import PosthocInputError, PosthocServiceError
 from posthoc.labelstudio.client import LabelStudioClient
 from posthoc.labelstudio.label_config import VerificationTags
 from posthoc.labelstudio.records import (
+    ResultItem,
     listed_predictions,
     record_id,
-    region_from_name,
-    region_id,
     region_to_name,
     region_value,
     result_items,
     task_data,
 )
+from posthoc.labelstudio.regions import Part, Region, parse_regions
 
 if TYPE_CHECKING:
     from posthoc.study.plan.manifest import Manifest
@@ -136,7 +136,7 @@ def plan_decisions(mentions: pd.DataFrame, config: SimulationConfig) -> pd.DataF
     return pd.DataFrame(rows, columns=list(DECISION_COLUMNS))
 
 
-def annotation_result(prediction_result: Sequence[Mapping[str, Any]], decisions: Mapping[str, tuple[str, str | None]],
+def annotation_result(prediction_result: Sequence[ResultItem], decisions: Mapping[str, tuple[str, str | None]],
                       tags: VerificationTags, *, drop: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
     """The ``result`` of an annotation that decides each pre-filled region of a prediction.
 
@@ -145,27 +145,33 @@ def annotation_result(prediction_result: Sequence[Mapping[str, Any]], decisions:
     it as remove). Items keep the prediction's ids, offsets and ``value.text``.
     """
     out: list[dict[str, Any]] = []
-    for item in prediction_result:
-        if region_from_name(item) != tags.labels:
-            continue
-        region = str(region_id(item))
-        if region in drop:
-            continue
-        if region not in decisions:
-            raise PosthocInputError(f"no decision for pre-filled region {region}")
-        outcome, new_link = decisions[region]
-        value = region_value(item) or {}
-        span = {"start": value["start"], "end": value["end"], "text": value.get("text", "")}
-        base = {"id": region, "to_name": region_to_name(item), "origin": "prediction"}
-        labelled = {**value, "labels": [outcome]} if tags.decision_in_labels else dict(value)
-        out.append({**base, "from_name": tags.labels, "type": "labels", "value": labelled})
-        links = [i for i in prediction_result if region_id(i) == region and region_from_name(i) == tags.link]
-        out.extend({**base, **link, "origin": "prediction"} for link in links)
-        if not tags.decision_in_labels:
-            out.append({**base, "from_name": tags.decision, "type": "choices",
-                        "value": {**span, "choices": [outcome]}})
-        if outcome == "edit" and new_link:
-            out.append({**base, "from_name": tags.new_link, "type": "textarea", "value": {**span, "text": [new_link]}})
+    for region in parse_regions(list(prediction_result)):
+        for item, part in zip(region.items, region.parts, strict=True):
+            if part.from_name != tags.labels:
+                continue
+            if str(region.id) in drop:
+                continue
+            out.extend(_decided(region, item, part, decisions, tags))
+    return out
+
+
+def _decided(region: Region, item: ResultItem, part: Part, decisions: Mapping[str, tuple[str, str | None]],
+             tags: VerificationTags) -> list[dict[str, Any]]:
+    """The items deciding one pre-filled ``labels`` item of a prediction (``part``: that item, read)."""
+    rid = str(region.id)
+    if rid not in decisions:
+        raise PosthocInputError(f"no decision for pre-filled region {rid}")
+    outcome, new_link = decisions[rid]
+    value = region_value(item) or {}
+    span = {"start": part.start, "end": part.end, "text": part.text if isinstance(part.text, str) else ""}
+    base = {"id": rid, "to_name": region_to_name(item), "origin": "prediction"}
+    labelled = {**value, "labels": [outcome]} if tags.decision_in_labels else dict(value)
+    out: list[dict[str, Any]] = [{**base, "from_name": tags.labels, "type": "labels", "value": labelled}]
+    out.extend({**base, **link, "origin": "prediction"} for link in region.of_tag(tags.link))
+    if not tags.decision_in_labels:
+        out.append({**base, "from_name": tags.decision, "type": "choices", "value": {**span, "choices": [outcome]}})
+    if outcome == "edit" and new_link:
+        out.append({**base, "from_name": tags.new_link, "type": "textarea", "value": {**span, "text": [new_link]}})
     return out
 
 

@@ -31,6 +31,7 @@ from typing import Any
 
 from posthoc.errors import PosthocServiceError
 from posthoc.http import TransportFailure, web_get_json
+from posthoc.labelstudio import records as ls
 from posthoc.labelstudio.client import LabelStudioClient
 
 logger = logging.getLogger("posthoc")
@@ -114,7 +115,7 @@ class BackendLink:
         there = [] if new else [b for b in self.client.ml_backends(project_id)
                                 if str(b.get("url", "")).rstrip("/") == self.url]
         if there:
-            backend_id = int(there[0]["id"])
+            backend_id = ls.int_id(there[0])
             if auth and there[0].get("auth_method") != "BASIC_AUTH":
                 self.client.patch(f"/api/ml/{backend_id}", {"url": self.url, "project": project_id, **auth})
         else:
@@ -125,7 +126,7 @@ class BackendLink:
         hook_id = None
         for hook in self.client.webhooks(project_id) if self.secret or find_webhook or there else []:
             if str(hook.get("url", "")).rstrip("/") == f"{self.url}/webhook":
-                hook_id = int(hook["id"])
+                hook_id = ls.int_id(hook)
                 if self.header is not None and hook.get("headers") != self.header:
                     self.client.patch(f"/api/webhooks/{hook_id}/", {"headers": self.header})
         if hook_id is None and there:  # removed by a run without the webhook: made again, as Label Studio makes it
@@ -139,7 +140,7 @@ class BackendLink:
                                 "send_for_all_actions": True, "is_active": True}
         if self.header is not None:
             body["headers"] = self.header
-        return int(self.client.post("/api/webhooks/", body)["id"])
+        return ls.int_id(self.client.post("/api/webhooks/", body))
 
     def _add(self, project_id: int, auth: dict[str, Any]) -> int:
         """``POST /api/ml/``: Label Studio calls the backend's ``/health`` (1 s) and ``/setup`` (3 s) inside it and
@@ -150,7 +151,7 @@ class BackendLink:
         for attempt in range(1, ADD_TRIES + 1):
             response = self.client.send("POST", "/api/ml/", json=payload)
             if response.status_code in (200, 201):
-                return int(response.json()["id"])
+                return ls.int_id(response.json())
             reason = backend_refusal(response.text) if response.status_code == 400 else None
             if reason is None:
                 raise self.client.refused("POST", "/api/ml/", response)
@@ -173,7 +174,7 @@ class BackendLink:
         hooks = [h for h in self.client.webhooks(project_id)
                  if str(h.get("url", "")).rstrip("/") == f"{self.url}/webhook" and h.get("project") == project_id]
         for hook in hooks:
-            self.client.delete(f"/api/webhooks/{hook['id']}/")
+            self.client.delete(f"/api/webhooks/{ls.int_id(hook)}/")
         return len(hooks)
 
     @property
@@ -190,7 +191,7 @@ class BackendLink:
                                 if str(b.get("url", "")).rstrip("/") == self.url), None)
                 if backend is None:
                     raise PosthocServiceError(f"project {project_id}: the ML backend at {self.url} is not connected")
-                answer = self.client.get(f"/api/ml/{backend['id']}/versions")
+                answer = self.client.get(f"/api/ml/{ls.int_id(backend)}/versions")
                 versions = answer.get("versions", []) if isinstance(answer, dict) else []
                 if len(versions) != 1:
                     raise PosthocServiceError(f"the ML backend at {self.url} reports versions {versions}; it must "

@@ -162,7 +162,7 @@ class ApiCalls:
             batch = answer.get("tasks", []) if isinstance(answer, dict) else []
             if not batch:
                 return
-            yield from sorted(batch, key=lambda task: int(task["id"]))
+            yield from sorted(batch, key=ls.int_id)
             total = int(answer.get("total", 0)) if isinstance(answer, dict) else 0
             if page * page_size >= total or len(batch) < page_size:
                 return
@@ -188,7 +188,7 @@ class ApiCalls:
         tasks = list(self.tasks(project_id, fields="task_only"))
         by_task = self.project_predictions(project_id)
         for task in tasks:
-            task["predictions"] = [*by_task.get(ls.int_id(task), [])]
+            ls.set_task_predictions(task, by_task.get(ls.int_id(task), []))
         return tasks
 
     def project_predictions(self, project_id: int) -> dict[int, list[ls.Prediction]]:
@@ -198,7 +198,7 @@ class ApiCalls:
         for prediction in self.get("/api/predictions/", project=project_id) or []:
             by_task.setdefault(int(prediction["task"]), []).append(prediction)
         for predictions in by_task.values():
-            predictions.sort(key=lambda p: int(p["id"]))
+            predictions.sort(key=ls.int_id)
         return by_task
 
     def import_tasks(self, project_id: int, tasks: list[dict[str, Any]]) -> list[int]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from posthoc.errors import PosthocServiceError
 from posthoc.http import TransportFailure, web_get_json
 from posthoc.labelstudio.client import LabelStudioClient
-from posthoc.labelstudio.records import annotation_project, annotation_task, task_project
+from posthoc.labelstudio.records import annotation_project, annotation_task, record_id, task_project
 
 #: where each kind of object is read (admin token); ``task`` is read for a draft's project
 OBJECT_PATHS = {"annotation": "/api/annotations/{}/", "draft": "/api/drafts/{}/", "view": "/api/dm/views/{}/",
@@ -47,7 +47,7 @@ def session_user(url: str, cookie: str, *, timeout: float = 5.0) -> SessionUser 
         raise PosthocServiceError(f"Label Studio at {url} did not answer whoami ({exc})") from None
     if not isinstance(answer, Mapping):
         return None
-    user_id, email = answer.get("id"), answer.get("email")
+    user_id, email = record_id(answer), answer.get("email")
     if not isinstance(user_id, int) or not isinstance(email, str) or not email:
         return None
     return SessionUser(user_id, email.strip().lower())

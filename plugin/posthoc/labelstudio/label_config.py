@@ -10,7 +10,8 @@ Label Studio 1.23 (docs/label-studio-1.23.md) parses a project's XML with
   section 2.1: verify / edit / remove a pre-filled link), what the export flattener and the score job read
   annotations with; stricter (exactly one of each), with its own error message naming ``where``.
 
-Both share one cached parse of the XML: Label Studio sends the same config with every request.
+Both take their tags from one cached reading of the XML (each control's kind, targets, values, ``perRegion`` and
+``editable`` read once): Label Studio sends the same config with every request.
 """
 
 from __future__ import annotations
@@ -33,6 +34,62 @@ __all__ = ["UNDECIDED", "RegionTags", "VerificationTags", "label_interface", "re
 def _parse(config: str) -> LabelInterface:
     """The SDK's parse of ``config`` (cached; a parse error propagates, each reader words it)."""
     return parse_label_config(config)
+
+
+# ---- the one reading of a config's tags ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Control:
+    """A control tag, read once: ``kind`` (its tag in lower case: ``labels``, ``choices``, ``textarea``, ...),
+    ``to_name`` (the object tags it targets), ``values`` (its ``Label`` / ``Choice`` values), ``per_region``
+    (``perRegion="true"``) and ``read_only`` (``editable="false"``)."""
+
+    name: str
+    kind: str
+    to_name: tuple[str, ...]
+    values: tuple[str, ...]
+    per_region: bool
+    read_only: bool
+
+    @property
+    def decides(self) -> bool:
+        """Whether its values hold verify / edit / remove (the decision's tag)."""
+        return set(OUTCOMES) <= set(self.values)
+
+
+@dataclass(frozen=True)
+class _Tags:
+    """The tags of a config: its ``Text`` objects (``{name: value}``, e.g. ``$text``) and its controls."""
+
+    texts: dict[str, str]
+    controls: tuple[_Control, ...]
+
+    def of_kind(self, kind: str) -> list[_Control]:
+        """Its controls of tag ``kind`` (lower case), in config order."""
+        return [c for c in self.controls if c.kind == kind]
+
+    def names(self, kind: str, **wanted: bool) -> list[str]:
+        """The names of its controls of tag ``kind`` whose flags (``decides``, ``per_region``, ``read_only``) are
+        as ``wanted``."""
+        return [c.name for c in self.of_kind(kind) if all(getattr(c, flag) == value for flag, value in wanted.items())]
+
+
+def _attribute(tag: Any, name: str, default: str) -> str:
+    return str(tag.attr.get(name, default)).lower()
+
+
+@lru_cache(maxsize=32)
+def _tags(config: str) -> _Tags:
+    """The one reading of ``config``'s tags (cached; a parse error propagates, each reader words it)."""
+    interface = _parse(config)
+    texts = {obj.name: str(obj.value or "") for obj in interface.objects if obj.tag.lower() == "text"}
+    controls = tuple(_Control(name=c.name, kind=c.tag.lower(), to_name=tuple(c.to_name or ()),
+                              values=tuple(getattr(c, "labels", None) or ()),
+                              per_region=_attribute(c, "perRegion", "") == "true",
+                              read_only=_attribute(c, "editable", "true") == "false")
+                     for c in interface.controls)
+    return _Tags(texts=texts, controls=controls)
 
 
 # ---- the tags of pre-filled text regions ----------------------------------------------------------------------
@@ -59,10 +116,6 @@ class RegionTags:
     decision_from: str | None
 
 
-def _per_region(tag: Any) -> bool:
-    return str(tag.attr.get("perRegion", "")).lower() == "true"
-
-
 def label_interface(config: str) -> LabelInterface:
     """The parsed config (cached: Label Studio sends the same config with every request); :class:`PosthocInputError`
     when the XML does not parse."""
@@ -74,40 +127,44 @@ def label_interface(config: str) -> LabelInterface:
         ) from exc
 
 
-@lru_cache(maxsize=32)
 def region_tags(config: str) -> RegionTags:
     """The :class:`RegionTags` of ``config``; :class:`PosthocInputError` if it has no Labels on a Text tag."""
-    interface = label_interface(config)
-    texts = {obj.name: obj for obj in interface.objects if obj.tag.lower() == "text"}
-    labels = [c for c in interface.controls if c.tag.lower() == "labels" and any(n in texts for n in c.to_name)]
+    label_interface(config)  # a config that does not parse fails here, in its words
+    tags = _tags(config)
+    labels_tag, to_name, text_key = _labels_on_text(tags)
+    on_text = [c for c in tags.controls if to_name in c.to_name and c.per_region]
+    areas = [c for c in on_text if c.kind == "textarea"]
+    link_tag = next((c for c in areas if c.read_only), areas[0] if areas else None)
+    return RegionTags(labels_from=labels_tag.name, to_name=to_name, text_key=text_key,
+                      label_values=labels_tag.values, link_from=None if link_tag is None else link_tag.name,
+                      decision_from=_decision_tag(labels_tag, [c for c in on_text if c.kind == "choices"]))
+
+
+def _labels_on_text(tags: _Tags) -> tuple[_Control, str, str]:
+    """The first Labels tag on a Text tag, that Text's name and its data key; :class:`PosthocInputError` if none."""
+    labels = [c for c in tags.of_kind("labels") if any(n in tags.texts for n in c.to_name)]
     if not labels:
         raise PosthocInputError(
             "label_config: no <Labels> tag targets a <Text> tag; a config for pre-filled text regions needs one"
         )
-    labels_tag = labels[0]
-    to_name = next(n for n in labels_tag.to_name if n in texts)
-    value = str(texts[to_name].value or "")
+    to_name = next(n for n in labels[0].to_name if n in tags.texts)
+    value = tags.texts[to_name]
     if not value.startswith("$") or len(value) < 2:
         raise PosthocInputError(f"label_config: <Text name={to_name!r}> needs value=\"$field\" naming the task data")
-    if not labels_tag.labels:
-        raise PosthocInputError(f"label_config: <Labels name={labels_tag.name!r}> has no <Label> values")
-    on_text = [c for c in interface.controls if to_name in c.to_name and _per_region(c)]
-    areas = [c for c in on_text if c.tag.lower() == "textarea"]
-    read_only = [c for c in areas if str(c.attr.get("editable", "true")).lower() == "false"]
-    link_tag = (read_only or areas or [None])[0]
-    choices = [c for c in on_text if c.tag.lower() == "choices"]
-    outcomes = {"verify", "edit", "remove"}
-    decided = [c for c in choices if outcomes <= set(c.labels or [])]
-    decision_tag = (decided[0].name if decided else labels_tag.name if outcomes <= set(labels_tag.labels)
-                    else choices[0].name if choices else None)
-    return RegionTags(
-        labels_from=labels_tag.name,
-        to_name=to_name,
-        text_key=value[1:],
-        label_values=tuple(labels_tag.labels),
-        link_from=None if link_tag is None else link_tag.name,
-        decision_from=decision_tag,
-    )
+    if not labels[0].values:
+        raise PosthocInputError(f"label_config: <Labels name={labels[0].name!r}> has no <Label> values")
+    return labels[0], to_name, value[1:]
+
+
+def _decision_tag(labels_tag: _Control, choices: list[_Control]) -> str | None:
+    """A per-region Choices with verify / edit / remove, else the Labels tag when its values hold them, else the
+    first per-region Choices, else ``None``."""
+    decided = [c for c in choices if c.decides]
+    if decided:
+        return decided[0].name
+    if labels_tag.decides:
+        return labels_tag.name
+    return choices[0].name if choices else None
 
 
 # ---- the tags of a verification config ----------------------------------------------------------------------
@@ -141,20 +198,13 @@ class VerificationTags:
 def verification_tags(label_config: str, *, where: str = "label config") -> VerificationTags:
     """Parse ``label_config`` (XML) and name its verification tags; :class:`PosthocInputError` if absent."""
     try:
-        interface = _parse(label_config)
+        tags = _tags(label_config)
     except Exception as exc:  # the SDK raises several types for bad XML
         raise PosthocInputError(f"{where}: not a valid Label Studio label config ({exc})") from exc
-    labels = [c.name for c in interface.controls if c.tag == "Labels"]
-    decisions = [
-        c.name for c in interface.controls
-        if c.tag == "Choices" and set(OUTCOMES) <= set(getattr(c, "labels", []) or [])
-    ]
-    if not decisions:  # the decision is the region's label
-        decisions = [c.name for c in interface.controls
-                     if c.tag == "Labels" and set(OUTCOMES) <= set(getattr(c, "labels", []) or [])]
-    textareas = [c for c in interface.controls if c.tag == "TextArea" and str(c.attr.get("perRegion")) == "true"]
-    read_only = [c.name for c in textareas if str(c.attr.get("editable", "true")).lower() == "false"]
-    editable = [c.name for c in textareas if c.name not in read_only]
+    labels = tags.names("labels")
+    decisions = tags.names("choices", decides=True) or tags.names("labels", decides=True)  # else: the region's label
+    read_only = tags.names("textarea", per_region=True, read_only=True)
+    editable = tags.names("textarea", per_region=True, read_only=False)
     if len(labels) != 1 or len(decisions) != 1 or len(read_only) != 1 or len(editable) != 1:
         raise PosthocInputError(
             f"{where}: expected one <Labels>, one per-region <Choices> (or the <Labels> itself) with "

@@ -1,11 +1,11 @@
 """Label Studio's task, annotation, region and webhook JSON, read: the one place that knows its keys.
 
-Every reader of Label Studio JSON outside ``posthoc.labelstudio`` (export flattening, CrowdTruth and
-rating exports, Eaglet review, study progress and the webhook store) goes through these accessors; the
-writing side (prediction result lists) is :mod:`posthoc.labelstudio.payloads`. The accessors read, they do
-not validate: each returns the value as Label Studio stored it (or the stated empty default), and the
-readers keep their own checks and error messages at the edge. tests/architecture checks that no module
-outside ``posthoc/labelstudio`` indexes these keys itself.
+Every reader of Label Studio JSON (the region parser :mod:`posthoc.labelstudio.regions`, the client's calls,
+export flattening, CrowdTruth and rating exports, Eaglet review, study progress, the webhook store) goes through
+these accessors and takes these types; the writing side is :mod:`posthoc.labelstudio.payloads`. The accessors
+read, they do not validate: each returns the value as stored (or the stated empty default), and the readers
+keep their own checks and error messages at the edge. tests/architecture checks that no other module (the rest
+of ``posthoc/labelstudio`` included) indexes these keys itself.
 
 The shapes, as Label Studio 1.23 answers them (docs/label-studio-1.23.md, "Export"):
 
@@ -28,7 +28,7 @@ The shapes, as Label Studio 1.23 answers them (docs/label-studio-1.23.md, "Expor
 
 from __future__ import annotations
 
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Iterable, Mapping, MutableMapping
 from typing import Any, TypedDict
 
 Record = Mapping[str, Any]
@@ -161,8 +161,8 @@ def record_id(record: Record) -> RecordId | None:
 
 
 def int_id(record: Record) -> int:
-    """The ``id`` of a task, annotation, prediction, project or user as an int (``KeyError`` if absent,
-    ``ValueError`` / ``TypeError`` if it is no number: a reader that needs an id fails at once)."""
+    """The ``id`` of a task, annotation, prediction, project, user, webhook, ML backend or Data Manager tab as an int
+    (``KeyError`` if absent, ``ValueError`` / ``TypeError`` if no number: a reader that needs one fails at once)."""
     return int(record["id"])
 
 
@@ -171,14 +171,12 @@ def int_id(record: Record) -> int:
 
 def task_data(task: Record) -> dict[str, Any]:
     """A task's ``data`` object (the imported fields, e.g. ``task_key``, ``text``); ``{}`` when absent or empty.
-
     Returned as stored: a reader that needs a mapping checks the type itself."""
     return task.get("data") or {}
 
 
 def stored_task_data(task: Record) -> object:
-    """A task's ``data`` as sent (``None`` when absent; any other value unchanged, for a reader that checks it
-    is an object and says so)."""
+    """A task's ``data`` as sent (``None`` when absent), for a reader that checks it is an object and says so."""
     return task.get("data")
 
 
@@ -208,6 +206,16 @@ def task_project(task: Record, default: int | str | None = None) -> int | str | 
     return task.get("project", default)
 
 
+def set_task_predictions(task: Task, predictions: Iterable[Prediction]) -> None:
+    """Give a task listed without them its full ``predictions`` (as a snapshot export has them)."""
+    task["predictions"] = [*predictions]
+
+
+def view_data(view: Record) -> dict[str, Any]:
+    """A Data Manager tab's ``data`` object (``{title, hiddenColumns, filters, ordering, ...}``); ``{}`` when absent."""
+    return view.get("data") or {}
+
+
 # ---- annotations, predictions and drafts ----------------------------------------------------------------------
 
 
@@ -217,8 +225,7 @@ def result_items(record: Record) -> list[ResultItem]:
 
 
 def stored_result(record: Record) -> object:
-    """The ``result`` of an annotation, prediction or draft as stored (``[]`` when absent; ``null`` or any
-    other value unchanged, for a reader that checks it is a list)."""
+    """The ``result`` of an annotation, prediction or draft as stored (``[]`` when absent), for a list check."""
     return record.get("result", [])
 
 
@@ -239,11 +246,8 @@ def user_email(user: UserRef | None) -> str | None:
 
 def user_name(user: object) -> str:
     """The first non-empty of an expanded user's ``email``, ``username``, ``id``; else ``str(user)``."""
-    if isinstance(user, Mapping):
-        for key in ("email", "username", "id"):
-            if user.get(key) not in (None, ""):
-                return str(user[key])
-    return str(user)
+    named = (user.get(key) for key in ("email", "username", "id")) if isinstance(user, Mapping) else iter(())
+    return str(next((name for name in named if name not in (None, "")), user))
 
 
 def expand_completed_by(annotation: MutableMapping[str, Any] | Annotation, emails: Mapping[int, str]) -> None:
@@ -326,8 +330,7 @@ def region_type(item: Record) -> str | None:
 
 
 def region_from_name(item: Record, default: str | None = None) -> str | None:
-    """The ``from_name`` of a result item: the control tag (``Labels``, ``Choices``, ``TextArea``) that made it;
-    ``default`` when the item has none."""
+    """A result item's ``from_name``: the control tag (``Labels``, ``Choices``, ``TextArea``) that made it."""
     return item.get("from_name", default)
 
 
@@ -337,29 +340,41 @@ def region_to_name(item: Record) -> str | None:
 
 
 def region_value(item: Record) -> RegionValue | None:
-    """The ``value`` object of a result item (``{start, end, text, labels | choices | text | number}``),
-    ``None`` if absent (a reader checks its type)."""
+    """A result item's ``value`` (``{start, end, text, labels | choices | number}``), ``None`` if absent."""
     return item.get("value")
 
 
 def _value(item: Record) -> Record:
-    return region_value(item) or {}
+    return value if isinstance(value := region_value(item), Mapping) else {}
+
+
+def region_start(item: Record) -> object:
+    """``value.start`` of a result item as stored (a code point offset in the task's text), ``None`` if absent."""
+    return _value(item).get("start")
+
+
+def region_end(item: Record) -> object:
+    """``value.end`` of a result item as stored (the offset after the span), ``None`` if absent."""
+    return _value(item).get("end")
+
+
+def _strings(values: object) -> list[str]:
+    return [str(v) for v in values] if isinstance(values, list) else []
 
 
 def region_labels(item: Record) -> list[str]:
-    """``value.labels`` of a ``labels`` item (``[]`` when absent)."""
-    return list(_value(item).get("labels") or [])
+    """``value.labels`` of a ``labels`` item as strings (``[]`` when absent or no list)."""
+    return _strings(_value(item).get("labels"))
 
 
 def region_choices(item: Record) -> list[str]:
-    """``value.choices`` of a ``choices`` item (``[]`` when absent)."""
-    return list(_value(item).get("choices") or [])
+    """``value.choices`` of a ``choices`` item as strings (``[]`` when absent or no list)."""
+    return _strings(_value(item).get("choices"))
 
 
-def region_texts(item: Record) -> list[str] | str:
-    """``value.text`` of an item: a list of strings for a ``textarea``, the marked span (a string) for
-    ``labels``; ``[]`` when absent."""
-    return _value(item).get("text") or []
+def region_texts(item: Record) -> list[str] | str | None:
+    """``value.text`` as stored: a ``textarea``'s lines (a list), the marked span (a string); ``[]`` if absent."""
+    return _value(item).get("text", [])
 
 
 def region_number(item: Record) -> float | None:
@@ -367,9 +382,26 @@ def region_number(item: Record) -> float | None:
     return _value(item).get("number")
 
 
+def region_origin(item: Record) -> str | None:
+    """The ``origin`` of a result item (``prediction``, ``prediction-changed``, ``manual``), ``None`` if absent."""
+    return item.get("origin")
+
+
+def meta_link(item: Record) -> str | None:
+    """``meta.text[0]`` of a result item (the link a pre-filled ``labels`` item shows), ``None`` without one."""
+    meta = item.get("meta")
+    texts = meta.get("text") if isinstance(meta, Mapping) else None
+    return str(texts[0]) if isinstance(texts, list) and texts else None
+
+
+def record_score(record: Record) -> object:
+    """The ``score`` of a prediction or of one of its result items as stored (``None`` if absent)."""
+    return record.get("score")
+
+
 def answer_predictions(answer: Record) -> list[Prediction] | None:
-    """The prediction list of an ML backend's ``predict`` answer given as a mapping: ``predictions``
-    (label-studio-ml 2's ``ModelResponse`` as a dict), else ``results`` (the ``/predict`` reply), else ``None``."""
+    """An ML backend's ``predict`` answer's ``predictions`` (label-studio-ml 2's ``ModelResponse`` as a dict),
+    else ``results`` (the ``/predict`` reply), else ``None``."""
     return answer.get("predictions", answer.get("results"))
 
 

@@ -5,9 +5,11 @@ Label Studio 1.23 (docs/label-studio-1.23.md, "Export") stores one region as sev
 per-region control (``choices``, ``textarea``, ``number``) holding that control's value. Paper 000, section 2.1:
 a pre-filled region is one mention, its ``id`` the manifest's ``mention_id``, its link in a per-region TextArea.
 
-:func:`parse_regions` groups the items by ``id`` (first appearance order) and reads each region's parts once;
-every reader (setup's prediction check, the webhook store, the export flattener, the Eaglet review, the
-predictor adapter) takes what it needs from the :class:`Region` and keeps its own checks and error messages.
+:func:`parse_regions` groups the items by ``id`` (first appearance order) and reads each item once (a
+:class:`Part`: tag, type, span, text, score) and the region's fields from them, through the accessors of
+:mod:`posthoc.labelstudio.records`; every reader (setup's prediction check, the webhook store, the export
+flattener, the Eaglet review, the predictor adapter, the simulated annotators, the ML backend's live check) takes
+what it needs from the :class:`Region` and keeps its own checks and error messages.
 The parser does not validate: an item that is not an object is skipped, an item without ``id`` is a region of
 its own (``id`` ``None``), and a value of the wrong type is left out of the parsed fields (the raw items stay
 in :attr:`Region.items`).
@@ -20,21 +22,47 @@ from dataclasses import dataclass, field
 from typing import cast
 
 from posthoc.labelstudio.records import (
-    RegionValue,
     ResultItem,
+    meta_link,
+    record_score,
+    region_choices,
+    region_end,
     region_from_name,
     region_id,
+    region_labels,
+    region_origin,
+    region_start,
+    region_texts,
     region_type,
     region_value,
 )
 from posthoc.tables import OUTCOMES
 
-__all__ = ["Region", "meta_link", "parse_regions"]
+__all__ = ["Part", "Region", "parse_regions"]
+
+
+@dataclass(frozen=True)
+class Part:
+    """One result item of a region, read: its tag (``from_name``), ``type`` (``kind``), ``value.start`` /
+    ``value.end`` and ``value.text`` as stored (``None`` / ``[]`` when absent: a reader checks their types and
+    words its own error), and its ``score`` (a prediction's region; ``None`` if absent)."""
+
+    from_name: str | None
+    kind: str | None
+    start: object
+    end: object
+    text: object
+    score: object
+
+    @property
+    def has_span(self) -> bool:
+        """Whether its value has a ``start`` (the span it marks; the items of one region repeat it)."""
+        return self.start is not None
 
 
 @dataclass(frozen=True)
 class Region:
-    """One region: its result items (in result order) and the fields read from them.
+    """One region: its result items (in result order), each read (:attr:`parts`), and the fields read from them.
 
     ``start`` / ``end``: the last integer ``value.start`` / ``value.end`` of its items; ``text``: the
     ``labels`` item's ``value.text`` (the marked span) when a string; ``labels`` / ``label_from``: the last
@@ -46,6 +74,7 @@ class Region:
 
     id: str | None
     items: tuple[ResultItem, ...]
+    parts: tuple[Part, ...] = ()
     start: int | None = None
     end: int | None = None
     text: str | None = None
@@ -62,28 +91,28 @@ class Region:
         """Whether one of its items has a ``value`` object."""
         return any(isinstance(region_value(item), Mapping) for item in self.items)
 
+    @property
+    def spans(self) -> list[tuple[object, object]]:
+        """``(value.start, value.end)`` as stored of each of its items that has a span, in result order (a region
+        whose items disagree was moved or resized by hand)."""
+        return [(part.start, part.end) for part in self.parts if part.has_span]
+
     def of_type(self, kind: str) -> list[ResultItem]:
         """Its items of ``type`` ``kind`` (``labels``, ``choices``, ``textarea``, ...), in result order."""
         return [item for item in self.items if region_type(item) == kind]
 
-    def by_tag(self) -> dict[str, ResultItem]:
-        """``{str(from_name): item}`` of its items (the last item of a tag wins)."""
-        return {str(region_from_name(item)): item for item in self.items}
-
-    def item(self, from_name: str | None) -> ResultItem | None:
-        """Its last item of tag ``from_name``, ``None`` if it has none."""
-        return next((item for item in reversed(self.items) if region_from_name(item) == from_name), None)
+    def of_tag(self, from_name: str | None) -> list[ResultItem]:
+        """Its items of tag ``from_name``, in result order."""
+        return [item for item in self.items if region_from_name(item) == from_name]
 
 
 def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def meta_link(item: ResultItem) -> str | None:
-    """``meta.text[0]`` of a result item (the link a pre-filled ``labels`` item shows), ``None`` without one."""
-    meta = item.get("meta")
-    texts = meta.get("text") if isinstance(meta, Mapping) else None
-    return str(texts[0]) if isinstance(texts, list) and texts else None
+def _part(item: ResultItem) -> Part:
+    return Part(from_name=region_from_name(item), kind=region_type(item), start=region_start(item),
+                end=region_end(item), text=region_texts(item), score=record_score(item))
 
 
 def _region(key: str | None, items: list[ResultItem]) -> Region:
@@ -93,32 +122,30 @@ def _region(key: str | None, items: list[ResultItem]) -> Region:
     choices: dict[str, tuple[str, ...]] = {}
     texts: dict[str, tuple[str, ...]] = {}
     decided: str | None = None
-    for item in items:
-        value: RegionValue | None = region_value(item)
-        if not isinstance(value, Mapping):
+    parts = tuple(_part(item) for item in items)
+    for item, part in zip(items, parts, strict=True):
+        if not isinstance(region_value(item), Mapping):
             continue
-        for bound in ("start", "end"):
-            if (number := _int(value.get(bound))) is not None:
+        for bound, number in (("start", _int(part.start)), ("end", _int(part.end))):
+            if number is not None:
                 fields[bound] = number
-        kind, tag = region_type(item), str(region_from_name(item, ""))
-        if kind == "labels":
-            if isinstance(value.get("labels"), list):
-                labels, label_from = tuple(str(v) for v in value.get("labels") or []), region_from_name(item)
-            if isinstance(value.get("text"), str):
-                fields["text"] = value.get("text")
+        tag = str(part.from_name or "")
+        if part.kind == "labels":
+            if values := region_labels(item):
+                labels, label_from = tuple(values), part.from_name
+            if isinstance(part.text, str):
+                fields["text"] = part.text
             fields["meta_link"] = meta_link(item)
-        elif kind == "choices" and isinstance(value.get("choices"), list):
-            choices[tag] = tuple(str(v) for v in value.get("choices") or [])
-            decided = decided or next((c for c in choices[tag] if c in OUTCOMES), None)
-        elif kind == "textarea":
-            text = value.get("text")
-            texts[tag] = tuple(str(v) for v in text) if isinstance(text, list) else (str(text),)
-        origin = item.get("origin")
-        if isinstance(origin, str):
+        elif part.kind == "choices" and (chosen := region_choices(item)):
+            choices[tag] = tuple(chosen)
+            decided = decided or next((c for c in chosen if c in OUTCOMES), None)
+        elif part.kind == "textarea":
+            texts[tag] = tuple(str(v) for v in part.text) if isinstance(part.text, list) else (str(part.text),)
+        if isinstance(origin := region_origin(item), str):
             fields["origin"] = origin
     decision = decided or next((v for v in labels if v in OUTCOMES), None)
-    return Region(id=key, items=tuple(items), labels=labels, label_from=label_from, choices=choices, texts=texts,
-                  decision=decision, **fields)  # type: ignore[arg-type]
+    return Region(id=key, items=tuple(items), parts=parts, labels=labels, label_from=label_from, choices=choices,
+                  texts=texts, decision=decision, **fields)  # type: ignore[arg-type]
 
 
 def parse_regions(result: object, *, relations: bool = False) -> list[Region]:

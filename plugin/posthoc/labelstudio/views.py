@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from posthoc.labelstudio.client import LabelStudioClient
+from posthoc.labelstudio.records import record_id, view_data
 
 #: Data Manager column ids (``tasks:data.<field>``) an annotator never needs to read
 HIDDEN_COLUMNS: Final = ("tasks:data.kb_pages",)
@@ -33,10 +34,10 @@ def _fix(client: LabelStudioClient, project_id: int, views: list[dict[str, Any]]
         return 1
     changed = 0
     for view in views:
-        data = dict(view.get("data") or {})
+        data = dict(view_data(view))
         hidden = _hidden(data)
         if data.get("hiddenColumns") != hidden:
-            client.patch(f"/api/dm/views/{view['id']}/", {"project": project_id,
+            client.patch(f"/api/dm/views/{record_id(view)}/", {"project": project_id,
                                                           "data": {**data, "hiddenColumns": hidden}})
             changed += 1
     return changed

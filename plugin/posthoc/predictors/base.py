@@ -31,15 +31,8 @@ from typing import Any, Protocol, runtime_checkable
 from posthoc.errors import PosthocServiceError
 from posthoc.labelstudio.label_config import RegionTags, region_tags
 from posthoc.labelstudio.payloads import MODEL_VERSION, build_result
-from posthoc.labelstudio.records import (
-    answer_predictions,
-    region_from_name,
-    region_value,
-    result_items,
-    stored_result,
-    task_data,
-)
-from posthoc.labelstudio.regions import meta_link, parse_regions
+from posthoc.labelstudio.records import answer_predictions, record_score, result_items, stored_result, task_data
+from posthoc.labelstudio.regions import parse_regions
 from posthoc.links import normalise_link
 
 
@@ -201,26 +194,20 @@ def mentions_of_prediction(prediction: Mapping[str, Any], text: str, *, name: st
     """
     found: list[PredictedMention] = []
     for region in parse_regions(result_items(prediction)):
-        lines = [texts for item in region.of_type("textarea")
-                 if isinstance(texts := _value_text(item), list) and texts]
+        lines = [p.text for p in region.parts if p.kind == "textarea" and isinstance(p.text, list) and p.text]
         region_link = str(lines[-1][0]) if lines and region.id is not None else None
-        for item in region.of_type("labels"):
-            if tags is not None and region_from_name(item) != tags.labels_from:
+        for part in region.parts:
+            if part.kind != "labels" or (tags is not None and part.from_name != tags.labels_from):
                 continue
-            value = region_value(item)
-            if not isinstance(value, Mapping) or "start" not in value or "end" not in value:
+            if part.start is None or part.end is None:
                 raise PredictorAnswerError(f"{name}: a labels region has no value.start / value.end")
-            link = region_link if region_link is not None else meta_link(item)
-            span = value.get("text")
-            surface = span if isinstance(span, str) else None
-            found.append(mention(text, value["start"], value["end"], link, surface=surface, service=name,
-                                 score=_score(item.get("score", prediction.get("score")))))
+            link = region_link if region_link is not None else region.meta_link
+            surface = part.text if isinstance(part.text, str) else None
+            score = _score(part.score if part.score is not None else record_score(prediction))
+            start, end = part.start, part.end  # as stored: mention() checks they are integers
+            found.append(mention(text, start, end, link, surface=surface, service=name,  # type: ignore[arg-type]
+                                 score=score))
     return sorted_unique(found)
-
-
-def _value_text(item: Mapping[str, Any]) -> object:
-    value = region_value(item)
-    return value.get("text") if isinstance(value, Mapping) else None
 
 
 def _score(value: object) -> float | None:

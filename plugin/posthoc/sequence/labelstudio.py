@@ -8,8 +8,7 @@ of the task id within its project (import order) is used.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
@@ -19,12 +18,12 @@ from posthoc.labelstudio import records as ls
 from posthoc.sequence.table import validate_sequence_table
 
 
-def _worker(annotation: Mapping[str, Any]) -> str:
+def _worker(annotation: ls.Annotation) -> str:
     who = ls.completed_by(annotation)
     return str(ls.user_email(who) or ls.user_id(who))
 
 
-def sequence_table_from_rating_export(tasks: Iterable[Mapping[str, Any]], *, from_name: str = "score",
+def sequence_table_from_rating_export(tasks: Iterable[ls.Task], *, from_name: str = "score",
                                       source: str = "export") -> pd.DataFrame:
     """Flatten an exported JSON list of tasks into the sequence table (one row per submitted annotation).
 

@@ -34,7 +34,7 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -107,7 +107,7 @@ def _now() -> str:
     return datetime.now(UTC).isoformat()
 
 
-def event_rows(payload: Mapping[str, Any], *, received: str) -> list[tuple[Any, ...]]:
+def event_rows(payload: ls.WebhookPayload, *, received: str) -> list[tuple[Any, ...]]:
     """The rows of one webhook payload (none for actions that are not annotation events), checked.
 
     Raises :class:`RequestError` (a 400 reply) when an annotation event lacks its annotation id.
@@ -190,7 +190,7 @@ class EventStore:
         """The append-only file ``/webhook`` writes to (``<db>.inbox``)."""
         return self.path.with_name(self.path.name + ".inbox")
 
-    def record(self, payload: Mapping[str, Any]) -> int:
+    def record(self, payload: ls.WebhookPayload) -> int:
         """Store the annotation events of one webhook payload now; the number of new rows (0 for other actions).
 
         Raises :class:`RequestError` (a 400 reply) when an annotation event lacks its annotation id.
@@ -203,7 +203,7 @@ class EventStore:
             connection.executemany(_INSERT, rows)
             return connection.total_changes - before
 
-    def append(self, payload: Mapping[str, Any]) -> int:
+    def append(self, payload: ls.WebhookPayload) -> int:
         """Check one webhook payload and append its rows to the inbox (no database work); the rows queued.
 
         Raises :class:`RequestError` like :meth:`record`. Safe from several threads and processes.

@@ -15,7 +15,7 @@ one annotation and says which regions were wrong, for the study owner watching t
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any, Protocol
 
 import pandas as pd
@@ -41,7 +41,7 @@ class StudyManifest(Protocol):
         """``mention_id, ..., expected_outcome`` of a task."""
 
 
-def annotations_from_tasks(tasks: Iterable[Mapping[str, object]]) -> pd.DataFrame:
+def annotations_from_tasks(tasks: Iterable[ls.Task]) -> pd.DataFrame:
     """One row an annotation of Label Studio tasks (API or export JSON: ``data``, ``annotations``)."""
     rows: list[dict[str, Any]] = []
     for task in tasks:
