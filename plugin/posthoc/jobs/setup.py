@@ -61,7 +61,7 @@ from posthoc.labelstudio.backend import BACKEND_WAIT, BackendLink, check_backend
 from posthoc.labelstudio.calls import PROJECT_COUNTS, PROJECT_FIELDS
 from posthoc.labelstudio.client import LabelStudioClient
 from posthoc.labelstudio.payloads import has_links, manifest_prediction, prediction_regions, regions_differ
-from posthoc.labelstudio.tasks import task_data
+from posthoc.labelstudio.tasks import study_task_data
 from posthoc.labelstudio.views import ensure_tabs
 from posthoc.lazy import Lazy
 from posthoc.study.live.projects import MARKER, find_study_projects, marker_html, project_marker, project_markers
@@ -108,7 +108,7 @@ class StudySetup:
         return {p.worker: p.project_id for p in self.projects}
 
 
-def project_title(study: str, worker: str) -> str:
+def worker_project_title(study: str, worker: str) -> str:
     """The project title (Label Studio limits titles to 50 characters)."""
     return f"{study} · worker {worker}"[:50]
 
@@ -148,7 +148,7 @@ def _ensure_project(client: LabelStudioClient, found: ls.Project | None, *, stud
               "description": f"Entity-link verification, study {study}: the tasks of {worker}.",
               "expert_instruction": marker_html(marker)}
     if found is None:
-        settings = {"title": project_title(study, worker), **wanted}
+        settings = {"title": worker_project_title(study, worker), **wanted}
         if model_version is not None:
             settings |= {"model_version": model_version}
         return client.create_project(settings), True
@@ -213,7 +213,7 @@ def import_items(index: ManifestIndex, keys: list[str], positions: range | list[
         text, mentions = index.texts[key], index.prefill_rows(key)
         prediction = manifest_prediction(mentions, text, label_config, model_version=model_version,
                                          validate=number == 0)
-        items.append({"data": task_data(key, text, mentions, number=position + 1, total=len(keys)),
+        items.append({"data": study_task_data(key, text, mentions, number=position + 1, total=len(keys)),
                       "predictions": [prediction]})
     return items
 
@@ -431,5 +431,5 @@ def _progress(total: int, enabled: bool) -> _Bar:
 
 
 __all__ = ["CONCURRENCY", "IMPORT_BATCH", "MARKER", "SEQUENTIAL", "StudySetup", "WorkerProject", "create_study",
-           "default_accounts_file", "default_setup_file", "project_markers", "project_title", "read_accounts",
+           "default_accounts_file", "default_setup_file", "project_markers", "read_accounts",
            "stream_link"]

@@ -176,7 +176,7 @@ def exclusions_section(scores: Scores) -> Section:
     return Section("Exclusions", body, anchor="exclusions")
 
 
-def study_sections(scores: Scores) -> list[Section]:
+def score_sections(scores: Scores) -> list[Section]:
     """The report's own sections, in order."""
     return [overview_section(scores), precision_recall_section(scores), comparison_section(scores),
             outcome_section(scores),
@@ -190,4 +190,4 @@ def build_report(scores: Scores, *, extra_sections: Iterable[Section] = (), titl
     heading = title or (f"Posthoc verification report: {study}" if study else "Posthoc verification report")
     intro = ("Posthoc verification (paper 000): annotators verified, edited or removed every pre-filled entity "
              "link, blind to the system that produced it; the ground truth was judged as one more system.")
-    return page(heading, [*study_sections(scores), *extra_sections], intro=intro)
+    return page(heading, [*score_sections(scores), *extra_sections], intro=intro)
