@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 
 from posthoc.lazy import Lazy
 from posthoc.paths import label_config as bundled_config
+from posthoc.study.plan.estimate_file import estimate_digest, estimate_path
 from posthoc.study.plan.logins import default_accounts_file, user_workers
 from posthoc.study.plan.manifest import Manifest
-from posthoc.study.plan.estimate_file import estimate_digest, estimate_path
 
 if TYPE_CHECKING:  # imported at their first use: a run with nothing new needs neither, nor pandas (issue 24)
     from posthoc.labelstudio.label_config import VerificationTags
