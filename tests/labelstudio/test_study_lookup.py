@@ -150,10 +150,13 @@ def test_score_exports_exactly_the_studys_projects_and_lists_only_them(study: di
 
 
 def test_status_reads_exactly_the_studys_projects(study: dict[str, Any], ls_server: Any) -> None:
-    from posthoc.cli.status import annotations_from_label_studio
+    from posthoc.jobs.setup_record import default_setup_file, recorded_project_ids
+    from posthoc.study.live.progress import annotations_from_label_studio
 
+    manifest = study["manifest"]
+    known = recorded_project_ids(default_setup_file(Path(manifest.path)), study=str(manifest.study)).values()
     with counted() as calls:
-        annotations_from_label_studio(ls_server.url, ls_server.token, study["manifest"])
+        annotations_from_label_studio(ls_server.url, ls_server.token, manifest, known_ids=known)
     read = {int(c[2]["project"]) for c in calls if c[1] == "/api/tasks/"}
     assert read == set(study["setup"].project_ids().values())
     assert every_project(calls) == [] and by_ids(calls) == [read]
