@@ -102,9 +102,11 @@ def serving(config: str, folder: Path, template: Path, pg: dict[str, Path]) -> I
 
 def make_study(url: str, token: str, backend_url: str, manifest: Any) -> Any:
     """The study's projects and accounts (``create_study``, the study's defaults, 4 projects at a time)."""
-    from posthoc.jobs.setup import create_study
+    from posthoc.jobs.setup import SetupOptions, SetupTarget, create_study
+    from posthoc.study.plan.study import Study
 
-    return create_study(manifest, url=url, token=token, backend_url=backend_url, concurrency=4)
+    return create_study(Study(manifest), SetupTarget(url=url, token=token, backend_url=backend_url),
+                        SetupOptions(concurrency=4))
 
 
 def run_locust(users_file: Path, url: str, options: Options, out: Path) -> tuple[Path, list[float]]:

@@ -65,10 +65,16 @@ class Study:
         """The study's workers, sorted."""
         return self.manifest.workers()
 
+    @property
+    def accounts_file(self) -> Path:
+        """Where the workers' generated logins are kept beside the manifest
+        (:func:`posthoc.study.plan.logins.default_accounts_file`; it may not be there yet)."""
+        return default_accounts_file(self.path)
+
     @cached_property
     def user_workers(self) -> dict[str, str]:
         """Login e-mail -> worker (:func:`posthoc.study.plan.logins.user_workers`, with the accounts file)."""
-        return user_workers(self.workers, study=self.name, accounts_file=default_accounts_file(self.path))
+        return user_workers(self.workers, study=self.name, accounts_file=self.accounts_file)
 
     @cached_property
     def tags(self) -> VerificationTags:
