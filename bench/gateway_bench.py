@@ -156,11 +156,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=300, help="calls of each kind on each side")
     args = parser.parse_args()
     from lsfixtures import small_sample_manifest
-    from posthoc.jobs.setup import create_study
+    from posthoc.jobs.setup import SetupTarget, create_study
     from posthoc.labelstudio.client import LabelStudioClient
     from posthoc.labelstudio.gateway_process import GatewayProcesses
     from posthoc.labelstudio.records import int_id
     from posthoc.study.plan.logins import default_accounts_file, read_accounts
+    from posthoc.study.plan.study import Study
 
     with BenchRun("gateway_bench") as run, tempfile.TemporaryDirectory(prefix="gateway-bench-") as folder:
         root = Path(folder)
@@ -169,8 +170,8 @@ def main() -> None:
             manifest = small_sample_manifest(root / "manifest.sqlite", name="gwbench", n_documents=6, n_workers=3,
                                              tasks_per_batch=5, control_tasks=False)
             with study_backend(Path(manifest.path), root / "events.sqlite") as backend_url:
-                setup = create_study(manifest, url=server.url, token=server.token, backend_url=backend_url,
-                                     webhook=False)
+                setup = create_study(Study(manifest), SetupTarget(url=server.url, token=server.token,
+                                                                  backend_url=backend_url))  # no webhook
             admin = LabelStudioClient(server.url, server.token)
             project_id = setup.project_ids()["w001"]
             tasks = [int_id(t) for t in admin.tasks(project_id)]

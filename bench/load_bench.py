@@ -21,7 +21,7 @@ p95 < 500 ms (Submit and next task) and no error. After every run, checks that f
 (:mod:`load.report`): every answered Submit is one annotation in Label Studio's export, every exported annotation
 is on a task a Submit was sent for and none beyond the Submits sent, none twice on a task; ``posthoc score``'s
 judgements (:func:`posthoc.jobs.score.run_score_job`) hold every annotated worker-task once and ``study status``
-(:func:`posthoc.cli.status.annotations_from_label_studio`) reads every exported annotation.
+(:func:`posthoc.study.live.progress.annotations_from_label_studio`) reads every exported annotation.
 
     python bench/load_bench.py                      # the full ramp, all four (a quiet machine, ~1.2 h)
     python bench/load_bench.py --smoke              # 5 -> 10 users, 20 s a step, 12 workers; not saved
@@ -102,9 +102,11 @@ def serving(config: str, folder: Path, template: Path, pg: dict[str, Path]) -> I
 
 def make_study(url: str, token: str, backend_url: str, manifest: Any) -> Any:
     """The study's projects and accounts (``create_study``, the study's defaults, 4 projects at a time)."""
-    from posthoc.jobs.setup import create_study
+    from posthoc.jobs.setup import SetupOptions, SetupTarget, create_study
+    from posthoc.study.plan.study import Study
 
-    return create_study(manifest, url=url, token=token, backend_url=backend_url, concurrency=4)
+    return create_study(Study(manifest), SetupTarget(url=url, token=token, backend_url=backend_url),
+                        SetupOptions(concurrency=4))
 
 
 def run_locust(users_file: Path, url: str, options: Options, out: Path) -> tuple[Path, list[float]]:

@@ -65,9 +65,10 @@ def main(argv: list[str] | None = None) -> None:
     from study_scale_raw import raw_create, raw_payloads
 
     from lsfixtures import build_template, copy_template
-    from posthoc.jobs.setup import create_study
+    from posthoc.jobs.setup import SetupOptions, SetupTarget, create_study
     from posthoc.labelstudio.server import LabelStudioServer
     from posthoc.paths import label_config
+    from posthoc.study.plan.study import Study
 
     config = label_config("entity_verification")
     with BenchRun("study_create_bench") as run, tempfile.TemporaryDirectory(prefix="study-create-") as tmp:
@@ -102,13 +103,13 @@ def main(argv: list[str] | None = None) -> None:
                 with study_backend(manifest.path, folder / f"events-{number}.sqlite3") as backend_url:
                     accounts = folder / f"accounts-{number}.json"
                     record = folder / f"setup-{number}.json"
+                    target = SetupTarget(url=server.url, token=server.token, backend_url=backend_url)
+                    options = SetupOptions(accounts_file=accounts, setup_file=record)
                     started = time.perf_counter()
-                    create_study(manifest, url=server.url, token=server.token, backend_url=backend_url,
-                                 accounts_file=accounts, setup_file=record)
+                    create_study(Study(manifest), target, options)
                     ours.append(time.perf_counter() - started)
                     started = time.perf_counter()
-                    again = create_study(manifest, url=server.url, token=server.token, backend_url=backend_url,
-                                         accounts_file=accounts, setup_file=record)
+                    again = create_study(Study(manifest), target, options)
                     reruns.append(time.perf_counter() - started)
                 counts = _counts(server.url, server.token, "scale · worker")
             finally:

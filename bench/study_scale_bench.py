@@ -277,16 +277,18 @@ def scenario(run: BenchRun, name: str, n_workers: int, n_tasks: int, *, per_mode
               f"{len(manifest.mentions())} pre-filled annotations")
     from study_scale_raw import raw_create, raw_payloads
 
-    from posthoc.jobs.setup import create_study
+    from posthoc.jobs.setup import SetupTarget, create_study
+    from posthoc.study.plan.study import Study as OpenedStudy  # this bench's own Study is the raw side's
 
     server = start_label_studio(folder)
     try:
         with study_backend(manifest.path, folder / "scale.events.sqlite3") as backend_url, \
                 httpx.Client(base_url=server.url, headers={"Authorization": f"Token {server.token}"},
                              timeout=600) as http:
+            target = SetupTarget(url=server.url, token=server.token, backend_url=backend_url)
             if skip_create:
                 started = time.perf_counter()
-                create_study(manifest, url=server.url, token=server.token, backend_url=backend_url)
+                create_study(OpenedStudy(manifest), target)
                 run.print(f"  NOT MEASURED here (--skip-create): study create against raw; set up by study create in "
                           f"{time.perf_counter() - started:.1f} s")
                 study = Study(http, manifest)
@@ -294,10 +296,10 @@ def scenario(run: BenchRun, name: str, n_workers: int, n_tasks: int, *, per_mode
                 payloads = raw_payloads(manifest, config)
                 figures.raw = raw_create(server.url, server.token, "scale", payloads, config)
                 started = time.perf_counter()
-                first = create_study(manifest, url=server.url, token=server.token, backend_url=backend_url)
+                first = create_study(OpenedStudy(manifest), target)
                 figures.create = time.perf_counter() - started
                 started = time.perf_counter()
-                again = create_study(manifest, url=server.url, token=server.token, backend_url=backend_url)
+                again = create_study(OpenedStudy(manifest), target)
                 figures.rerun = time.perf_counter() - started
                 study = Study(http, manifest)
                 raw_counts = {str(p["title"]).rsplit(" ", 1)[-1]: (int(p["task_number"]),

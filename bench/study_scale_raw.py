@@ -28,6 +28,7 @@ import httpx
 
 from posthoc.study import StudyConfig, plan_study
 from posthoc.study.plan.manifest import Manifest
+from posthoc.study.plan.study import Study
 
 MODEL_VERSION = "posthoc-v1"
 
@@ -115,7 +116,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--raw-concurrency", type=int, default=1)
     args = parser.parse_args(argv)
-    from posthoc.jobs.setup import create_study
+    from posthoc.jobs.setup import SetupOptions, SetupTarget, create_study
     from posthoc.labelstudio.server import LabelStudioServer
     from posthoc.paths import label_config
 
@@ -137,14 +138,14 @@ def main(argv: list[str] | None = None) -> None:
                                  concurrency=args.raw_concurrency)
                 print(f"raw create + import with predictions + users: {raw:.1f} s", flush=True)
                 started = time.perf_counter()
-                first = create_study(manifest, url=server.url, token=server.token, backend_url=backend_url,
-                                     concurrency=args.concurrency)
+                target = SetupTarget(url=server.url, token=server.token, backend_url=backend_url)
+                options = SetupOptions(concurrency=args.concurrency)
+                first = create_study(Study(manifest), target, options)
                 ours = time.perf_counter() - started
                 print(f"posthoc study create: {ours:.1f} s ({ours / raw:.2f}x raw); imported {first.imported_tasks}",
                       flush=True)
                 started = time.perf_counter()
-                again = create_study(manifest, url=server.url, token=server.token, backend_url=backend_url,
-                                     concurrency=args.concurrency)
+                again = create_study(Study(manifest), target, options)
                 rerun = time.perf_counter() - started
                 print(f"rerun: {rerun:.2f} s ({100 * rerun / ours:.1f}% of the first); imported "
                       f"{again.imported_tasks}", flush=True)

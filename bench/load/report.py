@@ -163,9 +163,10 @@ def check_counts(url: str, token: str, manifest: Any, projects: dict[str, int], 
     """Count the run's submits everywhere (module docstring); the scenario's files are in ``out``."""
     import pandas as pd
 
-    from posthoc.cli.status import annotations_from_label_studio
     from posthoc.jobs.score import run_score_job
     from posthoc.jobs.score_options import JudgementSource, ScoreOptions
+    from posthoc.jobs.setup_record import default_setup_file, recorded_project_ids
+    from posthoc.study.live.progress import annotations_from_label_studio
 
     counts = Counts(locust=_locust_submits(out / "samples.jsonl"))
     counts.notes.append(f"Locust's CSV stats: {_csv_submits(out / 'locust_stats.csv')} submits")
@@ -188,5 +189,6 @@ def check_counts(url: str, token: str, manifest: Any, projects: dict[str, int], 
     counts.judged_twice = int(judgements.duplicated(["worker", "task_key", "mention_id"]).sum())
     counts.notes.append(f"posthoc score: {result.n_judgements} judgements, {result.n_exclusions} exclusions, "
                         f"{len(result.exported)} projects exported")
-    counts.status = len(annotations_from_label_studio(url, token, manifest))
+    known = recorded_project_ids(default_setup_file(Path(manifest.path)), study=str(manifest.study)).values()
+    counts.status = len(annotations_from_label_studio(url, token, manifest, known_ids=known))
     return counts

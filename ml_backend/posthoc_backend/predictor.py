@@ -122,14 +122,6 @@ class Predictor:
         except PosthocInputError as exc:
             raise RequestError(f"tasks[{index}]: {exc}", field=f"tasks[{index}]", status=422) from exc
 
-    def predict_one(self, raw_task: object, index: int, config: str) -> dict[str, Any]:
-        """The prediction for one task; :class:`RequestError` if the task cannot be pre-filled."""
-        batch = self.predict([raw_task], config)
-        if batch.errors:
-            error = batch.errors[0]
-            raise RequestError(str(error["error"]), field=error["field"], status=int(error["status"]))
-        return batch.results[0]
-
     def predict(self, tasks: Sequence[object], config: str, *, context: object = None) -> BatchPrediction:
         """Predictions for a batch, one element per task in order (see the module docstring)."""
         started = time.monotonic()

@@ -160,7 +160,7 @@ def test_a_deleted_control_region_counts_as_remove(make_client: Callable[..., Fl
 
 
 def test_study_projects_are_found_by_their_marker_only() -> None:
-    from posthoc.cli.status import study_project_ids
+    from posthoc.study.live.progress import study_project_ids
 
     projects = [
         {"id": 1, "title": "sample · worker w001", "description": "posthoc-study sample worker w001\n"},

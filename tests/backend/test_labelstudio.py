@@ -49,9 +49,9 @@ def _import_worker_tasks(session: requests.Session, url: str, project_id: int, m
                          worker: str) -> list[dict[str, Any]]:
     records = manifest.tasks(worker).to_dict("records")
     try:
-        from posthoc.labelstudio.tasks import task_data
+        from posthoc.labelstudio.tasks import study_task_data
 
-        data = [task_data(r["task_key"], r["text"], manifest.prefill(r["task_key"]).to_dict("records"))
+        data = [study_task_data(r["task_key"], r["text"], manifest.prefill(r["task_key"]).to_dict("records"))
                 for r in records]
     except ImportError:  # the Label Studio helpers are optional here: text and key are what the backend reads
         data = [{"text": r["text"], "task_key": r["task_key"], "kb_pages": ""} for r in records]

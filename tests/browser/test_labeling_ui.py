@@ -18,13 +18,14 @@ import pytest
 
 from lsfixtures import run_backend
 from posthoc.export.flatten import flatten_exports
-from posthoc.jobs.setup import create_study, read_accounts
+from posthoc.jobs.setup import SetupOptions, SetupTarget, create_study, read_accounts
 from posthoc.labelstudio.client import LabelStudioClient
 from posthoc.labelstudio.label_config import verification_tags
 from posthoc.paths import label_config
 from posthoc.study import StudyConfig, plan_study
 from posthoc.study.plan.index import ManifestIndex
 from posthoc.study.plan.manifest import Manifest
+from posthoc.study.plan.study import Study
 
 pytestmark = [pytest.mark.browser, pytest.mark.labelstudio, pytest.mark.slow]
 
@@ -104,8 +105,9 @@ def labeled(browser, ls_server, tmp_path_factory) -> dict[str, Any]:
     task = next(t for t in tasks.itertuples(index=False) if t.doc_id == "d1")
     assert task.chunk_start > 0 and any(ord(ch) > 0xFFFF for ch in TEXT[:task.chunk_start])
     with run_backend(manifest.path) as backend_url:
-        setup = create_study(manifest, url=ls_server.url, token=ls_server.token, backend_url=backend_url,
-                             accounts_file=folder / "accounts.json", email_domain="browser.posthoc.local")
+        setup = create_study(Study(manifest), SetupTarget(url=ls_server.url, token=ls_server.token,
+                                                          backend_url=backend_url),
+                             SetupOptions(accounts_file=folder / "accounts.json", email_domain="browser.posthoc.local"))
         account = read_accounts(folder / "accounts.json")["w001"]
         (project,) = setup.projects
         admin = LabelStudioClient(ls_server.url, ls_server.token)

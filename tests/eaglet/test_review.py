@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from posthoc.cli.flags import apply_command, check_command, review_command
-from posthoc.eaglet.review import corrected_gold, review_tasks
+from posthoc.eaglet.review import apply_review_decisions, review_tasks
 from posthoc.links import normalise_link
 from posthoc.readers import Corpus, read_mentions
 
@@ -115,7 +115,7 @@ def check_changes(changes: pd.DataFrame) -> None:
     assert (update["old_link"], update["new_link"]) == (W + "People%27s_Republic_of_China", W + "China")
 
 
-def test_corrected_gold_from_a_hand_built_export(flags_dir: Path) -> None:
+def test_review_decisions_from_a_hand_built_export(flags_dir: Path) -> None:
     from posthoc.eaglet.flags import read_flags
 
     flags = read_flags(flags_dir / "flags.csv")
@@ -130,7 +130,7 @@ def test_corrected_gold_from_a_hand_built_export(flags_dir: Path) -> None:
              "updated_at": "2026-01-01T00:00:00Z"},
             {"id": 20 + number, "completed_by": 7, "was_cancelled": True, "result": [],
              "updated_at": "2026-01-02T00:00:00Z"}]})
-    corrected, changes = corrected_gold(original, flags, exported)
+    corrected, changes = apply_review_decisions(original, flags, exported)
     got = {(str(r.doc_id), int(r.start), int(r.end), str(r.link)) for r in corrected.mentions.itertuples()}
     assert got == expected_gold(original)
     check_changes(changes)
@@ -230,7 +230,7 @@ def test_accepting_a_trailing_space_flag_trims_the_annotation_instead_of_deletin
         result.append({"id": item["id"], "from_name": "decision", "to_name": "text", "type": "choices",
                        "value": {**{k: item["value"][k] for k in ("start", "end", "text")}, "choices": [choice]}})
     export = [{"id": 1, "data": task["data"], "annotations": [{"id": 5, "completed_by": 1, "result": result}]}]
-    corrected, changes = corrected_gold(corpus, flags, export)
+    corrected, changes = apply_review_decisions(corpus, flags, export)
     got = {(int(r.start), int(r.end), str(r.surface), str(r.link)) for r in corrected.mentions.itertuples()}
     assert got == {(0, 16, "Merck and Co Inc", W + "Merck_%26_Co."), (26, 31, "Bonn.", W + "Bonn")}
     assert sorted(changes["action"]) == ["none", "update"]

@@ -112,7 +112,7 @@ def build_tiny_study(ls_server: Any, folder: Path, *, name: str = "tiny") -> Ite
     ``name``: the study's name (another name is another study, found apart by its projects' markers)."""
     from posthoc.labelstudio.label_config import region_tags
     from posthoc.labelstudio.payloads import build_result
-    from posthoc.labelstudio.tasks import task_data
+    from posthoc.labelstudio.tasks import study_task_data
     from posthoc.labelstudio.users import worker_email
 
     config = label_config("entity_verification")
@@ -135,7 +135,7 @@ def build_tiny_study(ls_server: Any, folder: Path, *, name: str = "tiny") -> Ite
             payload = []
             for task in tasks.itertuples(index=False):
                 prefill = manifest.prefill(task.task_key)
-                payload.append({"data": task_data(task.task_key, task.text, prefill.to_dict("records")),
+                payload.append({"data": study_task_data(task.task_key, task.text, prefill.to_dict("records")),
                                 "predictions": [{"model_version": "posthoc",
                                                  "result": build_result(prefill, task.text, tags)}]})
             client.projects.import_tasks(id=project.id, request=payload)

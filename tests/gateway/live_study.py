@@ -15,11 +15,12 @@ import httpx
 
 from gateway.matrix import Target
 from lsfixtures import make_project, run_backend, small_sample_manifest
-from posthoc.jobs.setup import create_study
+from posthoc.jobs.setup import SetupOptions, SetupTarget, create_study
 from posthoc.labelstudio.client import LabelStudioClient
 from posthoc.labelstudio.gateway_nginx import REFUSAL
 from posthoc.labelstudio.gateway_process import GatewayProcesses
 from posthoc.study.plan.logins import default_accounts_file, read_accounts
+from posthoc.study.plan.study import Study
 
 SIMPLE_CONFIG = ('<View><Text name="text" value="$text"/><Choices name="c" toName="text"><Choice value="a"/>'
                  '</Choices></View>')
@@ -65,8 +66,9 @@ def study_behind_gateway(ls_server: Any, folder: Path, *, name: str = "gwlive",
     admin = LabelStudioClient(ls_server.url, ls_server.token)
     with contextlib.ExitStack() as stack:
         backend_url = stack.enter_context(run_backend(manifest.path))
-        setup = create_study(manifest, url=ls_server.url, token=ls_server.token, backend_url=backend_url,
-                             email_domain=f"{name}.posthoc.local")
+        setup = create_study(Study(manifest), SetupTarget(url=ls_server.url, token=ls_server.token,
+                                                          backend_url=backend_url),
+                             SetupOptions(email_domain=f"{name}.posthoc.local"))
         projects = setup.project_ids()
         own = stack.enter_context(make_project(ls_server, SIMPLE_CONFIG, title=f"{name}: admin's own"))
         admin.import_tasks(own.id, [{"data": {"text": "Paris is big."}}])

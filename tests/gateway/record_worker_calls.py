@@ -97,16 +97,18 @@ def decide_task(page: Any, key: str = "1", new_link: str | None = None) -> None:
 def record(folder: Path) -> dict[str, Any]:
     from playwright.sync_api import sync_playwright
 
-    from posthoc.jobs.setup import create_study, read_accounts
+    from posthoc.jobs.setup import SetupOptions, SetupTarget, create_study, read_accounts
     from posthoc.labelstudio.client import LabelStudioClient
+    from posthoc.study.plan.study import Study
 
     template = build_template(Path(tempfile.gettempdir()) / "pytest-of-root" / "posthoc-ls")
     with private_label_studio(template, folder / "labelstudio") as server:
         manifest = small_sample_manifest(folder / "manifest.sqlite", name="gwrec", n_documents=4, n_workers=3,
                                          tasks_per_batch=3, control_tasks=False)
         with run_backend(manifest.path) as backend_url:
-            setup = create_study(manifest, url=server.url, token=server.token, backend_url=backend_url,
-                                 accounts_file=folder / "accounts.json", email_domain="gwrec.posthoc.local")
+            target = SetupTarget(url=server.url, token=server.token, backend_url=backend_url)
+            options = SetupOptions(accounts_file=folder / "accounts.json", email_domain="gwrec.posthoc.local")
+            setup = create_study(Study(manifest), target, options)
             project_id = setup.project_ids()["w001"]
             admin = LabelStudioClient(server.url, server.token)
             ids = {"project": {project_id}, "task": {int(t["id"]) for t in admin.tasks(project_id)}}

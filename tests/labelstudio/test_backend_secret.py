@@ -6,9 +6,10 @@ import pytest
 
 from lsfixtures import run_backend, small_sample_manifest
 from posthoc.errors import PosthocServiceError
-from posthoc.jobs.setup import create_study
+from posthoc.jobs.setup import SetupOptions, SetupTarget, create_study
 from posthoc.labelstudio.client import LabelStudioClient
 from posthoc.study.live.events import EventStore
+from posthoc.study.plan.study import Study
 from posthoc_backend.auth import webhook_token
 
 pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]
@@ -21,11 +22,13 @@ def test_setup_with_the_backend_secret_prefills_and_without_it_fails(ls_server, 
     events = tmp_path / "events.sqlite"
     with run_backend(manifest.path, secret="backend-s3cret", events_db=events) as backend_url:
         with pytest.raises(PosthocServiceError):
-            create_study(manifest, url=ls_server.url, token=ls_server.token, backend_url=backend_url,
-                         accounts_file=tmp_path / "accounts.json", email_domain="secret.posthoc.local")
-        result = create_study(manifest, url=ls_server.url, token=ls_server.token, backend_url=backend_url,
-                              accounts_file=tmp_path / "accounts.json", backend_secret="backend-s3cret",
-                              email_domain="secret.posthoc.local", webhook=True)
+            create_study(Study(manifest), SetupTarget(url=ls_server.url, token=ls_server.token,
+                                                      backend_url=backend_url),
+                         SetupOptions(accounts_file=tmp_path / "accounts.json", email_domain="secret.posthoc.local"))
+        result = create_study(Study(manifest), SetupTarget(url=ls_server.url, token=ls_server.token,
+                                                           backend_url=backend_url, backend_secret="backend-s3cret"),
+                              SetupOptions(accounts_file=tmp_path / "accounts.json",
+                                           email_domain="secret.posthoc.local", webhook=True))
         client = LabelStudioClient(ls_server.url, ls_server.token)
         # Label Studio's webhook to the backend carries the derived token (never the secret), so the
         # backend's /webhook accepts and records an annotation

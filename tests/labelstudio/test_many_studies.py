@@ -19,12 +19,13 @@ import pytest
 
 from lsfixtures import run_backend, small_sample_manifest
 from posthoc.errors import PosthocInputError, PosthocServiceError
-from posthoc.jobs.setup import create_study
+from posthoc.jobs.setup import SetupOptions, SetupTarget, create_study
 from posthoc.jobs.simulate import SimulationConfig, annotate_stream, plan_decisions
 from posthoc.labelstudio.client import LabelStudioClient
 from posthoc.labelstudio.users import login, organisation_users, study_email_domain
 from posthoc.paths import label_config
 from posthoc.study.plan.logins import default_accounts_file, read_accounts
+from posthoc.study.plan.study import Study
 
 pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]
 
@@ -38,7 +39,8 @@ def twins(ls_server: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
         folder = tmp_path_factory.mktemp(name)
         manifest = small_sample_manifest(folder / "manifest.sqlite", name=name, n_workers=3, control_tasks=False)
         with run_backend(manifest.path) as backend_url:
-            setup = create_study(manifest, url=ls_server.url, token=ls_server.token, backend_url=backend_url)
+            setup = create_study(Study(manifest), SetupTarget(url=ls_server.url, token=ls_server.token,
+                                                              backend_url=backend_url))
         made[name] = {"manifest": manifest, "setup": setup, "folder": folder}
     return made
 
@@ -121,7 +123,8 @@ def test_a_taken_login_fails_with_no_account_made_and_the_suggested_flag_then_wo
     client = LabelStudioClient(ls_server.url, ls_server.token)
     with run_backend(manifest.path) as backend_url:
         with pytest.raises(PosthocServiceError) as failed:
-            create_study(manifest, url=ls_server.url, token=ls_server.token, backend_url=backend_url)
+            create_study(Study(manifest), SetupTarget(url=ls_server.url, token=ls_server.token,
+                                                      backend_url=backend_url))
         message = str(failed.value)
         assert f"w002@{name}.posthoc.local" in message and "--email-domain" in message
         assert "this run made no account" in message
@@ -148,7 +151,8 @@ def test_a_taken_login_fails_with_no_account_made_and_the_suggested_flag_then_wo
         assert "w001@elsewhere.posthoc.local" not in organisation_users(client)
 
         # without the flag, the logins made are kept: a rerun with nothing to do
-        again = create_study(manifest, url=ls_server.url, token=ls_server.token, backend_url=backend_url)
+        again = create_study(Study(manifest), SetupTarget(url=ls_server.url, token=ls_server.token,
+                                                          backend_url=backend_url))
         assert again.created_users == 0 and again.created_projects == 0
         assert {p.email for p in again.projects} == {e["email"] for e in before.values()}
 
@@ -156,9 +160,8 @@ def test_a_taken_login_fails_with_no_account_made_and_the_suggested_flag_then_wo
 def test_an_explicit_domain_equal_to_the_kept_one_is_accepted(twins: Any, ls_server: Any) -> None:
     study = twins[TWINS[0]]
     with run_backend(study["manifest"].path) as backend_url:
-        again = create_study(study["manifest"], url=ls_server.url, token=ls_server.token, backend_url=backend_url,
-                             email_domain=study_email_domain(TWINS[0]))
+        target = SetupTarget(url=ls_server.url, token=ls_server.token, backend_url=backend_url)
+        again = create_study(Study(study["manifest"]), target, SetupOptions(email_domain=study_email_domain(TWINS[0])))
         assert again.created_users == 0
         with pytest.raises(PosthocInputError, match="cannot change them"):
-            create_study(study["manifest"], url=ls_server.url, token=ls_server.token, backend_url=backend_url,
-                         email_domain="posthoc.local")
+            create_study(Study(study["manifest"]), target, SetupOptions(email_domain="posthoc.local"))

@@ -20,8 +20,9 @@ import pytest
 import requests
 
 from lsfixtures import run_backend, small_sample_manifest
-from posthoc.jobs.setup import create_study
+from posthoc.jobs.setup import SetupOptions, SetupTarget, create_study
 from posthoc.study.live.events import EventStore
+from posthoc.study.plan.study import Study
 
 pytestmark = pytest.mark.labelstudio
 STUDY = "nohook"
@@ -71,8 +72,8 @@ def test_the_default_study_has_no_webhook_and_status_reads_the_api(ls_server: An
     headers = {"Authorization": f"Token {ls_server.token}"}
     events = tmp_path / "receiver.events.sqlite3"  # not beside the manifest: status's defaults do not see it
     with run_backend(manifest.path, events_db=events) as backend_url:
-        setup = create_study(manifest, url=ls_server.url, token=ls_server.token, backend_url=backend_url,
-                             email_domain=DOMAIN)
+        target = SetupTarget(url=ls_server.url, token=ls_server.token, backend_url=backend_url)
+        setup = create_study(Study(manifest), target, SetupOptions(email_domain=DOMAIN))
         projects = setup.project_ids()
         for project_id in projects.values():
             assert _hooks(ls_server, project_id) == []  # the backend's auto-created hook was removed
@@ -84,8 +85,7 @@ def test_the_default_study_has_no_webhook_and_status_reads_the_api(ls_server: An
         assert EventStore(events).events().empty  # Submit reached no receiver
 
         for _ in range(2):  # --webhook on the same study makes the webhook again, once however often it runs
-            again = create_study(manifest, url=ls_server.url, token=ls_server.token, backend_url=backend_url,
-                                 email_domain=DOMAIN, webhook=True)
+            again = create_study(Study(manifest), target, SetupOptions(email_domain=DOMAIN, webhook=True))
             assert again.imported_tasks == 0
             for project_id in projects.values():
                 assert [(h["url"], h["send_for_all_actions"], h["is_active"]) for h in _hooks(ls_server, project_id)
@@ -112,7 +112,6 @@ def test_the_default_study_has_no_webhook_and_status_reads_the_api(ls_server: An
         pd.testing.assert_frame_equal(controls["api"], controls["store"])
         assert len(controls["api"]) >= 1 and controls["api"]["passed"].all()  # decided as the manifest expects
 
-        final = create_study(manifest, url=ls_server.url, token=ls_server.token, backend_url=backend_url,
-                             email_domain=DOMAIN)  # the defaults again: the webhook goes
+        final = create_study(Study(manifest), target, SetupOptions(email_domain=DOMAIN))  # the defaults: it goes
         assert final.imported_tasks == 0
         assert all(_hooks(ls_server, p) == [] for p in projects.values())

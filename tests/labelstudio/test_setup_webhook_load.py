@@ -19,15 +19,16 @@ import pytest
 
 from faults.proxy import fault_proxy
 from lsfixtures import run_backend, small_sample_manifest
-from posthoc.jobs.setup import create_study
+from posthoc.jobs.setup import SetupOptions, SetupTarget, create_study
 from posthoc.labelstudio.client import LabelStudioClient
+from posthoc.study.plan.study import Study
 
 pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]
 
 
 @contextmanager
 def _study_behind_a_counting_proxy(ls_server: Any, tmp_path: Path, *, name: str, n_workers: int,
-                                   **options: Any) -> Iterator[tuple[Any, list[tuple[str, str]], str]]:
+                                   webhook: bool = False) -> Iterator[tuple[Any, list[tuple[str, str]], str]]:
     """A study set up with the backend behind a proxy that records every call Label Studio makes to it: the setup,
     the calls (method, path; a live list) and the backend's URL as Label Studio has it."""
     manifest = small_sample_manifest(tmp_path / "manifest.sqlite", name=name, n_workers=n_workers)
@@ -40,9 +41,10 @@ def _study_behind_a_counting_proxy(ls_server: Any, tmp_path: Path, *, name: str,
         return None
 
     with run_backend(manifest.path) as backend_url, fault_proxy(backend_url, record) as (proxy_url, _):
-        yield create_study(manifest, url=ls_server.url, token=ls_server.token, backend_url=proxy_url,
-                           accounts_file=tmp_path / "accounts.json", setup_file=tmp_path / "setup.json",
-                           email_domain=f"{name}.posthoc.local", **options), calls, proxy_url
+        options = SetupOptions(accounts_file=tmp_path / "accounts.json", setup_file=tmp_path / "setup.json",
+                               email_domain=f"{name}.posthoc.local", webhook=webhook)
+        target = SetupTarget(url=ls_server.url, token=ls_server.token, backend_url=proxy_url)
+        yield create_study(Study(manifest), target, options), calls, proxy_url
 
 
 def test_only_the_first_project_is_imported_with_the_webhook_on(ls_server, tmp_path: Path) -> None:

@@ -21,10 +21,11 @@ import pytest
 
 from lsfixtures import run_backend, small_sample_manifest
 from posthoc.errors import PosthocServiceError
-from posthoc.jobs.setup import SETUP_FIELDS, create_study
+from posthoc.jobs.setup import SETUP_FIELDS, SetupOptions, SetupTarget, create_study
 from posthoc.labelstudio.client import LabelStudioClient
 from posthoc.study.live.projects import find_study_projects, marker_html, project_marker
 from posthoc.study.plan.logins import default_accounts_file, read_accounts
+from posthoc.study.plan.study import Study
 
 pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]
 
@@ -79,10 +80,10 @@ def study(ls_server: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
                                     "description": f"posthoc-study {STUDY}x worker w003\n"})]
     try:
         with run_backend(manifest.path) as backend_url:
-            options = {"url": ls_server.url, "token": ls_server.token, "backend_url": backend_url}
+            target = SetupTarget(url=ls_server.url, token=ls_server.token, backend_url=backend_url)
             with counted() as first_calls:
-                setup = create_study(manifest, **options)
-            yield {"manifest": manifest, "setup": setup, "options": options, "admin": admin, "folder": folder,
+                setup = create_study(Study(manifest), target)
+            yield {"manifest": manifest, "setup": setup, "target": target, "admin": admin, "folder": folder,
                    "others": [int(p["id"]) for p in others], "first_calls": first_calls}
     finally:
         for project in others:
@@ -104,7 +105,7 @@ def test_a_first_run_lists_every_project_once_with_include(study: dict[str, Any]
 def test_a_rerun_with_everything_known_lists_neither_every_project_nor_the_members(study: dict[str, Any]) -> None:
     setup = study["setup"]
     with counted() as calls:
-        rerun = create_study(study["manifest"], **study["options"])
+        rerun = create_study(Study(study["manifest"]), study["target"])
     assert rerun.project_ids() == setup.project_ids()
     assert (rerun.created_projects, rerun.created_users, rerun.imported_tasks) == (0, 0, 0)
     assert every_project(calls) == [] and member_listings(calls) == []
@@ -150,10 +151,13 @@ def test_score_exports_exactly_the_studys_projects_and_lists_only_them(study: di
 
 
 def test_status_reads_exactly_the_studys_projects(study: dict[str, Any], ls_server: Any) -> None:
-    from posthoc.cli.status import annotations_from_label_studio
+    from posthoc.jobs.setup_record import default_setup_file, recorded_project_ids
+    from posthoc.study.live.progress import annotations_from_label_studio
 
+    manifest = study["manifest"]
+    known = recorded_project_ids(default_setup_file(Path(manifest.path)), study=str(manifest.study)).values()
     with counted() as calls:
-        annotations_from_label_studio(ls_server.url, ls_server.token, study["manifest"])
+        annotations_from_label_studio(ls_server.url, ls_server.token, manifest, known_ids=known)
     read = {int(c[2]["project"]) for c in calls if c[1] == "/api/tasks/"}
     assert read == set(study["setup"].project_ids().values())
     assert every_project(calls) == [] and by_ids(calls) == [read]
@@ -193,7 +197,7 @@ def test_a_doubled_marker_is_an_error_wherever_a_listing_shows_both(study: dict[
         with pytest.raises(PosthocServiceError, match=f"several projects marked .*w002.*{twin['id']}"):
             find_study_projects(admin, STUDY, workers)
         with pytest.raises(PosthocServiceError, match="several projects marked"):  # --verify lists every project
-            create_study(study["manifest"], **study["options"], verify=True)
+            create_study(Study(study["manifest"]), study["target"], SetupOptions(verify=True))
         # the recorded ids alone do not show the second project (documented): found as recorded
         found = find_study_projects(admin, STUDY, workers, known_ids=setup.project_ids().values())
         assert {w: int(p["id"]) for w, p in found.items()} == setup.project_ids()

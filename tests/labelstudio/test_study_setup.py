@@ -18,12 +18,21 @@ from typing import Any
 import pytest
 
 from lsfixtures import run_backend, small_sample_manifest
-from posthoc.jobs.setup import MARKER, SEQUENTIAL, create_study, project_markers, read_accounts
+from posthoc.jobs.setup import (
+    MARKER,
+    SEQUENTIAL,
+    SetupOptions,
+    SetupTarget,
+    create_study,
+    project_markers,
+    read_accounts,
+)
 from posthoc.jobs.simulate import SimulationConfig, annotate_stream, plan_decisions
 from posthoc.labelstudio.client import LabelStudioClient
 from posthoc.labelstudio.label_config import verification_tags
 from posthoc.labelstudio.tasks import TASK_DATA_KEYS
 from posthoc.paths import label_config
+from posthoc.study.plan.study import Study
 
 pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]
 
@@ -51,8 +60,8 @@ def study(ls_server, tmp_path_factory) -> Any:
     client = LabelStudioClient(ls_server.url, ls_server.token)
     with run_backend(manifest.path) as backend_url:
         accounts = folder / "accounts.json"
-        first = create_study(manifest, url=ls_server.url, token=ls_server.token, backend_url=backend_url,
-                             accounts_file=accounts, email_domain=DOMAIN)
+        target = SetupTarget(url=ls_server.url, token=ls_server.token, backend_url=backend_url)
+        first = create_study(Study(manifest), target, SetupOptions(accounts_file=accounts, email_domain=DOMAIN))
         # an interruption: the last two tasks of w001 never imported, one task of w002 never predicted,
         # and a duplicate prediction in w003
         p1, p2, p3 = (first.project_ids()[w] for w in ("w001", "w002", "w003"))
@@ -65,8 +74,7 @@ def study(ls_server, tmp_path_factory) -> Any:
         original = doubled["predictions"][0]
         client.post("/api/predictions/", {"task": doubled["id"], "result": original["result"],
                                           "model_version": original["model_version"]})
-        second = create_study(manifest, url=ls_server.url, token=ls_server.token, backend_url=backend_url,
-                              accounts_file=accounts, email_domain=DOMAIN)
+        second = create_study(Study(manifest), target, SetupOptions(accounts_file=accounts, email_domain=DOMAIN))
         yield {"manifest": manifest, "first": first, "second": second, "backend_url": backend_url,
                "accounts": accounts, "client": client, "folder": folder}
 
@@ -243,7 +251,7 @@ def test_cli_bad_manifest_is_one_line_exit_2(tmp_path: Path, ls_server) -> None:
     assert done.stderr.strip().count("\n") == 0 and "does not exist" in done.stderr
 
 
-def _counted_rerun(study, ls_server, **options: Any) -> tuple[Any, list[tuple[str, str]]]:
+def _counted_rerun(study, ls_server, *, verify: bool = False) -> tuple[Any, list[tuple[str, str]]]:
     """``create_study`` again through a proxy that records every call (method, path with ids as N)."""
     import re
 
@@ -256,8 +264,9 @@ def _counted_rerun(study, ls_server, **options: Any) -> tuple[Any, list[tuple[st
         return None
 
     with fault_proxy(ls_server.url, record) as (url, _):
-        again = create_study(study["manifest"], url=url, token=ls_server.token, backend_url=study["backend_url"],
-                             accounts_file=study["accounts"], email_domain=DOMAIN, **options)
+        again = create_study(Study(study["manifest"]),
+                             SetupTarget(url=url, token=ls_server.token, backend_url=study["backend_url"]),
+                             SetupOptions(accounts_file=study["accounts"], email_domain=DOMAIN, verify=verify))
     assert (again.created_projects, again.imported_tasks, again.predicted_tasks, again.created_users) == (0, 0, 0, 0)
     assert [call for call in seen if call[0] != "GET"] == []
     return again, seen

@@ -10,7 +10,7 @@ import pytest
 
 from posthoc.jobs.simulate import SimulationConfig, annotation_result, biased, plan_decisions
 from posthoc.labelstudio.label_config import verification_tags
-from posthoc.labelstudio.tasks import is_web_link, kb_pages_html, task_data
+from posthoc.labelstudio.tasks import is_web_link, kb_pages_html, study_task_data
 from posthoc.paths import label_config
 
 
@@ -60,15 +60,15 @@ def test_is_web_link(link: str, ok: bool) -> None:
     assert is_web_link(link) is ok
 
 
-def test_task_data_keeps_text_exactly() -> None:
+def test_study_task_data_keeps_text_exactly() -> None:
     text = "Zoë 👩‍👩‍👧 in Reykjavík\r\ne\u0301"
-    data = task_data("tkey", text, [])
+    data = study_task_data("tkey", text, [])
     assert data["text"] == text and data["task_key"] == "tkey"
     assert set(data) == {"text", "task_key", "batch_position", "kb_pages"} and data["batch_position"] == ""
 
 
-def test_task_data_says_where_the_task_sits_in_the_batch() -> None:
-    assert task_data("k", "t", [], number=2, total=17)["batch_position"] == "Task 2 of 17 in your batch"
+def test_study_task_data_says_where_the_task_sits_in_the_batch() -> None:
+    assert study_task_data("k", "t", [], number=2, total=17)["batch_position"] == "Task 2 of 17 in your batch"
 
 
 def test_biased_raises_verify_after_verify_only() -> None:

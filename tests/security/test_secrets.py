@@ -127,6 +127,16 @@ def test_connect_backend_errors_hide_the_token_and_the_secret() -> None:
     assert TOKEN not in message and SECRET not in message  # ... blanked
 
 
+def test_a_setup_target_shows_neither_the_token_nor_the_secret() -> None:
+    from posthoc.jobs.setup_options import SetupTarget
+
+    target = SetupTarget(url="http://127.0.0.1:9", token=TOKEN, backend_url="http://127.0.0.1:8",
+                         backend_secret=SECRET)
+    shown = f"{target!r} {target}"
+    assert "http://127.0.0.1:9" in shown and "http://127.0.0.1:8" in shown  # the value is shown ...
+    assert TOKEN not in shown and SECRET not in shown  # ... without what opens Label Studio and the backend
+
+
 def test_score_outputs_hold_no_token(manifest_path: Path, tmp_path: Path) -> None:
     from posthoc.export.synthetic import write_synthetic_export
     from posthoc.labelstudio.label_config import verification_tags

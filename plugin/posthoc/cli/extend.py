@@ -12,7 +12,7 @@ the same inputs finds an empty revision: nothing is written, and the setup finds
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -175,8 +175,12 @@ def extend_command(ctx: click.Context, manifest_path: Path, config_path: Path, t
                                 f"{manifest.study!r}: give the config the manifest was planned from")
     wanted = _documents_option(documents)
     if target_halfwidth is not None:
-        wanted = _target_documents(tables, config, pool_docs, pool_ments, pilot, target=target_halfwidth,
-                                   cells=_cells_option(cells), runs=runs, seed=seed)
+        from posthoc.study.planner.extension_target import documents_for_study_target
+
+        found = documents_for_study_target(tables["documents"], pool_docs, pool_ments, config, pilot,
+                                           target=target_halfwidth, cells=_cells_option(cells), runs=runs, seed=seed)
+        _print_target(found, target_halfwidth)
+        wanted = {d: int(row["documents"]) for d, row in found.items()}
     number = len(tables["revisions"]) + 1
     extension = plan_extension(tables, config, pool_docs, pool_ments, wanted, study=manifest.study, revision=number,
                                key_secret=read_key_secret(manifest_path))
@@ -192,22 +196,13 @@ def extend_command(ctx: click.Context, manifest_path: Path, config_path: Path, t
         _apply(ctx, manifest_path, extension.revision, _now(), digest, tables, setup)
 
 
-def _target_documents(tables: dict[str, Any], config: Any, docs: Any, ments: Any, pilot: Any, *, target: float,
-                      cells: list[tuple[str, str]] | None, runs: int, seed: int) -> dict[str, int]:
-    """Documents per dataset for the target (:func:`posthoc.study.planner.extension_target.documents_for_target`),
-    printed per dataset."""
-    from posthoc.study.planner.extension_target import documents_for_target
-    from posthoc.study.planner.rates import OutcomeRates, rates_from_pilot
-
-    current = tables["documents"].groupby("dataset").size().to_dict()
-    rates = rates_from_pilot(pilot) if pilot is not None else OutcomeRates()
-    found = documents_for_target(docs, ments, config, {str(d): int(n) for d, n in current.items()}, rates,
-                                 target=target, cells=cells, runs=runs, seed=seed)
+def _print_target(found: Mapping[str, Mapping[str, Any]], target: float) -> None:
+    """One line a dataset: the widest cell now and at the documents found for ``target``
+    (:func:`posthoc.study.planner.extension_target.documents_for_study_target`)."""
     for dataset, row in found.items():
         state = "reached" if row["reached"] else "NOT reachable with every document"
         click.echo(f"target ± {target:g} in {dataset}: widest cell {row['widest_now']:.4f} now, "
                    f"{row['widest']:.4f} at {row['documents']} of {row['of']} documents ({state})")
-    return {d: int(row["documents"]) for d, row in found.items()}
 
 
 def _now() -> str:
@@ -252,7 +247,8 @@ def reassign_command(ctx: click.Context, manifest_path: Path, failed: tuple[str,
     withdrawn task. Every item short of k judges over the passing workers gets new ones from workers who have
     not seen its chunk (systems balanced, new accounts first), appended in their seeded order.
     """
-    from posthoc.cli.status import annotations_from_label_studio
+    from posthoc.jobs.setup_record import default_setup_file, recorded_project_ids
+    from posthoc.study.live.progress import annotations_from_label_studio
     from posthoc.study.plan.manifest import Manifest
     from posthoc.study.plan.reassign import plan_reassignment
     from posthoc.study.plan.revision import config_of
@@ -264,7 +260,8 @@ def reassign_command(ctx: click.Context, manifest_path: Path, failed: tuple[str,
     if unknown:  # before Label Studio is asked anything
         raise PosthocInputError(f"unknown worker(s) {unknown}; the study's workers: {', '.join(manifest.workers())}")
     url, token = _connection(setup["ls_url"], setup["data_dir"])
-    annotations = annotations_from_label_studio(url, token, manifest)
+    known = recorded_project_ids(default_setup_file(manifest_path), study=str(manifest.study)).values()
+    annotations = annotations_from_label_studio(url, token, manifest, known_ids=known)
     done = set(annotations.loc[~annotations["was_cancelled"].astype(bool), "task_key"].astype(str))
     number = len(tables["revisions"]) + 1
     revision = plan_reassignment(tables, config_of(manifest.config), done, failed={*failed, *_failed_from(failed_from)},

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from posthoc.errors import PosthocInputError
+
+if TYPE_CHECKING:
+    from posthoc.study.plan.study import Study
 
 
 @click.command("create")
@@ -61,7 +65,7 @@ def create_command(manifest_path: Path, ls_url: str | None, data_dir: Path | Non
     else from --data-dir's credentials file; the backend's shared secret (if any) from env
     POSTHOC_BACKEND_SECRET.
     """
-    from posthoc.jobs.setup import create_study
+    from posthoc.jobs.setup import SetupOptions, SetupTarget, create_study
     from posthoc.labelstudio.credentials import read_credentials
     from posthoc.labelstudio.environment import run_label_studio_command
     from posthoc.labelstudio.server_log import read_state
@@ -93,12 +97,15 @@ def create_command(manifest_path: Path, ls_url: str | None, data_dir: Path | Non
     if not token:
         raise PosthocInputError("no admin token: set env POSTHOC_LS_TOKEN or LABEL_STUDIO_TOKEN "
                                 "(or give --data-dir of a local server)")
-    _warn_of_load(manifest_path, ls_url, data_dir)
-    result = create_study(manifest_path, url=ls_url, token=token, backend_url=backend_url,
-                          accounts_file=accounts_file, email_domain=email_domain,
-                          backend_secret=os.environ.get("POSTHOC_BACKEND_SECRET") or None,
-                          reset_password=reset, progress=progress, webhook=webhook, verify=verify,
-                          backend_wait=backend_wait)
+    from posthoc.study.plan.study import Study
+
+    study = Study.open(manifest_path)
+    _warn_of_load(study, ls_url, data_dir)
+    target = SetupTarget(url=ls_url, token=token, backend_url=backend_url,
+                         backend_secret=os.environ.get("POSTHOC_BACKEND_SECRET") or None, reset_password=reset)
+    options = SetupOptions(accounts_file=accounts_file, email_domain=email_domain, webhook=webhook, verify=verify,
+                           backend_wait=backend_wait, progress=progress)
+    result = create_study(study, target, options)
     click.echo(f"study {result.study}: {len(result.projects)} worker projects on {result.url} "
                f"({result.created_projects} created, {result.imported_tasks} tasks imported, "
                f"{result.created_users} accounts created, {result.predicted_tasks} tasks pre-filled, "
@@ -113,22 +120,17 @@ def create_command(manifest_path: Path, ls_url: str | None, data_dir: Path | Non
     click.echo(f"passwords: {result.accounts_file} (permissions 0600)")
 
 
-def _warn_of_load(manifest_path: Path, ls_url: str, data_dir: Path | None) -> None:
+def _warn_of_load(study: Study, ls_url: str, data_dir: Path | None) -> None:
     """Warn (stderr) when the plan's workers, all at once, are beyond the server's SQLite with one process; said
     for a server whose database is known here (``--data-dir``, or the default data dir's server)."""
     from posthoc.labelstudio.capacity import sqlite_load_warning
     from posthoc.labelstudio.database import read_database
     from posthoc.labelstudio.server_log import local_engine
-    from posthoc.study.plan.manifest import Manifest
 
     engine = read_database(data_dir).engine if data_dir is not None else local_engine(ls_url)
     if engine != "sqlite":
         return
-    manifest = Manifest.open(manifest_path)
-    try:
-        workers = len(manifest.workers())
-    finally:
-        manifest.close()
+    workers = len(study.workers)
     warning = sqlite_load_warning(workers, engine=engine)
     if warning is not None:
         click.echo(f"posthoc: warning: this study has {workers} workers; {warning}", err=True)

@@ -13,61 +13,15 @@ Computation: :mod:`posthoc.study.live.progress`.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
-import pandas as pd
 
 from posthoc.errors import PosthocInputError
 
 if TYPE_CHECKING:
-    from posthoc.labelstudio.records import Project
-    from posthoc.study.plan.manifest import Manifest
-
-
-def study_project_ids(projects: Iterable[Project], study: str) -> list[int]:
-    """Ids of the Label Studio projects of ``study``: those carrying its worker markers
-    (:func:`posthoc.study.live.projects.study_projects`); none when the study has not been created."""
-    from posthoc.labelstudio import records as ls
-    from posthoc.study.live.projects import study_projects
-
-    return sorted(ls.int_id(p) for p in study_projects(projects, study).values())
-
-
-def annotations_from_label_studio(url: str, token: str, manifest: Manifest) -> pd.DataFrame:
-    """The study's annotations as Label Studio holds them (one row an annotation, see progress), from the
-    study's projects: those the setup record names, by id, or every project's markers while some worker's is
-    unknown (:func:`posthoc.study.live.projects.find_study_projects`)."""
-    from posthoc.jobs.setup_record import default_setup_file, recorded_project_ids
-    from posthoc.labelstudio import records as ls
-    from posthoc.labelstudio.client import LabelStudioClient
-    from posthoc.study.live.progress import annotations_from_tasks
-    from posthoc.study.live.projects import find_study_projects
-
-    keys = set(manifest.tasks()["task_key"])
-    client = LabelStudioClient(url, token)
-    study = str(manifest.study)
-    known = recorded_project_ids(default_setup_file(Path(manifest.path)), study=study).values()
-    found = find_study_projects(client, study, manifest.workers(), known_ids=known, any_worker=True)
-    tasks: list[ls.Task] = []
-    for project_id in study_project_ids(found.values(), study):
-        for task in client.tasks(project_id):
-            data = ls.task_data(task)
-            if isinstance(data, dict) and data.get("task_key") in keys and ls.task_annotations(task):
-                project = ls.task_project(task)
-                tasks.append({**task, "project": project_id if project is None else int(project)})
-    return annotations_from_tasks(tasks)
-
-
-def merge_annotations(from_events: pd.DataFrame, from_api: pd.DataFrame | None) -> pd.DataFrame:
-    """Annotations of both sources, Label Studio's row kept where both have the same annotation id."""
-    if from_api is None:
-        return from_events
-    extra = from_events[~from_events["annotation_id"].isin(from_api["annotation_id"])]
-    frames = [f for f in (from_api, extra) if len(f)]
-    return pd.concat(frames, ignore_index=True) if frames else from_api
+    import pandas as pd
 
 
 @click.command("status")
@@ -89,7 +43,12 @@ def status_command(manifest: Path, url: str | None, token_env: str, events_db: P
     """Show per-worker progress (tasks done / total, last activity) and control-task results, from Label Studio's
     API (--url) and, when there is one, the backend's webhook event store."""
     from posthoc.atomic import write_text_atomic
-    from posthoc.study.live.progress import control_annotation_checks, worker_progress
+    from posthoc.study.live.progress import (
+        annotations_from_label_studio,
+        control_annotation_checks,
+        merge_annotations,
+        worker_progress,
+    )
     from posthoc.study.plan.manifest import Manifest
 
     opened = Manifest.open(manifest)
@@ -103,7 +62,10 @@ def status_command(manifest: Path, url: str | None, token_env: str, events_db: P
         if not token:
             raise PosthocInputError(f"--url needs the API token in the environment variable {token_env} (`eval "
                                     "\"$(posthoc ls env --data-dir DIR)\"` sets it for a local server)")
-        from_api = annotations_from_label_studio(url, token, opened)
+        from posthoc.jobs.setup_record import default_setup_file, recorded_project_ids
+
+        known = recorded_project_ids(default_setup_file(manifest), study=str(opened.study)).values()
+        from_api = annotations_from_label_studio(url, token, opened, known_ids=known)
     annotations = from_api if from_events is None else merge_annotations(from_events, from_api)
     assert annotations is not None
     controls = control_annotation_checks(opened, annotations)
@@ -144,3 +106,4 @@ def _annotations_from_events(manifest: Path, events_db: Path | None, *, url: str
                                 "with `posthoc study create --webhook`); give Label Studio's URL with --url (or env "
                                 "POSTHOC_LS_URL) and its token in LABEL_STUDIO_TOKEN")
     return current_annotations(events)
+

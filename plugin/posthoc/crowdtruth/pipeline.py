@@ -26,7 +26,7 @@ import pandas as pd
 
 from posthoc.crowdtruth import evaluation as ev
 from posthoc.crowdtruth.metrics import CrowdTruthResult, crowdtruth_metrics
-from posthoc.crowdtruth.report import crowdtruth_section
+from posthoc.crowdtruth.report import result_section
 from posthoc.crowdtruth.vectors import JudgementVectors, build_vectors
 from posthoc.errors import PosthocInputError
 from posthoc.html import Section
@@ -112,7 +112,7 @@ def run_crowdtruth(
         tables["filtered_workers"] = filtered.result.workers
     notes = (f"Weighted training labels use threshold {threshold:.2f} (positive weights in [0.85, 1], "
              "negative in [-1, -0.85]; seed 002 section 3.4).",)
-    section = crowdtruth_section(result, title=title, sweep=sweep, best=best, majority=majority, mcnemar=mcnemar,
+    section = result_section(result, title=title, sweep=sweep, best=best, majority=majority, mcnemar=mcnemar,
                                  filtered=filtered, notes=notes)
     return CrowdTruthRun(result=result, tables=tables, summary=summary, section=section, filtered=filtered)
 

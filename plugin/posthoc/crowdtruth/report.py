@@ -39,7 +39,7 @@ def sweep_figure(sweep: pd.DataFrame, *, majority_f1: float | None = None, best:
     return figure
 
 
-def crowdtruth_section(
+def result_section(
     result: CrowdTruthResult,
     *,
     title: str = "CrowdTruth disagreement metrics",

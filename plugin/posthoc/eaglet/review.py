@@ -11,8 +11,8 @@ suggestion and the reason) and a ``link`` textarea item pre-filled with the sugg
 the result id = the flag id. The reviewer picks ``decision`` accept / modify / reject per region
 and may draw ``new_mention`` regions.
 
-Decisions (:func:`corrected_gold`)
-----------------------------------
+Decisions (:func:`apply_review_decisions`)
+------------------------------------------
 For a flag on an existing annotation: *accept* applies the suggestion -- ``delete`` and ``check``
 remove the annotation, ``update-uri`` sets its link to the region's link (the suggested one unless
 edited), ``update-span`` moves it to the suggested span (``partner_start``/``partner_end``; a
@@ -215,8 +215,8 @@ def _reviewer(annotation: ls.Annotation) -> str:
     return "" if who is None else str(ls.user_email(who) or ls.user_id(who))
 
 
-def corrected_gold(corpus: Corpus, flags: pd.DataFrame, tasks: list[ls.Task], *,
-                   system: str = "GT") -> tuple[Corpus, pd.DataFrame]:
+def apply_review_decisions(corpus: Corpus, flags: pd.DataFrame, tasks: list[ls.Task], *,
+                           system: str = "GT") -> tuple[Corpus, pd.DataFrame]:
     """The corrected annotations of ``system`` and the change log (see the module docstring)."""
     checked = corpus.mentions[corpus.mentions["system"] == system]
     records = checked.to_dict("records")
@@ -342,7 +342,7 @@ def apply_review(flags_dir: str | os.PathLike[str], *, url: str, token: str, pro
             raise PosthocInputError(f"{flags_dir}: no review.json; give --project or run `posthoc flags review`")
         project_id = int(json.loads(review.read_text(encoding="utf-8"))["project_id"])
     tasks = export_tasks(url, token, project_id)
-    corrected, changes = corrected_gold(corpus, flags, tasks, system=meta["system"])
+    corrected, changes = apply_review_decisions(corpus, flags, tasks, system=meta["system"])
     out_dir.mkdir(parents=True, exist_ok=True)
     write_jsonl(corrected, out_dir / "corrected.jsonl", system=meta["system"] if not corrected.mentions.empty
                 else None)

@@ -141,7 +141,8 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo-out", *, simulate: bool = F
              n_workers: int | None = None, simulation_seed: int = 7, n_resamples: int = 1000,
              progress: bool = True, echo: Callable[[str], None] = print) -> DemoResult:
     """Run the demo in ``out_dir`` (see the module docstring); ``echo`` prints the console summary."""
-    from posthoc.jobs.setup import create_study, default_accounts_file, read_accounts
+    from posthoc.jobs.setup import SetupOptions, SetupTarget, create_study, read_accounts
+    from posthoc.study.plan.study import Study
 
     root = Path(out_dir).resolve()
     root.mkdir(parents=True, exist_ok=True)
@@ -157,13 +158,15 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo-out", *, simulate: bool = F
              f"workers ({manifest_path})")
         with backend_process(manifest_path, port=backend_port, log_path=root / "backend.log") as backend_url, \
                 contextlib.ExitStack() as stack:
-            accounts_file = default_accounts_file(manifest_path)  # where the score job looks for logins
+            study = Study(manifest)
+            accounts_file = study.accounts_file  # the default: where the score job looks for logins
 
             def reset(email: str, password: str) -> None:
                 server.run_command(["reset_password", "--username", email, "--password", password])
 
-            setup = create_study(manifest, url=server.url, token=server.token, backend_url=backend_url,
-                                 accounts_file=accounts_file, reset_password=reset, progress=progress)
+            setup = create_study(study, SetupTarget(url=server.url, token=server.token, backend_url=backend_url,
+                                                    reset_password=reset),
+                                 SetupOptions(progress=progress))
             accounts = read_accounts(accounts_file)
             links = _worker_links(setup, stack, server=server, manifest_path=manifest_path, port=gateway_port,
                                   folder=root / "gateway", echo=echo)

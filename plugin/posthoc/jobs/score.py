@@ -51,16 +51,13 @@ if TYPE_CHECKING:  # pandas, the flattener, the metrics and the report are impor
     from posthoc.html import Section
     from posthoc.scores import Scores
 
-__all__ = ["EXIT_INPUT", "EXIT_LOCKED", "EXIT_NOTHING_NEW", "EXIT_SERVICE", "EXIT_UPDATED", "FINGERPRINT_NAME",
-           "FORMATS", "LOCK_NAME", "JudgementSource", "ScoreJobLocked", "ScoreJobResult", "ScoreOptions",
-           "fingerprint", "run_score_job"]
+__all__ = ["EXIT_LOCKED", "EXIT_NOTHING_NEW", "EXIT_UPDATED", "FINGERPRINT_NAME", "FORMATS", "LOCK_NAME",
+           "JudgementSource", "ScoreJobLocked", "ScoreJobResult", "ScoreOptions", "fingerprint", "run_score_job"]
 
 LOCK_NAME = ".posthoc-score.lock"
 FINGERPRINT_NAME = ".posthoc-score.fingerprint"
 EXIT_UPDATED = 0
 EXIT_NOTHING_NEW = 10
-EXIT_INPUT = 2
-EXIT_SERVICE = 3
 EXIT_LOCKED = 4
 
 

@@ -40,7 +40,7 @@ def merge_exclusions(export_exclusions: pd.DataFrame, scoring_exclusions: pd.Dat
 def saved_target(study: Study) -> float | None:
     """The target half-width of the estimate ``posthoc study estimate --target-halfwidth`` saved beside the
     manifest for this study, or None (no estimate, another study's, unreadable, or no target)."""
-    from posthoc.study.planner.estimate_file import FORMAT
+    from posthoc.study.plan.estimate_file import FORMAT
 
     try:
         record = json.loads(study.estimate_path.read_text(encoding="utf-8"))

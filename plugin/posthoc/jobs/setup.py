@@ -2,21 +2,23 @@
 
 Paper 000, section 2.1 and Figure 2 (a worker verifies, edits or removes every pre-filled entity
 link of a task); paper 004, section 4 (each worker gets their own randomised order). What
-:func:`create_study` does:
+:func:`create_study` does, given the opened study (:class:`posthoc.study.plan.study.Study`: its manifest, index,
+workers and label config), where it goes (:class:`~posthoc.jobs.setup_options.SetupTarget`) and how
+(:class:`~posthoc.jobs.setup_options.SetupOptions`):
 
 1. makes every worker's account (e-mail ``<worker>@<domain>``, password generated once and kept in the
    accounts file, 0600) through the sign-up form; the organisation's members are listed only when some worker's
    user id is not yet in the accounts file (:mod:`posthoc.jobs.accounts`);
 2. finds the study's projects by marker (:func:`posthoc.study.live.projects.find_study_projects`): the projects
    the setup record names, by id, and every project only while some worker's is unknown (a first run), both
-   with ``include=`` the fields read here; then, for several workers at once (``concurrency`` projects, a thread
-   pool), for each:
+   with ``include=`` the fields read here; then, for several workers at once (``options.concurrency`` projects, a
+   thread pool), for each:
 3. finds or creates the worker's project: title ``<study> · worker <worker>``, the marker in its
    ``expert_instruction``, settings: the label config, Sequential sampling, ``maximum_annotations=1``, no
    skip button, the backend's neutral ``model_version`` (asked once a run, through the first project set up;
    every later project is created with it, so only that one needs a ``PATCH``);
 4. connects the ML backend (it stays connected for live tasks and re-prediction) and removes the webhook Label
-   Studio makes for it (``webhook=True``: keeps it, or makes it again), unless the project is already so: the
+   Studio makes for it (``options.webhook``: keeps it, or makes it again), unless the project is already so: the
    organisation's webhook listing shows the webhook there or not, and the setup record names the backend the
    project was checked with (:meth:`posthoc.jobs.setup_record.SetupRecord.connected`); a project created with
    the model version already known is connected at the end instead (after step 6), so that the webhook Label
@@ -38,16 +40,14 @@ Only then are the workers' links returned. A rerun after success trusts the reco
 listing agrees with it (same project, task and prediction counts, model version): it reads each worker's user
 by id, lists the recorded projects by id, the webhooks and Data Manager tabs, reads no task, and changes nothing;
 no listing of every project or member, so it costs the same on a server holding 1,000 other projects.
-``verify=True`` reads every project back instead (and lists every project, to find doubled markers).
+``options.verify`` reads every project back instead (and lists every project, to find doubled markers).
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import threading
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,24 +55,23 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from posthoc.errors import PosthocInputError, PosthocServiceError
 from posthoc.jobs.accounts import ensure_accounts
+from posthoc.jobs.setup_options import CONCURRENCY, SetupOptions, SetupTarget
 from posthoc.jobs.setup_record import SetupRecord, default_setup_file
 from posthoc.labelstudio import records as ls
-from posthoc.labelstudio.backend import BACKEND_WAIT, BackendLink, check_backend_health
+from posthoc.labelstudio.backend import BackendLink, check_backend_health
 from posthoc.labelstudio.calls import PROJECT_COUNTS, PROJECT_FIELDS
 from posthoc.labelstudio.client import LabelStudioClient
 from posthoc.labelstudio.payloads import has_links, manifest_prediction, prediction_regions, regions_differ
-from posthoc.labelstudio.tasks import task_data
+from posthoc.labelstudio.tasks import study_task_data
 from posthoc.labelstudio.views import ensure_tabs
-from posthoc.lazy import Lazy
 from posthoc.study.live.projects import MARKER, find_study_projects, marker_html, project_marker, project_markers
-from posthoc.study.plan.index import ManifestIndex
 from posthoc.study.plan.logins import default_accounts_file, read_accounts
 
 if TYPE_CHECKING:
-    from posthoc.study.plan.manifest import Manifest
+    from posthoc.study.plan.index import ManifestIndex
+    from posthoc.study.plan.study import Study
 
 IMPORT_BATCH = 500  # tasks a POST: Label Studio imports ~3 ms a task with predictions inline
-CONCURRENCY = 4  # workers' projects set up at once
 SEQUENTIAL = "Sequential sampling"
 logger = logging.getLogger("posthoc")
 
@@ -108,7 +107,7 @@ class StudySetup:
         return {p.worker: p.project_id for p in self.projects}
 
 
-def project_title(study: str, worker: str) -> str:
+def worker_project_title(study: str, worker: str) -> str:
     """The project title (Label Studio limits titles to 50 characters)."""
     return f"{study} · worker {worker}"[:50]
 
@@ -148,7 +147,7 @@ def _ensure_project(client: LabelStudioClient, found: ls.Project | None, *, stud
               "description": f"Entity-link verification, study {study}: the tasks of {worker}.",
               "expert_instruction": marker_html(marker)}
     if found is None:
-        settings = {"title": project_title(study, worker), **wanted}
+        settings = {"title": worker_project_title(study, worker), **wanted}
         if model_version is not None:
             settings |= {"model_version": model_version}
         return client.create_project(settings), True
@@ -178,28 +177,24 @@ class _Counts:
                 setattr(self, name, getattr(self, name) + value)
 
 
-@dataclass
-class _Study:
-    """What every worker's project needs: the client, the plan in memory, the backend, the label config."""
+@dataclass(frozen=True)
+class _SetupRun:
+    """What every worker's project needs besides the opened study: the client, the planned task keys, the
+    backend link, the label config, this run's counts and the setup record."""
 
+    study: Study
     client: LabelStudioClient
-    study: str
-    manifest: Manifest
     planned: dict[str, list[str]]  # worker -> task keys in planned order
     link: BackendLink
     config: str
     counts: _Counts
     record: SetupRecord
-    _index: Lazy[ManifestIndex] = field(init=False)
-
-    def __post_init__(self) -> None:
-        self._index = Lazy(lambda: ManifestIndex.from_manifest(self.manifest))
 
     @property
     def index(self) -> ManifestIndex:
-        """The manifest's texts and pre-fill, read when a project first needs them (a rerun with nothing to do
-        never does)."""
-        return self._index()
+        """The manifest's texts and pre-fill (:attr:`Study.index`), read when a project first needs them (a rerun
+        with nothing to do never does)."""
+        return self.study.index
 
 
 def import_items(index: ManifestIndex, keys: list[str], positions: range | list[int], *, label_config: str,
@@ -213,12 +208,12 @@ def import_items(index: ManifestIndex, keys: list[str], positions: range | list[
         text, mentions = index.texts[key], index.prefill_rows(key)
         prediction = manifest_prediction(mentions, text, label_config, model_version=model_version,
                                          validate=number == 0)
-        items.append({"data": task_data(key, text, mentions, number=position + 1, total=len(keys)),
+        items.append({"data": study_task_data(key, text, mentions, number=position + 1, total=len(keys)),
                       "predictions": [prediction]})
     return items
 
 
-def _import_missing(ctx: _Study, project_id: int, keys: list[str], tasks: list[ls.Task],
+def _import_missing(ctx: _SetupRun, project_id: int, keys: list[str], tasks: list[ls.Task],
                     model_version: str) -> tuple[list[ls.Task], int]:
     """Import the planned tasks that are not there yet, with their predictions; returns (all tasks, imported)."""
     present = [str(ls.task_data(t).get("task_key", "")) for t in tasks]
@@ -247,7 +242,7 @@ def _import_missing(ctx: _Study, project_id: int, keys: list[str], tasks: list[l
     return tasks, len(missing)
 
 
-def _check_predictions(ctx: _Study, project_id: int, tasks: list[ls.Task], model_version: str) -> None:
+def _check_predictions(ctx: _SetupRun, project_id: int, tasks: list[ls.Task], model_version: str) -> None:
     """Give a task without its prediction the manifest's (one request), delete duplicates; fail when a task holds
     a prediction other than the manifest's pre-fill."""
     lacking: list[ls.Task] = []
@@ -291,10 +286,10 @@ def _check_predictions(ctx: _Study, project_id: int, tasks: list[ls.Task], model
     ctx.counts.add(predicted=len(lacking), deleted=deleted)
 
 
-def _setup_project(ctx: _Study, worker: str, found: ls.Project | None) -> tuple[ls.Project, int]:
+def _setup_project(ctx: _SetupRun, worker: str, found: ls.Project | None) -> tuple[ls.Project, int]:
     """Steps 3 to 6 of the module docstring for one worker; returns (the project, its number of tasks)."""
     client = ctx.client
-    project, created = _ensure_project(client, found, study=ctx.study, worker=worker, label_config=ctx.config,
+    project, created = _ensure_project(client, found, study=ctx.study.name, worker=worker, label_config=ctx.config,
                                        model_version=ctx.link.known_version)
     project_id = ls.int_id(project)
     # a new project is connected after its import when the model version is known: the webhook Label Studio makes
@@ -324,59 +319,61 @@ def _setup_project(ctx: _Study, worker: str, found: ls.Project | None) -> tuple[
     return project, len(tasks)
 
 
-def create_study(manifest: Manifest | str | os.PathLike[str], *, url: str, token: str, backend_url: str,
-                 label_config: str | None = None, accounts_file: Path | None = None, email_domain: str | None = None,
-                 backend_secret: str | None = None, reset_password: Callable[[str, str], None] | None = None,
-                 progress: bool = False, concurrency: int = CONCURRENCY, webhook: bool = False,
-                 setup_file: Path | None = None, verify: bool = False,
-                 backend_wait: float = BACKEND_WAIT) -> StudySetup:
-    """Set up (or complete) the study of ``manifest`` in the Label Studio at ``url`` (see the module docstring).
+def create_study(study: Study, target: SetupTarget, options: SetupOptions | None = None) -> StudySetup:
+    """Set up (or complete) ``study`` in the Label Studio of ``target`` (see the module docstring).
 
-    ``manifest``: a :class:`posthoc.study.plan.manifest.Manifest` or its path. ``token``: an admin's API
-    token (legacy or personal access token). ``backend_url``: the ML backend as Label Studio reaches it.
-    ``label_config``: default ``label_configs/entity_verification.xml``. ``accounts_file``: where generated
-    annotator passwords are kept (0600; default beside the manifest). ``email_domain``: the workers'
-    logins are ``<worker>@<domain>``; default the study's own (``<study>.posthoc.local``, see
-    :mod:`posthoc.jobs.accounts`). ``backend_secret``: the backend's shared
-    secret, sent as basic auth. ``reset_password(email, password)``: repairs an account with an unknown password
-    (local data dir only). ``concurrency``: projects (and sign-ups) at once. ``webhook``: keep (or make again) the
-    project webhook Label Studio makes for the backend, the event store's source (``--webhook``); by default it is
-    removed, since Label Studio sends it inside every Submit (+36.0 ms p50 / +40.0 ms p95,
-    ``bench/results/study_scale_bench.txt``), and progress is read from the API. ``setup_file``:
-    the record of checked projects (default ``<manifest stem>.setup.json`` beside it); ``verify``: read every
-    project back even when the record and Label Studio's counts agree. ``backend_wait``: seconds to wait for the
-    backend's first ``/health`` answer (:func:`~posthoc.labelstudio.backend.check_backend_health`). Raises
-    PosthocServiceError when Label Studio or the backend fails, or when a task holds a prediction other than the
-    manifest's.
+    ``study``: the opened manifest (its label config, :attr:`Study.label_config`, is the projects'; ``None``: the
+    bundled ``label_configs/entity_verification.xml``). ``target``: the Label Studio, its admin token and the ML
+    backend (:class:`~posthoc.jobs.setup_options.SetupTarget`). ``options``: how the run behaves
+    (:class:`~posthoc.jobs.setup_options.SetupOptions`; ``None``: the defaults). Raises PosthocInputError for a
+    manifest without workers, PosthocServiceError when Label Studio or the backend fails, or when a task holds a
+    prediction other than the manifest's.
     """
     from posthoc.paths import label_config as read_label_config
-    from posthoc.study.plan.manifest import Manifest
 
-    opened = Manifest.open(Path(manifest)) if isinstance(manifest, (str, os.PathLike)) else manifest
-    config = label_config if label_config is not None else read_label_config("entity_verification")
-    accounts_path = Path(accounts_file) if accounts_file is not None else default_accounts_file(Path(opened.path))
-    client = LabelStudioClient(url, token, hide=[backend_secret])
+    options = options if options is not None else SetupOptions()
+    config = study.label_config if study.label_config is not None else read_label_config("entity_verification")
+    accounts_path = Path(options.accounts_file) if options.accounts_file is not None else study.accounts_file
+    client = LabelStudioClient(target.url, target.token, hide=[target.backend_secret])
     client.whoami()
-    check_backend_health(backend_url, wait=backend_wait)
-    study = str(opened.study)
-    workers = list(opened.workers())
+    check_backend_health(target.backend_url, wait=options.backend_wait)
+    workers = list(study.workers)
     if not workers:
-        raise PosthocInputError(f"{opened.path}: the manifest has no workers; re-run `posthoc study plan`")
+        raise PosthocInputError(f"{study.path}: the manifest has no workers; re-run `posthoc study plan`")
     # account first: its password must be on disk before Label Studio knows it
-    accounts = ensure_accounts(client, workers, accounts_path, study=study, email_domain=email_domain,
-                               concurrency=concurrency, reset_password=reset_password)
-    planned_frame = opened.tasks()
+    accounts = ensure_accounts(client, workers, accounts_path, study=study.name, email_domain=options.email_domain,
+                               concurrency=options.concurrency, reset_password=target.reset_password)
+    planned_frame = study.manifest.tasks()
     planned = {str(w): [str(k) for k in group["task_key"]] for w, group in planned_frame.groupby("worker", sort=False)}
-    ctx = _Study(client=client, study=study, manifest=opened,
-                 planned={w: planned.get(w, []) for w in workers},
-                 link=BackendLink(client, backend_url, backend_secret, webhook=webhook), config=config,
-                 counts=_Counts(),
-                 record=SetupRecord(Path(setup_file) if setup_file is not None
-                                    else default_setup_file(Path(opened.path)), study=study, trust=not verify))
-    known = [] if verify else list(ctx.record.project_ids().values())
-    existing = find_study_projects(client, study, workers, known_ids=known, include=SETUP_FIELDS)
+    setup_file = Path(options.setup_file) if options.setup_file is not None else default_setup_file(study.path)
+    ctx = _SetupRun(study=study, client=client, planned={w: planned.get(w, []) for w in workers},
+                    link=BackendLink(client, target.backend_url, target.backend_secret, webhook=options.webhook),
+                    config=config, counts=_Counts(),
+                    record=SetupRecord(setup_file, study=study.name, trust=not options.verify))
+    done = _setup_projects(ctx, workers, options)
+    ensure_tabs(client, [ls.int_id(project) for project, _ in done.values()])  # no raw kb_pages HTML in the DM
+    results = []
+    for worker in workers:
+        project, n_tasks = done[worker]
+        email, user_id = accounts.users[worker]
+        project_id = ls.int_id(project)
+        results.append(WorkerProject(worker=worker, project_id=project_id, title=str(ls.project_title(project)),
+                                     email=email, user_id=user_id, n_tasks=n_tasks,
+                                     link=stream_link(target.url, project_id)))
+    counts = ctx.counts
+    return StudySetup(study=study.name, url=target.url.rstrip("/"), projects=tuple(results),
+                      accounts_file=accounts_path, created_projects=counts.projects, imported_tasks=counts.tasks,
+                      created_users=accounts.created, predicted_tasks=counts.predicted,
+                      deleted_duplicates=counts.deleted)
+
+
+def _setup_projects(ctx: _SetupRun, workers: list[str], options: SetupOptions) -> dict[str, tuple[ls.Project, int]]:
+    """Steps 2 to 6 of the module docstring: each worker's project and its number of tasks, the first ones one at a
+    time until a project told the backend's model version, then ``options.concurrency`` at once."""
+    known = [] if options.verify else list(ctx.record.project_ids().values())
+    existing = find_study_projects(ctx.client, ctx.study.name, workers, known_ids=known, include=SETUP_FIELDS)
     done: dict[str, tuple[ls.Project, int]] = {}
-    bar = _progress(len(workers), progress)
+    bar = _progress(len(workers), options.progress)
 
     def one(worker: str) -> None:
         done[worker] = _setup_project(ctx, worker, existing.get(worker))
@@ -386,23 +383,11 @@ def create_study(manifest: Manifest | str | os.PathLike[str], *, url: str, token
     try:
         while queue and ctx.link.known_version is None:  # one at a time until a project told the model version
             one(queue.pop(0))
-        with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+        with ThreadPoolExecutor(max_workers=max(1, options.concurrency)) as pool:
             list(pool.map(one, queue))
     finally:
         bar.close()
-    ensure_tabs(client, [ls.int_id(project) for project, _ in done.values()])  # no raw kb_pages HTML in the DM
-    results = []
-    for worker in workers:
-        project, n_tasks = done[worker]
-        email, user_id = accounts.users[worker]
-        project_id = ls.int_id(project)
-        results.append(WorkerProject(worker=worker, project_id=project_id, title=str(project["title"]),
-                                     email=email, user_id=user_id, n_tasks=n_tasks,
-                                     link=stream_link(url, project_id)))
-    counts = ctx.counts
-    return StudySetup(study=study, url=url.rstrip("/"), projects=tuple(results), accounts_file=accounts_path,
-                      created_projects=counts.projects, imported_tasks=counts.tasks, created_users=accounts.created,
-                      predicted_tasks=counts.predicted, deleted_duplicates=counts.deleted)
+    return done
 
 
 class _Bar(Protocol):
@@ -430,6 +415,6 @@ def _progress(total: int, enabled: bool) -> _Bar:
     return _NoBar()
 
 
-__all__ = ["CONCURRENCY", "IMPORT_BATCH", "MARKER", "SEQUENTIAL", "StudySetup", "WorkerProject", "create_study",
-           "default_accounts_file", "default_setup_file", "project_markers", "project_title", "read_accounts",
-           "stream_link"]
+__all__ = ["CONCURRENCY", "IMPORT_BATCH", "MARKER", "SEQUENTIAL", "SetupOptions", "SetupTarget", "StudySetup",
+           "WorkerProject", "create_study", "default_accounts_file", "default_setup_file", "project_markers",
+           "read_accounts", "stream_link", "worker_project_title"]

@@ -212,11 +212,6 @@ class ApiCalls:
         """Add ``predictions`` (``{"task", "result", "model_version"}``) to existing tasks in one request."""
         self.post(f"/api/projects/{project_id}/import/predictions", predictions)
 
-    def dm_action(self, project_id: int, action: str, task_ids: list[int]) -> object:
-        """Run a Data Manager action on the given tasks (e.g. ``retrieve_tasks_predictions``); its answer."""
-        return self.request("POST", "/api/dm/actions", params={"id": action, "project": project_id},
-                            json={"selectedItems": {"all": False, "included": task_ids}})
-
     def invite_token(self) -> str:
         """The organisation's invite token (the ``token`` of its sign-up link)."""
         return str(self.get("/api/invite")["token"])

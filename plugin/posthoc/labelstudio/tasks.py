@@ -72,7 +72,7 @@ def batch_position(number: int, total: int) -> str:
     return f"Task {number} of {total} in your batch"
 
 
-def task_data(task_key: str, text: str, mentions: Iterable[Mapping[str, Any]], *, number: int | None = None,
+def study_task_data(task_key: str, text: str, mentions: Iterable[Mapping[str, Any]], *, number: int | None = None,
               total: int | None = None) -> dict[str, str]:
     """The ``data`` of one Label Studio task (see the module docstring); ``number`` / ``total``: its place
     in the worker's batch (``batch_position`` is empty without them)."""

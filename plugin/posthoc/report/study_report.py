@@ -204,7 +204,7 @@ STUDY_SECTIONS: Final = (
 FILE_ONLY_TABLES: Final = ("aggregated",)
 
 
-def study_sections(scores: Scores) -> list[Section]:
+def score_sections(scores: Scores) -> list[Section]:
     """The report's own sections, in :data:`STUDY_SECTIONS` order."""
     return [section.build(scores) for section in STUDY_SECTIONS]
 
@@ -215,4 +215,4 @@ def build_report(scores: Scores, *, extra_sections: Iterable[Section] = (), titl
     heading = title or (f"Posthoc verification report: {study}" if study else "Posthoc verification report")
     intro = ("Posthoc verification (paper 000): annotators verified, edited or removed every pre-filled entity "
              "link, blind to the system that produced it; the ground truth was judged as one more system.")
-    return page(heading, [*study_sections(scores), *extra_sections], intro=intro)
+    return page(heading, [*score_sections(scores), *extra_sections], intro=intro)

@@ -1,7 +1,8 @@
 """Study progress: per-worker progress and control-task results, from annotations and the manifest.
 
 The annotations come from the webhook event store (:func:`posthoc.study.live.events.current_annotations`)
-or from Label Studio's API (:func:`annotations_from_tasks`); both give one row per existing
+or from Label Studio's API (:func:`annotations_from_label_studio`, the study's projects' tasks through
+:func:`annotations_from_tasks`), or both (:func:`merge_annotations`); each gives one row per existing
 annotation with ``annotation_id, task_key, completed_by, updated_at, was_cancelled, regions``.
 
 Control tasks (paper 002's gold units / paper 000's sanity checks): :func:`control_annotation_checks` checks
@@ -16,12 +17,15 @@ one annotation and says which regions were wrong, for the study owner watching t
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pandas as pd
 
 from posthoc.labelstudio import records as ls
 from posthoc.study.live.events import regions_of
+
+if TYPE_CHECKING:
+    from posthoc.study.plan.manifest import Manifest
 
 WORKER_COLUMNS = ("worker", "tasks_total", "tasks_done", "share_done", "cancelled", "controls_total",
                   "controls_done", "controls_passed", "annotators", "last_activity")
@@ -62,6 +66,46 @@ def annotations_from_tasks(tasks: Iterable[ls.Task]) -> pd.DataFrame:
     columns = ["annotation_id", "project_id", "task_id", "task_key", "completed_by", "created_at", "updated_at",
                "lead_time", "was_cancelled", "regions"]
     return pd.DataFrame(rows, columns=columns)
+
+
+def study_project_ids(projects: Iterable[ls.Project], study: str) -> list[int]:
+    """Ids of the Label Studio projects of ``study``: those carrying its worker markers
+    (:func:`posthoc.study.live.projects.study_projects`); none when the study has not been created."""
+    from posthoc.study.live.projects import study_projects
+
+    return sorted(ls.int_id(p) for p in study_projects(projects, study).values())
+
+
+def annotations_from_label_studio(url: str, token: str, manifest: Manifest, *,
+                                  known_ids: Iterable[int] = ()) -> pd.DataFrame:
+    """The study's annotations as Label Studio holds them (one row an annotation, as :func:`annotations_from_tasks`),
+    from the study's projects: ``known_ids`` (the setup record's, ``posthoc.jobs.setup_record.recorded_project_ids``)
+    by id, or every project's markers while some worker's is unknown
+    (:func:`posthoc.study.live.projects.find_study_projects`)."""
+    from posthoc.labelstudio.client import LabelStudioClient
+    from posthoc.study.live.projects import find_study_projects
+
+    keys = set(manifest.tasks()["task_key"])
+    client = LabelStudioClient(url, token)
+    study = str(manifest.study)
+    found = find_study_projects(client, study, manifest.workers(), known_ids=known_ids, any_worker=True)
+    tasks: list[ls.Task] = []
+    for project_id in study_project_ids(found.values(), study):
+        for task in client.tasks(project_id):
+            data = ls.task_data(task)
+            if isinstance(data, dict) and data.get("task_key") in keys and ls.task_annotations(task):
+                project = ls.task_project(task)
+                tasks.append({**task, "project": project_id if project is None else int(project)})
+    return annotations_from_tasks(tasks)
+
+
+def merge_annotations(from_events: pd.DataFrame, from_api: pd.DataFrame | None) -> pd.DataFrame:
+    """Annotations of both sources, Label Studio's row kept where both have the same annotation id."""
+    if from_api is None:
+        return from_events
+    extra = from_events[~from_events["annotation_id"].isin(from_api["annotation_id"])]
+    frames = [f for f in (from_api, extra) if len(f)]
+    return pd.concat(frames, ignore_index=True) if frames else from_api
 
 
 def control_annotation_checks(manifest: StudyManifest, annotations: pd.DataFrame) -> pd.DataFrame:

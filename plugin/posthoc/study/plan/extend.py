@@ -14,7 +14,7 @@ pair with an annotation becomes an item judged ``k`` times, the slots go to the 
 reassignment took out) by :func:`posthoc.study.plan.revision.assign_balanced` and are appended to each worker's
 sequence in new batches with a control task each (:func:`posthoc.study.plan.revision.sequence_revision`). The
 number of documents per dataset comes from the caller: ``posthoc study extend`` asks the estimate's machinery
-(:func:`posthoc.study.planner.extension.documents_for_target`) or takes ``--documents``.
+(:func:`posthoc.study.planner.extension_target.documents_for_study_target`) or takes ``--documents``.
 """
 
 from __future__ import annotations

@@ -77,7 +77,8 @@ class Prefill:
 
     def row(self) -> dict[str, str | int | bool]:
         """The mention as :func:`~posthoc.labelstudio.payloads.manifest_prediction` and
-        :func:`~posthoc.labelstudio.tasks.task_data` read it: ``mention_id, start, end, surface, link, is_nil``."""
+        :func:`~posthoc.labelstudio.tasks.study_task_data` read it: ``mention_id, start, end, surface, link,
+        is_nil``."""
         return {"mention_id": self.mention_id, "start": self.start, "end": self.end, "surface": self.surface,
                 "link": self.link, "is_nil": self.is_nil}
 

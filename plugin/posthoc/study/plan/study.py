@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 
 from posthoc.lazy import Lazy
 from posthoc.paths import label_config as bundled_config
+from posthoc.study.plan.estimate_file import estimate_digest, estimate_path
 from posthoc.study.plan.logins import default_accounts_file, user_workers
 from posthoc.study.plan.manifest import Manifest
-from posthoc.study.planner.estimate_file import estimate_digest, estimate_path
 
 if TYPE_CHECKING:  # imported at their first use: a run with nothing new needs neither, nor pandas (issue 24)
     from posthoc.labelstudio.label_config import VerificationTags
@@ -65,10 +65,16 @@ class Study:
         """The study's workers, sorted."""
         return self.manifest.workers()
 
+    @property
+    def accounts_file(self) -> Path:
+        """Where the workers' generated logins are kept beside the manifest
+        (:func:`posthoc.study.plan.logins.default_accounts_file`; it may not be there yet)."""
+        return default_accounts_file(self.path)
+
     @cached_property
     def user_workers(self) -> dict[str, str]:
         """Login e-mail -> worker (:func:`posthoc.study.plan.logins.user_workers`, with the accounts file)."""
-        return user_workers(self.workers, study=self.name, accounts_file=default_accounts_file(self.path))
+        return user_workers(self.workers, study=self.name, accounts_file=self.accounts_file)
 
     @cached_property
     def tags(self) -> VerificationTags:

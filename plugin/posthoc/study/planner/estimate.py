@@ -38,9 +38,9 @@ import pandas as pd
 from posthoc.atomic import json_ready, write_text_atomic
 from posthoc.errors import PosthocInputError
 from posthoc.study.plan.design import StudyPlan
+from posthoc.study.plan.estimate_file import ESTIMATE_CSV, ESTIMATE_JSON, FORMAT
 from posthoc.study.planner.analytic import bootstrap_noise, ratio_moments
 from posthoc.study.planner.counts import hours, plan_counts, regions_by_worker
-from posthoc.study.planner.estimate_file import ESTIMATE_CSV, ESTIMATE_JSON, FORMAT
 from posthoc.study.planner.rates import (
     DEFAULT_HOURLY_RATE,
     DEFAULT_SECONDS_PER_REGION,

@@ -11,6 +11,7 @@ between the documents the study has (never fewer) and all of them, to within 1% 
 half-width falls as documents are added, so the first ``n`` under the target is the smallest. Only the cells
 named (``cells``; every dataset x system cell by default) must be under the target: a dataset none of whose named
 cells is too wide gets no documents. Agreement (k > 1) is not a cell and is not searched.
+:func:`documents_for_study_target` asks it for a running study (``posthoc study extend --target-halfwidth``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import pandas as pd
 from posthoc.study.plan.config import StudyConfig
 from posthoc.study.plan.design import plan_study
 from posthoc.study.plan.extend import document_ranking
-from posthoc.study.planner.rates import OutcomeRates
+from posthoc.study.planner.rates import OutcomeRates, rates_from_pilot
 from posthoc.study.planner.replicates import replicate_study
 from posthoc.study.planner.shape import StudyShape
 from posthoc.study.planner.simulate import plan_judgements
@@ -110,3 +111,18 @@ def documents_for_target(documents: pd.DataFrame, mentions: pd.DataFrame, config
     return {d: {"documents": int(h), "of": int(s), "reached": bool(r), "widest": float(w),
                 "widest_now": float(n)}
             for d, h, s, r, w, n in zip(datasets, high, sizes, reached, best, now, strict=True)}
+
+
+def documents_for_study_target(study_documents: pd.DataFrame, pool_documents: pd.DataFrame,
+                               pool_mentions: pd.DataFrame, config: StudyConfig, pilot: pd.DataFrame | None, *,
+                               target: float, cells: Collection[tuple[str, str]] | None = None, runs: int = 200,
+                               seed: int = 0) -> dict[str, dict[str, Any]]:
+    """:func:`documents_for_target` for a running study: ``study_documents`` is its manifest's documents table (one
+    row a document; ``dataset`` counted), ``pool_documents`` / ``pool_mentions`` the inputs it was planned from,
+    ``pilot`` a pilot's judgements table (outcome rates by :func:`~posthoc.study.planner.rates.rates_from_pilot`;
+    ``None``: the priors)."""
+    current = study_documents.groupby("dataset").size()
+    rates = rates_from_pilot(pilot) if pilot is not None else OutcomeRates()
+    return documents_for_target(pool_documents, pool_mentions, config,
+                                {str(d): int(n) for d, n in current.items()}, rates, target=target, cells=cells,
+                                runs=runs, seed=seed)

@@ -19,7 +19,7 @@ import pandas as pd
 
 from posthoc.html import Section, paragraph, table_html
 from posthoc.scores import Scores
-from posthoc.study.planner.estimate_file import FORMAT
+from posthoc.study.plan.estimate_file import FORMAT
 
 ANCHOR = "plan-against-outcome"
 TITLE = "Plan against outcome"

@@ -1,7 +1,9 @@
 """Where ``posthoc study estimate`` keeps a study's estimate, and the tag that marks the file as one.
 
 Kept apart from :mod:`posthoc.study.planner.estimate` (which imports scipy, ~0.7 s): ``posthoc score`` digests the
-estimate into its fingerprint before it knows whether anything changed.
+estimate into its fingerprint before it knows whether anything changed. In the plan's room, beside the manifest whose
+file it lies next to: the opened study (:class:`posthoc.study.plan.study.Study`) names it, and the planner imports
+the plan, never the other way round.
 """
 
 from __future__ import annotations
