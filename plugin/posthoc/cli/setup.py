@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from posthoc.cli.labelstudio_access import api_token, url_option
+from posthoc.cli.study_accounts import worker_login_line
 from posthoc.errors import PosthocInputError
 
 
@@ -109,7 +110,7 @@ def create_command(manifest_path: Path, ls_url: str | None, data_dir: Path | Non
         click.echo(f"workers' links go through the study gateway {gateway_url} (each reaches only their project)")
     for project in result.projects:
         link = stream_link(gateway_url, project.project_id) if gateway_url is not None else project.link
-        click.echo(f"  {project.worker}: {link}  login {project.email}  ({project.n_tasks} tasks)")
+        click.echo(worker_login_line(project.worker, link, project.email, project.n_tasks))
     click.echo(f"passwords: {result.accounts_file} (permissions 0600)")
 
 
