@@ -15,7 +15,9 @@ Cron-friendly: a non-blocking lock (``.posthoc-score.lock``) refuses overlapping
 manifest digest) is written last, so an interrupted run leaves complete files and is redone. With
 ``ScoreOptions(periodic=True)`` an unchanged fingerprint returns status ``nothing-new`` without rewriting anything.
 Label Studio unreachable raises :class:`~posthoc.errors.PosthocServiceError` before any output is
-touched. The same data gives byte-identical files.
+touched. The same data gives byte-identical files. No judgement and no exclusion at all (an export of ``[]``, a study
+nobody has annotated yet) returns status ``empty``: nothing is scored or written, no report of empty tables. A first
+run that writes nothing (failed, interrupted by Ctrl-C, or empty) removes the ``out_dir`` it made, lock file and all.
 """
 
 from __future__ import annotations
