@@ -43,6 +43,24 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w", *, encoding: str 
         raise
 
 
+@contextlib.contextmanager
+def folder_kept_if_written(folder: str | os.PathLike[str]) -> Iterator[Path]:
+    """``folder`` made (with its missing parents) for the body; when the body fails (also on Ctrl-C) the folders it
+    made are removed again while they are empty, so a run that wrote nothing leaves nothing behind."""
+    target = Path(folder)
+    missing = [p for p in (target, *target.parents) if not p.exists()]  # deepest first
+    target.mkdir(parents=True, exist_ok=True)
+    try:
+        yield target
+    except BaseException:
+        for made in missing:
+            try:
+                made.rmdir()
+            except OSError:  # not empty (something was written there), or gone
+                break
+        raise
+
+
 def write_text_atomic(path: str | os.PathLike[str], text: str, *, permissions: int | None = None) -> None:
     """Write ``text`` (UTF-8) to ``path`` atomically."""
     with atomic_open(path, "w", permissions=permissions) as handle:

@@ -272,7 +272,8 @@ def _status(args: list[str], env: dict[str, str | None], monkeypatch: pytest.Mon
     return code, captured.out + captured.err
 
 
-NO_LS: dict[str, str | None] = {"POSTHOC_LS_URL": None, "LABEL_STUDIO_TOKEN": None}  # no Label Studio named
+#: no Label Studio named
+NO_LS: dict[str, str | None] = {"POSTHOC_LS_URL": None, "LABEL_STUDIO_TOKEN": None, "POSTHOC_LS_TOKEN": None}
 
 
 def test_status_by_default_needs_label_studio_and_names_what_to_pass(
@@ -307,7 +308,7 @@ def test_status_reads_the_url_from_posthoc_ls_url(manifest: Manifest, tmp_path: 
         probe.bind(("127.0.0.1", 0))
         down = f"http://127.0.0.1:{probe.getsockname()[1]}"
     code, output = _status(["--manifest", str(path)], {**NO_LS, "POSTHOC_LS_URL": down}, monkeypatch, capsys)
-    assert code == 2 and "the API token in the environment variable LABEL_STUDIO_TOKEN" in output, output
+    assert code == 2 and "no Label Studio API token: set env POSTHOC_LS_TOKEN or LABEL_STUDIO_TOKEN" in output, output
     code, output = _status(["--manifest", str(path)], {"POSTHOC_LS_URL": down, "LABEL_STUDIO_TOKEN": "t0ken"},
                            monkeypatch, capsys)
     assert code == 3, output

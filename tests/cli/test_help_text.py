@@ -80,3 +80,64 @@ def test_study_create_has_no_webhook_by_default_and_its_help_gives_the_measured_
     (a50, a95), (b50, b95) = measured
     assert f"+{a50} ms p50 / +{a95} ms p95" in output and f"+{b50} / +{b95} ms" in output, output
     assert "bench/results/study_scale_bench.txt" in output and "[default: no-webhook]" in output
+
+
+def _command(path: list[str]) -> click.Command:
+    command: click.Command = cli
+    for name in path:
+        assert isinstance(command, click.Group)
+        found = command.get_command(click.Context(command), name)
+        assert found is not None, path
+        command = found
+    return command
+
+
+def _help(path: list[str]) -> str:
+    result = CliRunner().invoke(cli, [*path, "--help"], prog_name="posthoc", terminal_width=200)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+LEAVES = [path for path in COMMANDS if not isinstance(_command(path), click.Group)]
+#: exit codes beyond 0, 2 (bad input) and 3 (a service) that a command has
+SPECIAL_EXIT_CODES = {"score": {10, 4}, "ls status": {1}, "ls env": {1}}
+
+
+@pytest.mark.parametrize("path", LEAVES, ids=" ".join)
+def test_every_command_help_lists_its_exit_codes(path: list[str]) -> None:
+    """README: 0 done, 2 bad input, 3 a service; and a command's own codes (those its function raises too)."""
+    import inspect
+
+    command = _command(path)
+    assert command.callback is not None
+    source = inspect.getsource(command.callback)
+    raised = {int(code) for code in re.findall(r"SystemExit\((\d+)\)", source)} - {0}
+    expected = {0, 2, 3} | SPECIAL_EXIT_CODES.get(" ".join(path), set()) | raised
+    text = _help(path)
+    assert "Exit codes:" in text, text
+    listed = {int(code) for code in re.findall(r"^\s+(\d+)\s{2,}\S", text.split("Exit codes:")[1], re.MULTILINE)}
+    assert expected <= listed, (expected, listed)
+
+
+def test_score_help_cron_example_keeps_the_token_off_the_crontab_line() -> None:
+    """README: the token lives in a 0600 env file read by scripts/score-periodic.sh; the manifest is manifest.sqlite."""
+    text = _help(["score"])
+    cron_lines = [line for line in text.splitlines() if re.match(r"\s*\*/\d+ \* \* \* \*", line)]
+    assert cron_lines, text
+    assert not any("TOKEN=" in line for line in cron_lines), cron_lines
+    assert "study.manifest" not in text and "manifest.sqlite" in text and "chmod 600" in text
+    named = set(re.findall(r"scripts/[\w.-]+", text))
+    assert "scripts/score-periodic.sh" in named and all((ROOT / name).is_file() for name in named), named
+
+
+@pytest.mark.parametrize("path", LEAVES, ids=" ".join)
+def test_every_option_says_what_it_is(path: list[str]) -> None:
+    undescribed = [p.opts for p in _command(path).params if isinstance(p, click.Option) and not p.hidden
+                   and not (p.help or "").strip()]
+    assert not undescribed, undescribed
+
+
+def test_ls_help_names_both_databases() -> None:
+    text = " ".join(_help(["ls"]).split())
+    assert "embedded SQLite" not in text and "SQLite" in text and "PostgreSQL" in text
+    assert "--database" in " ".join(_help(["ls", "start"]).split())  # where the choice is made

@@ -210,6 +210,7 @@ def test_review_without_a_token_is_one_line_and_exit_2(flags_dir: Path, monkeypa
     from posthoc.cli.main import main
 
     monkeypatch.delenv("LABEL_STUDIO_TOKEN", raising=False)
+    monkeypatch.delenv("POSTHOC_LS_TOKEN", raising=False)  # either one is read (posthoc.cli.labelstudio_access)
     with pytest.raises(SystemExit) as exit_info:
         main(["flags", "review", "--flags", str(flags_dir), "--url", "http://127.0.0.1:9"])
     assert exit_info.value.code == 2

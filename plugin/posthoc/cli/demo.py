@@ -6,6 +6,9 @@ from pathlib import Path
 
 import click
 
+from posthoc.errors import PosthocServiceError
+from posthoc.labelstudio.ports import LOOPBACK, port_is_free
+
 
 @click.command("demo")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("demo-out"),
@@ -21,6 +24,9 @@ import click
               help="Label Studio's loopback port (default: a free one).")
 @click.option("--backend-port", type=click.IntRange(1, 65535), default=None,
               help="The ML backend's loopback port (default: a free one).")
+@click.option("--gateway-port", type=click.IntRange(1, 65535), default=None,
+              help="The study gateway's loopback port, the port of every worker link the demo prints (default: the "
+                   "last run's while it is free, else a free one; kept in OUT/demo-ports.json).")
 @click.option("--seed", type=click.IntRange(min=0), default=20260101, show_default=True,
               help="Seed of the study plan (assignment, per-worker order, control tasks).")
 @click.option("--workers", "n_workers", type=click.IntRange(min=1), default=None,
@@ -31,7 +37,8 @@ import click
               help="Bootstrap resamples for the report's confidence intervals.")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Show progress bars.")
 def demo_command(out_dir: Path, simulate: bool, serve: bool, ls_port: int | None, backend_port: int | None,
-                 seed: int, n_workers: int | None, simulation_seed: int, resamples: int, progress: bool) -> None:
+                 gateway_port: int | None, seed: int, n_workers: int | None, simulation_seed: int, resamples: int,
+                 progress: bool) -> None:
     """Start Label Studio and the ML backend locally, build the sample study, print URLs and logins.
 
     Everything listens on 127.0.0.1 only. The admin login comes from POSTHOC_LS_USERNAME /
@@ -44,8 +51,11 @@ def demo_command(out_dir: Path, simulate: bool, serve: bool, ls_port: int | None
     from posthoc.processes import restore_interrupt_signals
 
     restore_interrupt_signals()  # Ctrl-C / SIGTERM stop the demo also when SIGINT was inherited as ignored
+    if gateway_port is not None and not port_is_free(gateway_port):  # before anything starts or is written
+        raise PosthocServiceError(f"port {gateway_port} on {LOOPBACK} is in use; choose another with --gateway-port")
 
     result = run_demo(out_dir, simulate=simulate, serve=serve, ls_port=ls_port, backend_port=backend_port,
+                      gateway_port=gateway_port,
                       seed=seed, n_workers=n_workers, simulation_seed=simulation_seed, n_resamples=resamples,
                       progress=progress, echo=click.echo)
     click.echo(f"Demo folder: {result.out_dir}")

@@ -11,7 +11,6 @@ the same inputs finds an empty revision: nothing is written, and the setup finds
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,14 +18,14 @@ from typing import Any
 
 import click
 
+from posthoc.cli.labelstudio_access import api_token, url_option
 from posthoc.errors import PosthocInputError
 
 
 def _label_studio_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """The options ``posthoc study create`` takes, to apply a revision through it."""
     options = [
-        click.option("--url", "ls_url", envvar="POSTHOC_LS_URL", default=None,
-                     help="Label Studio's URL (or env POSTHOC_LS_URL). Default: the server of --data-dir."),
+        url_option("Label Studio's URL [default: the server of --data-dir]"),
         click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
                      help="A local Label Studio started by `posthoc ls start` (its URL and admin token)."),
         click.option("--backend-url", envvar="POSTHOC_BACKEND_URL", default=None,
@@ -54,7 +53,7 @@ def _connection(ls_url: str | None, data_dir: Path | None) -> tuple[str, str]:
     from posthoc.labelstudio.server_log import read_state
     from posthoc.labelstudio.url import check_url
 
-    token = os.environ.get("POSTHOC_LS_TOKEN") or os.environ.get("LABEL_STUDIO_TOKEN")
+    token = api_token()
     if data_dir is not None:
         credentials, state = read_credentials(data_dir), read_state(data_dir)
         token = token or (credentials.token if credentials is not None else None)

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import click
 
 from posthoc.atomic import write_text_atomic
+from posthoc.cli.labelstudio_access import require_api_token, url_option
 from posthoc.eaglet.rules import DEFAULT_ORDER
 from posthoc.errors import PosthocInputError
 from posthoc.html import page
 from posthoc.labelstudio.url import check_url
-
-TOKEN_ENV = "LABEL_STUDIO_TOKEN"  # noqa: S105 (the name of the variable, not a token)
 
 
 def _parse_source(value: str) -> tuple[str, Path]:
@@ -115,8 +113,8 @@ def check_command(mentions: tuple[str, ...], out_dir: Path, checked: str, kb_red
 @click.command("review")
 @click.option("--flags", "flags_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Folder written by `posthoc flags check`.")
-@click.option("--url", required=True, help="Label Studio URL, e.g. http://127.0.0.1:8080 (token from "
-              f"${TOKEN_ENV}).")
+@url_option("Label Studio's URL, e.g. http://127.0.0.1:8080 (token from env POSTHOC_LS_TOKEN or "
+            "LABEL_STUDIO_TOKEN)", dest="url", required=True)
 @click.option("--title", default=None, help="Project title (default: 'Eaglet review: <folder name>').")
 @click.option("--rules", "rules", default=None, help="Comma-separated rules whose flags to review (default all).")
 def review_command(flags_dir: Path, url: str, title: str | None, rules: str | None) -> None:
@@ -129,9 +127,7 @@ def review_command(flags_dir: Path, url: str, title: str | None, rules: str | No
     from posthoc.eaglet.review import create_review_project
 
     check_url(url)
-    token = os.environ.get(TOKEN_ENV)
-    if not token:
-        raise PosthocInputError(f"set {TOKEN_ENV} to a Label Studio API token")
+    token = require_api_token()
     only = [name.strip() for name in rules.split(",") if name.strip()] if rules else None
     result = create_review_project(flags_dir, url=url, token=token, title=title, rules=only)
     click.echo(f"project {result.project_id}: {result.created} task(s) created, {result.existing} already there")
@@ -140,7 +136,8 @@ def review_command(flags_dir: Path, url: str, title: str | None, rules: str | No
 @click.command("apply")
 @click.option("--flags", "flags_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Folder written by `posthoc flags check` (holds the original annotations).")
-@click.option("--url", required=True, help=f"Label Studio URL (token from ${TOKEN_ENV}).")
+@url_option("Label Studio's URL (token from env POSTHOC_LS_TOKEN or LABEL_STUDIO_TOKEN)", dest="url",
+            required=True)
 @click.option("--project", "project_id", type=int, default=None,
               help="Review project id (default: the one in FLAGS/review.json).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
@@ -150,8 +147,6 @@ def apply_command(flags_dir: Path, url: str, project_id: int | None, out_dir: Pa
     from posthoc.eaglet.review import apply_review
 
     check_url(url)
-    token = os.environ.get(TOKEN_ENV)
-    if not token:
-        raise PosthocInputError(f"set {TOKEN_ENV} to a Label Studio API token")
+    token = require_api_token()
     result = apply_review(flags_dir, url=url, token=token, project_id=project_id, out_dir=out_dir)
     click.echo(f"{result.changes} change(s) applied; corrected gold standard in {out_dir}")

@@ -19,12 +19,13 @@ from pathlib import Path
 
 import click
 
+from posthoc.cli.labelstudio_access import require_api_token, url_option
 from posthoc.errors import PosthocInputError, PosthocServiceError
 
 #: ``gateway run``'s kept folder, beside ``posthoc ls start``'s default data dir (``.posthoc/labelstudio``)
 DEFAULT_PREFIX = Path(".posthoc") / "gateway"
-_LS_URL = click.option("--ls-url", required=True, envvar="POSTHOC_LS_URL",
-                       help="Label Studio as nginx reaches it, e.g. http://127.0.0.1:8080 (env POSTHOC_LS_URL).")
+_LS_URL = url_option("Label Studio as nginx reaches it, e.g. http://127.0.0.1:8080", name="--ls-url",
+                     required=True)
 _AUTHORISER_URL = click.option("--authoriser-url", required=True,
                                help="The authoriser (posthoc gateway serve) as nginx reaches it.")
 
@@ -47,22 +48,25 @@ def config_command(ls_url: str, authoriser_url: str, listen: str, prefix: Path |
 @click.command("serve")
 @click.option("--manifest", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="The study manifest (its accounts file beside it names the workers' logins).")
-@click.option("--url", "ls_url", required=True, envvar="POSTHOC_LS_URL", help="Label Studio (env POSTHOC_LS_URL).")
+@url_option("Label Studio's URL, as the authoriser reaches it", required=True)
 @click.option("--accounts-file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="The workers' accounts (default: <manifest stem>.accounts.json beside the manifest).")
 @click.option("--owner", "owners", multiple=True, help="E-mail of a study owner who passes (repeatable); the "
                                                       "admin token's user always does.")
-@click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", type=click.IntRange(1, 65535), default=9093, show_default=True)
-@click.option("--threads", type=click.IntRange(1, 64), default=8, show_default=True)
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address the authoriser listens on; nginx alone asks it, so keep the loopback address unless "
+                   "nginx runs on another host.")
+@click.option("--port", type=click.IntRange(1, 65535), default=9093, show_default=True,
+              help="Port the authoriser listens on: the --authoriser-url of `posthoc gateway config` / `run`.")
+@click.option("--threads", type=click.IntRange(1, 64), default=8, show_default=True,
+              help="Threads of its one gunicorn process (one process: it keeps logouts in memory), i.e. requests "
+                   "it answers at once.")
 def serve_command(manifest: Path, ls_url: str, accounts_file: Path | None, owners: tuple[str, ...], host: str,
                   port: int, threads: int) -> None:
     """Serve the gateway's authoriser (gunicorn) for nginx's auth_request."""
     from posthoc.cli.backend import check_listen_address, gunicorn_command
 
-    token = os.environ.get("POSTHOC_LS_TOKEN") or os.environ.get("LABEL_STUDIO_TOKEN")
-    if not token:
-        raise PosthocInputError("no admin token: set env POSTHOC_LS_TOKEN or LABEL_STUDIO_TOKEN")
+    token = require_api_token()
     if not manifest.is_file():
         raise PosthocInputError(f"--manifest {manifest}: no such file")
     check_listen_address(host, port)

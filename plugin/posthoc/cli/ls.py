@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from posthoc.cli.exit_codes import exit_codes_epilog
 from posthoc.errors import PosthocServiceError
 from posthoc.labelstudio.capacity import SQLITE_ANNOTATORS_AT_ONCE, sqlite_load_warning
 from posthoc.labelstudio.database import read_database
@@ -117,7 +118,8 @@ def stop_command(data_dir: Path) -> None:
         click.echo(f"no Label Studio was running for {data_dir}")
 
 
-@click.command("status")
+@click.command("status", epilog=exit_codes_epilog({1: "no Label Studio runs for DATA_DIR"},
+                                                 done="running (answering or not: the line says)"))
 @_DATA_DIR
 def status_command(data_dir: Path) -> None:
     """Say whether the Label Studio of DATA_DIR runs, where, and whether it answers (exit 1 if not running)."""
@@ -135,7 +137,8 @@ def status_command(data_dir: Path) -> None:
                    + ("answering" if status.gateway_answering else "NOT answering"))
 
 
-@click.command("env")
+@click.command("env", epilog=exit_codes_epilog({1: "no Label Studio runs for DATA_DIR: nothing printed on "
+                                                  "stdout"}, done="the exports printed"))
 @_DATA_DIR
 def env_command(data_dir: Path) -> None:
     """Print shell exports of the running server of DATA_DIR: POSTHOC_LS_URL and LABEL_STUDIO_TOKEN (the admin's

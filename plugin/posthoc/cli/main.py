@@ -4,7 +4,7 @@ Sub-commands are registered in :data:`COMMANDS` as ``"group sub": "module:attrib
 only when used, so ``posthoc --help`` is fast and one area's heavy imports never slow another.
 Every command turns :class:`~posthoc.errors.PosthocInputError` and
 :class:`~posthoc.errors.PosthocServiceError` into one line on stderr and exit code 2 (3 for a
-service), never a traceback.
+service), never a traceback; its ``--help`` lists its exit codes (:mod:`posthoc.cli.exit_codes`).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 
 import click
 
+from posthoc.cli.exit_codes import EXIT_INPUT, EXIT_SERVICE, with_exit_codes
 from posthoc.errors import PosthocInputError, PosthocServiceError
 
 #: command path -> "module:attribute" of a click.Command; groups are made from the paths.
@@ -27,6 +28,8 @@ COMMANDS: dict[str, str] = {
     "study estimate": "posthoc.cli.estimate:estimate_command",
     "study extend": "posthoc.cli.extend:extend_command",
     "study reassign": "posthoc.cli.extend:reassign_command",
+    "study login": "posthoc.cli.study_accounts:login_command",
+    "study retire": "posthoc.cli.study_accounts:retire_command",
     "ls start": "posthoc.cli.ls:start_command",
     "ls stop": "posthoc.cli.ls:stop_command",
     "ls status": "posthoc.cli.ls:status_command",
@@ -47,14 +50,13 @@ COMMANDS: dict[str, str] = {
 
 GROUP_HELP: dict[str, str] = {
     "study": "Plan a posthoc verification study and set it up in Label Studio.",
-    "ls": "Run a local Label Studio (embedded SQLite) for the demo and for small studies.",
+    "ls": "Run a local Label Studio on loopback, on SQLite (the demo, a small study) or PostgreSQL (many "
+          "annotators at once, a study kept for months), with the study gateway beside it if asked.",
     "backend": "The ML backend that pre-fills every task with a system's annotations.",
     "flags": "Eaglet's rule-based error flags for gold standards, and their review in Label Studio.",
     "gateway": "The study gateway: nginx in front of Label Studio, each annotator confined to their own batch.",
 }
 
-EXIT_INPUT = 2
-EXIT_SERVICE = 3
 #: click >= 8.2 raises this (a UsageError) for a group called without a command; it shows the help
 _NO_ARGS_HELP: type[click.UsageError] | None = getattr(click.exceptions, "NoArgsIsHelpError", None)
 
@@ -97,6 +99,7 @@ class _LazyGroup(click.Group):
             return click.Command(cmd_name, help="(not available in this build)", hidden=True)
         command = getattr(module, attribute)
         assert isinstance(command, click.Command)
+        command.epilog = with_exit_codes(command.epilog)  # every command's help says its exit codes
         return command
 
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Literal
 
 import click
 
+from posthoc.cli.labelstudio_access import api_token, token_env_option, url_option
 from posthoc.errors import PosthocInputError
 from posthoc.jobs.score import (
     EXIT_LOCKED,
@@ -22,23 +22,29 @@ from posthoc.jobs.score_options import INTERVALS, UNIONS
 
 _EPILOG = """\b
 Exit codes:
-  0   updated: outputs written (also when nothing changed, without --periodic)
+  0   updated: outputs written (also when nothing changed, without --periodic);
+      or no judgements at all (an empty export, nothing annotated yet): one line, nothing written
   10  nothing new since the last run (only with --periodic; outputs untouched)
   2   bad input (manifest, export file, option): one line on stderr
   3   Label Studio unreachable or refusing the token: one line, previous outputs intact
   4   another `posthoc score` run holds the lock on --out
 \b
-Example (cron, every 15 minutes):
-  */15 * * * * LABEL_STUDIO_TOKEN=... posthoc score --manifest study.manifest \\
-      --url http://127.0.0.1:8080 --out /srv/study-report --periodic --quiet
+Example (cron, every 15 minutes; scripts/posthoc-score.cron): the settings and the token
+in an env file only the study owner can read (chmod 600), never on the crontab line:
+  */15 * * * * POSTHOC_SCORE_ENV=$HOME/.config/posthoc/score.env \\
+      /opt/posthoc-review/scripts/score-periodic.sh >> $HOME/posthoc-score.log 2>&1
+where score.env holds POSTHOC_MANIFEST=/srv/study/manifest.sqlite,
+POSTHOC_REPORT_DIR=/srv/study/report, POSTHOC_LS_URL=http://127.0.0.1:8080 and
+LABEL_STUDIO_TOKEN=...; scripts/score-periodic.sh runs `posthoc score --periodic --quiet`
+and turns exit 10 into 0.
 """
 
 
 @click.command("score", epilog=_EPILOG)
 @click.option("--manifest", "manifest_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="The study manifest written by `posthoc study plan`.")
-@click.option("--url", "ls_url", default=None, help="Label Studio base URL; every project of the study is exported "
-              "(found by the marker `posthoc study create` writes in each project).")
+@url_option("Label Studio base URL; every project of the study is exported (found by the marker `posthoc study "
+            "create` writes in each project)")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Output folder: report.html, tables/, judgements, summary.json, corrected_gold.jsonl/.ttl.")
 @click.option("--export-file", "export_files", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
@@ -47,8 +53,7 @@ Example (cron, every 15 minutes):
               help="Export only these Label Studio project ids (repeatable) instead of finding the study's projects.")
 @click.option("--label-config", "label_config_path", default=None, type=click.Path(dir_okay=False, path_type=Path),
               help="Label config (XML) of --export-file exports, if not label_configs/entity_verification.xml.")
-@click.option("--token-env", default="LABEL_STUDIO_TOKEN", show_default=True,
-              help="Name of the environment variable holding the Label Studio API token (never pass a token itself).")
+@token_env_option
 @click.option("--resamples", "n_resamples", default=1000, show_default=True, type=click.IntRange(min=0),
               help="Bootstrap resamples for the 95% intervals (paper 000, Figure 3).")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of the bootstrap resampling.")
@@ -75,7 +80,7 @@ Example (cron, every 15 minutes):
                    "(default: the target of the estimate saved beside the manifest, if any).")
 @click.option("--quiet", is_flag=True, help="No progress bars; only the final line (and errors).")
 def score_command(manifest_path: Path, ls_url: str | None, out_dir: Path, export_files: tuple[Path, ...],
-                  project_ids: tuple[int, ...], label_config_path: Path | None, token_env: str, n_resamples: int,
+                  project_ids: tuple[int, ...], label_config_path: Path | None, token_env: str | None, n_resamples: int,
                   seed: int, resample_unit: str, union: str, interval: str, fmt: Literal["csv", "parquet"],
                   periodic: bool, quiet: bool, target_halfwidth: float | None) -> None:
     """Export every project of a study, score it (paper 000 sections 3-4) and write an HTML report with tables.
@@ -90,7 +95,7 @@ def score_command(manifest_path: Path, ls_url: str | None, out_dir: Path, export
     portion of the EL model was able to identify an entity, but the entity was not linked to an verifiable
     entity"). --union chooses how posthoc recall's union of verified annotations counts (exact or overlap).
     """
-    token = os.environ.get(token_env) or None
+    token = api_token(token_env)
     label_config = None
     if label_config_path is not None:
         try:
@@ -118,6 +123,11 @@ def score_command(manifest_path: Path, ls_url: str | None, out_dir: Path, export
     if result.exported or result.reused:
         total = len(result.exported) + len(result.reused)
         projects = f" ({len(result.exported)} of {total} projects exported, {len(result.reused)} unchanged)"
+    if result.status == "empty":
+        where = ", ".join(map(str, export_files)) if export_files else f"the study's projects on {ls_url}"
+        kept = f"the outputs in {out_dir} kept" if out_dir.is_dir() else f"{out_dir} not written"
+        click.echo(f"no judgements in {where} (no annotation at all): nothing scored; {kept}")
+        sys.exit(0)
     if result.status == "nothing-new":
         click.echo(f"nothing new: {result.n_judgements} judgements unchanged; {result.report_path} kept{projects}")
         sys.exit(EXIT_NOTHING_NEW if periodic else 0)

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from posthoc.cli.labelstudio_access import api_token, url_option
+from posthoc.cli.study_accounts import worker_login_line
 from posthoc.errors import PosthocInputError
 
 if TYPE_CHECKING:
@@ -17,8 +19,7 @@ if TYPE_CHECKING:
 @click.command("create")
 @click.option("--manifest", "manifest_path", required=True, type=click.Path(path_type=Path, dir_okay=False),
               help="The study manifest written by `posthoc study plan`.")
-@click.option("--url", "ls_url", envvar="POSTHOC_LS_URL", default=None,
-              help="Label Studio's URL (or env POSTHOC_LS_URL). Default: the server of --data-dir.")
+@url_option("Label Studio's URL [default: the server of --data-dir]")
 @click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="A local Label Studio started by `posthoc ls start`: its URL and admin token are read from "
                    "there (and accounts with a lost password are repaired on its database).")
@@ -70,7 +71,7 @@ def create_command(manifest_path: Path, ls_url: str | None, data_dir: Path | Non
     from posthoc.labelstudio.environment import run_label_studio_command
     from posthoc.labelstudio.server_log import read_state
 
-    token = os.environ.get("POSTHOC_LS_TOKEN") or os.environ.get("LABEL_STUDIO_TOKEN")
+    token = api_token()
     reset = None
     if data_dir is not None:
         credentials = read_credentials(data_dir)
@@ -116,7 +117,7 @@ def create_command(manifest_path: Path, ls_url: str | None, data_dir: Path | Non
         click.echo(f"workers' links go through the study gateway {gateway_url} (each reaches only their project)")
     for project in result.projects:
         link = stream_link(gateway_url, project.project_id) if gateway_url is not None else project.link
-        click.echo(f"  {project.worker}: {link}  login {project.email}  ({project.n_tasks} tasks)")
+        click.echo(worker_login_line(project.worker, link, project.email, project.n_tasks))
     click.echo(f"passwords: {result.accounts_file} (permissions 0600)")
 
 

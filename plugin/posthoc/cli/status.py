@@ -12,12 +12,12 @@ Computation: :mod:`posthoc.study.live.progress`.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
+from posthoc.cli.labelstudio_access import require_api_token, require_url, token_env_option, url_option
 from posthoc.errors import PosthocInputError
 
 if TYPE_CHECKING:
@@ -27,18 +27,16 @@ if TYPE_CHECKING:
 @click.command("status")
 @click.option("--manifest", type=click.Path(path_type=Path), required=True,
               help="The study manifest (from `posthoc study plan`).")
-@click.option("--url", envvar="POSTHOC_LS_URL", default=None,
-              help="Label Studio's URL (or env POSTHOC_LS_URL, as `eval \"$(posthoc ls env)\"` sets it): progress "
-                   "is read from its API, where it is whether or not the study has the webhook.")
-@click.option("--token-env", default="LABEL_STUDIO_TOKEN", show_default=True,
-              help="Name of the environment variable holding the Label Studio API token (used with --url).")
+@url_option("Label Studio's URL: progress is read from its API, where it is whether or not the study has the "
+            "webhook", dest="url")
+@token_env_option
 @click.option("--events-db", type=click.Path(path_type=Path), default=None,
               help="The backend's webhook event store, for a study made with `posthoc study create --webhook` "
                    "(merged with the API's view when --url is given too) [default: beside the manifest, "
                    "<stem>.events.sqlite3, read when it exists].")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Folder to write workers.csv and controls.csv into (atomically).")
-def status_command(manifest: Path, url: str | None, token_env: str, events_db: Path | None,
+def status_command(manifest: Path, url: str | None, token_env: str | None, events_db: Path | None,
                    out: Path | None) -> None:
     """Show per-worker progress (tasks done / total, last activity) and control-task results, from Label Studio's
     API (--url) and, when there is one, the backend's webhook event store."""
@@ -55,13 +53,8 @@ def status_command(manifest: Path, url: str | None, token_env: str, events_db: P
     from_events = _annotations_from_events(manifest, events_db, url=url)
     from_api = None
     if url:
-        from posthoc.labelstudio.url import check_url
-
-        check_url(url)
-        token = os.environ.get(token_env)
-        if not token:
-            raise PosthocInputError(f"--url needs the API token in the environment variable {token_env} (`eval "
-                                    "\"$(posthoc ls env --data-dir DIR)\"` sets it for a local server)")
+        require_url(url)
+        token = require_api_token(token_env)
         from posthoc.jobs.setup_record import default_setup_file, recorded_project_ids
 
         known = recorded_project_ids(default_setup_file(manifest), study=str(opened.study)).values()

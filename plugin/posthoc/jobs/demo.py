@@ -2,6 +2,8 @@
 
 :func:`run_demo` does, in ``out_dir``:
 
+0. installs the fonts that draw the sample's emoji and CJK text when Debian lacks them (as root, with apt-get;
+   otherwise one line names them and the command: :mod:`posthoc.debian`);
 1. starts Label Studio on ``out_dir/labelstudio`` (embedded SQLite, loopback,
    :mod:`posthoc.labelstudio.server`; admin credentials from ``POSTHOC_LS_*`` or generated, 0600);
 2. plans the bundled sample study (``posthoc.study``, ``posthoc.sample``) into ``out_dir/manifest.sqlite``;
@@ -39,6 +41,7 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from posthoc.atomic import write_text_atomic
+from posthoc.debian import DEMO_FONTS, ensure_packages
 from posthoc.errors import PosthocServiceError
 from posthoc.http import answers_ok
 from posthoc.labelstudio.ports import LOOPBACK, free_port, port_is_free
@@ -137,7 +140,8 @@ def _wait_for_interrupt(echo: Callable[[str], None]) -> None:
 
 
 def run_demo(out_dir: str | os.PathLike[str] = "demo-out", *, simulate: bool = False, serve: bool = True,
-             ls_port: int | None = None, backend_port: int | None = None, seed: int = 20260101,
+             ls_port: int | None = None, backend_port: int | None = None, gateway_port: int | None = None,
+             seed: int = 20260101,
              n_workers: int | None = None, simulation_seed: int = 7, n_resamples: int = 1000,
              progress: bool = True, echo: Callable[[str], None] = print) -> DemoResult:
     """Run the demo in ``out_dir`` (see the module docstring); ``echo`` prints the console summary."""
@@ -146,7 +150,9 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo-out", *, simulate: bool = F
 
     root = Path(out_dir).resolve()
     root.mkdir(parents=True, exist_ok=True)
-    ls_port, backend_port, gateway_port = demo_ports(root, ls_port=ls_port, backend_port=backend_port)
+    ensure_packages(DEMO_FONTS, purpose="fonts that draw the sample study's text", echo=echo)  # as root: installed
+    ls_port, backend_port, gateway_port = demo_ports(root, ls_port=ls_port, backend_port=backend_port,
+                                                     gateway_port=gateway_port)
     echo(f"Starting Label Studio in {root / 'labelstudio'} (the first start migrates its database: ~30 s on a "
          "quiet machine, a few minutes on a busy one)...")
     server = LabelStudioServer(root / "labelstudio", port=ls_port)
@@ -209,7 +215,8 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo-out", *, simulate: bool = F
     return result
 
 
-def demo_ports(root: Path, *, ls_port: int | None, backend_port: int | None) -> tuple[int, int, int]:
+def demo_ports(root: Path, *, ls_port: int | None, backend_port: int | None,
+               gateway_port: int | None = None) -> tuple[int, int, int]:
     """Label Studio's, the backend's and the gateway's ports for the demo in ``root``: those given, else those of
     the last run (``root/demo-ports.json``) while they are free, else free ones; written back, so the links the
     demo prints (the gateway's port, or Label Studio's) and the backend URL Label Studio keeps in each project stay
@@ -220,7 +227,7 @@ def demo_ports(root: Path, *, ls_port: int | None, backend_port: int | None) -> 
         loaded = json.loads(path.read_text(encoding="utf-8"))
         stored = loaded if isinstance(loaded, dict) else {}
     chosen: dict[str, int] = {}
-    for name, given in (("labelstudio", ls_port), ("backend", backend_port), ("gateway", None)):
+    for name, given in (("labelstudio", ls_port), ("backend", backend_port), ("gateway", gateway_port)):
         last = stored.get(name)
         if given is not None:
             chosen[name] = given

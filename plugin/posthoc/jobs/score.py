@@ -15,7 +15,9 @@ Cron-friendly: a non-blocking lock (``.posthoc-score.lock``) refuses overlapping
 manifest digest) is written last, so an interrupted run leaves complete files and is redone. With
 ``ScoreOptions(periodic=True)`` an unchanged fingerprint returns status ``nothing-new`` without rewriting anything.
 Label Studio unreachable raises :class:`~posthoc.errors.PosthocServiceError` before any output is
-touched. The same data gives byte-identical files.
+touched. The same data gives byte-identical files. No judgement and no exclusion at all (an export of ``[]``, a study
+nobody has annotated yet) returns status ``empty``: nothing is scored or written, no report of empty tables. A first
+run that writes nothing (failed, interrupted by Ctrl-C, or empty) removes the ``out_dir`` it made, lock file and all.
 """
 
 from __future__ import annotations
@@ -61,15 +63,20 @@ EXIT_NOTHING_NEW = 10
 EXIT_LOCKED = 4
 
 
+#: what a run did: outputs written, the same as the last run, or no judgement at all (nothing written)
+RunStatus = Literal["updated", "nothing-new", "empty"]
+
+
 class ScoreJobLocked(RuntimeError):
     """Another ``posthoc score`` run holds the lock on the output directory."""
 
 
 @dataclass(frozen=True)
 class ScoreJobResult:
-    """What a run did: ``status`` is ``updated`` or ``nothing-new``; paths of the outputs."""
+    """What a run did: ``status`` is ``updated``, ``nothing-new`` or ``empty`` (no judgement and no exclusion at
+    all: nothing scored, nothing written); paths of the outputs."""
 
-    status: Literal["updated", "nothing-new"]
+    status: RunStatus
     out_dir: Path
     report_path: Path
     fingerprint: str
@@ -81,8 +88,8 @@ class ScoreJobResult:
 
     @property
     def exit_code(self) -> int:
-        """0 when updated, 10 when nothing was new (the CLI uses 10 only with ``--periodic``)."""
-        return EXIT_UPDATED if self.status == "updated" else EXIT_NOTHING_NEW
+        """0 when updated or empty, 10 when nothing was new (the CLI uses 10 only with ``--periodic``)."""
+        return EXIT_NOTHING_NEW if self.status == "nothing-new" else EXIT_UPDATED
 
 
 def _study_projects(client: LabelStudioClient, study: Study, project_ids: Sequence[int]
@@ -168,13 +175,11 @@ def run_score_job(*, manifest_path: str | os.PathLike[str], out_dir: str | os.Pa
     try:
         _remove_stale_staging(target)
         return _run_locked_naming_disk_errors(_ScoreRun(study, source, options, target), extra_sections)
-    except Exception:
+    finally:  # also on Ctrl-C (KeyboardInterrupt): a first run that wrote nothing leaves no folder behind
         if created and {p.name for p in target.iterdir()} <= {LOCK_NAME}:
-            (target / LOCK_NAME).unlink(missing_ok=True)  # a failed first run leaves no folder behind
+            (target / LOCK_NAME).unlink(missing_ok=True)
             with contextlib.suppress(OSError):
                 target.rmdir()
-        raise
-    finally:
         lock.release()
 
 
@@ -229,7 +234,7 @@ class _ScoreRun:
             return self.marker.read_text(encoding="utf-8").strip()
         return None
 
-    def result(self, status: Literal["updated", "nothing-new"], digest: str, n_judgements: int, n_exclusions: int,
+    def result(self, status: RunStatus, digest: str, n_judgements: int, n_exclusions: int,
                files: tuple[Path, ...] = ()) -> ScoreJobResult:
         """What this run did, with the projects it exported and reused."""
         return ScoreJobResult(status=status, out_dir=self.target, report_path=self.report_path,
@@ -275,8 +280,10 @@ def _run_locked(run: _ScoreRun, extra_sections: Iterable[Section]) -> ScoreJobRe
         flattened = run.judgements(work_dir, previous)
         if isinstance(flattened, ScoreJobResult):
             return flattened
-        digest = fingerprint(flattened, run.options.fingerprinted(), run.study.plan_digest)
         n_exclusions = int(flattened.exclusions["count"].sum())
+        if flattened.judgements.empty and not n_exclusions:  # nothing annotated at all: no report of empty tables
+            return run.result("empty", previous or "", 0, 0)
+        digest = fingerprint(flattened, run.options.fingerprinted(), run.study.plan_digest)
         run.state.update(fingerprint=digest, n_judgements=len(flattened.judgements), n_exclusions=n_exclusions)
         if run.options.periodic and previous == digest:
             run.commit_cache(run.state)

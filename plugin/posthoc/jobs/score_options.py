@@ -104,11 +104,12 @@ class JudgementSource:
         """``(URL, token)`` of the Label Studio to export from; PosthocInputError when either is missing or the URL
         is not an http(s) URL."""
         if not self.ls_url:
-            raise PosthocInputError("give a Label Studio URL (--url) or export files (--export-file)")
+            raise PosthocInputError("give a Label Studio URL (--url or env POSTHOC_LS_URL) or export files "
+                                    "(--export-file)")
         from posthoc.labelstudio.url import check_url
 
         check_url(self.ls_url)
         if not self.token:
-            raise PosthocInputError("no Label Studio API token: set LABEL_STUDIO_TOKEN (or the variable named by "
-                                    "--token-env)")
+            raise PosthocInputError("no Label Studio API token: set env POSTHOC_LS_TOKEN or LABEL_STUDIO_TOKEN "
+                                    "(or the variable named by --token-env)")
         return self.ls_url, self.token

@@ -146,7 +146,8 @@ class ApiCalls:
         """One user of this user's organisation by id (``GET /api/users/{id}/``, one row whatever the size of the
         organisation), or ``None`` when Label Studio knows no such user (404)."""
         answer = self.request("GET", f"/api/users/{int(user_id)}/", ok=(200, 404))
-        return cast(ls.User, answer) if isinstance(answer, dict) and "id" in answer else None
+        # a 404's body has an "id" too (the error's, a UUID string): a user's is its number
+        return cast(ls.User, answer) if isinstance(answer, dict) and type(answer.get("id")) is int else None
 
     def tasks(self, project_id: int, *, fields: str = "all", include: str | None = None,
               page_size: int = TASK_PAGE_SIZE) -> Iterator[ls.Task]:

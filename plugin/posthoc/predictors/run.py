@@ -32,6 +32,7 @@ from typing import NoReturn
 
 from tqdm import tqdm
 
+from posthoc.atomic import folder_kept_if_written
 from posthoc.errors import PosthocInputError, PosthocServiceError
 from posthoc.labelstudio.label_config import region_tags
 from posthoc.predictors.base import PredictedMention, PredictModel, TextLinker, call_model, mentions_of_prediction
@@ -136,29 +137,29 @@ def predict_corpus(corpus: Corpus, linker: Linker, out: str | os.PathLike[str], 
                 handle.truncate(len(data[:data.rfind("\n") + 1].encode("utf-8")))
     todo = [doc for doc in documents if (doc[0], doc[1]) not in done]
     written = 0
-    out.parent.mkdir(parents=True, exist_ok=True)
     kept = len(done)
-    try:
-        with partial.open("a", encoding="utf-8") as handle, \
-                tqdm(total=len(documents), initial=len(documents) - len(todo), desc=f"predict ({name})", unit="doc",
-                     disable=not progress) as bar:
-            results = _link_stream(stream, todo, name=name) if stream is not None else \
-                _link_batches(linker, todo, batch_size=batch_size, name=name)
-            shown = 0
-            for number, ((dataset, doc_id, text), mentions) in enumerate(results, 1):
-                handle.write(_line(dataset, doc_id, system, text, mentions))
-                written += len(mentions)
-                kept += 1
-                if number % batch_size == 0 or number == len(todo):
-                    handle.flush()
-                    bar.update(number - shown)
-                    shown = number
-            handle.flush()
-            os.fsync(handle.fileno())
-    except BaseException:
-        if kept == 0:  # nothing done: leave no file behind
-            partial.unlink(missing_ok=True)
-        raise
+    with folder_kept_if_written(out.parent):  # an unreachable linker leaves no empty folder
+        try:
+            with partial.open("a", encoding="utf-8") as handle, \
+                    tqdm(total=len(documents), initial=len(documents) - len(todo), desc=f"predict ({name})", unit="doc",
+                         disable=not progress) as bar:
+                results = _link_stream(stream, todo, name=name) if stream is not None else \
+                    _link_batches(linker, todo, batch_size=batch_size, name=name)
+                shown = 0
+                for number, ((dataset, doc_id, text), mentions) in enumerate(results, 1):
+                    handle.write(_line(dataset, doc_id, system, text, mentions))
+                    written += len(mentions)
+                    kept += 1
+                    if number % batch_size == 0 or number == len(todo):
+                        handle.flush()
+                        bar.update(number - shown)
+                        shown = number
+                handle.flush()
+                os.fsync(handle.fileno())
+        except BaseException:
+            if kept == 0:  # nothing done: leave no file behind
+                partial.unlink(missing_ok=True)
+            raise
     os.replace(partial, out)
     return PredictSummary(out, len(documents), len(todo), len(documents) - len(todo), written,
                           time.perf_counter() - started)

@@ -46,7 +46,8 @@ def read_jsonl(path: Path, *, dataset: str, system: str, documents: pd.DataFrame
         try:
             record = json.loads(line)
         except json.JSONDecodeError as error:
-            raise builder.fail(f"not valid JSON ({error.msg} at column {error.colno}); fix the line",
+            reason = error.msg.removesuffix(" at")  # "Unterminated string starting at": not "at at column"
+            raise builder.fail(f"not valid JSON ({reason} at column {error.colno}); fix the line",
                                where=where) from None
         if not isinstance(record, dict):
             raise builder.fail("each line must be a JSON object with id, text and mentions", where=where)

@@ -46,7 +46,8 @@ def read_rel(path: Path, *, dataset: str, system: str, documents: pd.DataFrame |
     try:
         data = json.loads(path.read_bytes().decode("utf-8"))
     except json.JSONDecodeError as error:
-        raise builder.fail(f"not valid JSON ({error.msg} at line {error.lineno} column {error.colno}); "
+        reason = error.msg.removesuffix(" at")  # "Unterminated string starting at": not "at at line"
+        raise builder.fail(f"not valid JSON ({reason} at line {error.lineno} column {error.colno}); "
                            "fix the file") from None
     if isinstance(data, list):
         ids = [str(i) for i in mine["doc_id"]]
