@@ -147,7 +147,7 @@ class ApiCalls:
         organisation), or ``None`` when Label Studio knows no such user (404)."""
         answer = self.request("GET", f"/api/users/{int(user_id)}/", ok=(200, 404))
         # a 404's body has an "id" too (the error's, a UUID string): a user's is its number
-        return cast(ls.User, answer) if isinstance(answer, dict) and type(answer.get("id")) is int else None
+        return cast(ls.User, answer) if isinstance(answer, dict) and type(ls.record_id(answer)) is int else None
 
     def tasks(self, project_id: int, *, fields: str = "all", include: str | None = None,
               page_size: int = TASK_PAGE_SIZE) -> Iterator[ls.Task]:
