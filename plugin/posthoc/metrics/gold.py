@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 from pandas.api.extensions import ExtensionArray
 
+from posthoc.arrays import Ints, Objects
 from posthoc.metrics.codes import column_codes, factorize, lookup, shared_codes, take_strings
 from posthoc.metrics.inputs import SYSTEM_ANNOTATION, judged_rows, mention_rows
 from posthoc.metrics.union import classify_against_gt
@@ -50,7 +51,7 @@ def _normalise(link: str) -> tuple[str, bool]:
     return normalised.link, bool(normalised.is_nil)
 
 
-def _new_links(rows: pd.DataFrame, codes: np.ndarray) -> pd.Series:
+def _new_links(rows: pd.DataFrame, codes: Ints) -> pd.Series:
     """The most common non-empty ``new_link`` of each annotation's edit judgements (ties: smallest)."""
     if "new_link" not in rows.columns:
         return pd.Series(dtype="str")
@@ -98,7 +99,7 @@ def corrected_gold(
 def gold_from(
     rows: pd.DataFrame,
     verdicts: pd.DataFrame,
-    codes: np.ndarray,
+    codes: Ints,
     original_gt: pd.DataFrame,
     missing: pd.DataFrame | None,
     *,
@@ -151,10 +152,11 @@ def gold_from(
     gold = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
     gold = gold.astype({"start": "int64", "end": "int64", "is_nil": "bool"})
     keys = [column_codes(gold[c], sort=True) for c in ("dataset", "doc_id", "start", "end", "link")]
-    return gold.iloc[np.lexsort(keys[::-1])].reset_index(drop=True)  # lexsort is stable
+    ordered: pd.DataFrame = gold.iloc[np.lexsort(keys[::-1])].reset_index(drop=True)  # lexsort is stable
+    return ordered
 
 
-def _surfaces(rows: pd.DataFrame, missing: pd.DataFrame) -> ExtensionArray | np.ndarray:
+def _surfaces(rows: pd.DataFrame, missing: pd.DataFrame) -> ExtensionArray | Objects:
     """The surface of each missing annotation's span: that of the first judgement row with it ("" if none)."""
     keys = ["dataset", "doc_id", "start", "end"]
     if "surface" not in rows.columns:
@@ -167,7 +169,8 @@ def _surfaces(rows: pd.DataFrame, missing: pd.DataFrame) -> ExtensionArray | np.
     found = where < len(rows)
     surface = rows["surface"]
     if isinstance(surface.dtype, pd.StringDtype) and found.all():  # the str values as they are, by one take
-        return surface.array.take(where)
+        taken: ExtensionArray = surface.array.take(where)
+        return taken
     out = np.full(len(missing), "", dtype=object)
     out[found] = rows["surface"].iloc[where[found]].astype(str).to_numpy(dtype=object)
     return out

@@ -11,6 +11,7 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
+from posthoc.arrays import Bools
 from posthoc.errors import PosthocInputError
 from posthoc.metrics.codes import column_codes, dense_codes
 from posthoc.tables import OUTCOMES, require_columns
@@ -58,7 +59,7 @@ def _text_columns(frame: pd.DataFrame, columns: tuple[str, ...], table: str) -> 
     return frame
 
 
-def is_control(judgements: pd.DataFrame) -> np.ndarray:
+def is_control(judgements: pd.DataFrame) -> Bools:
     """Boolean mask of control rows (``is_control`` True; absent column = no controls)."""
     if "is_control" not in judgements.columns:
         return np.zeros(len(judgements), dtype=bool)

@@ -36,6 +36,7 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
+from posthoc.arrays import Floats, Ints
 from posthoc.errors import PosthocInputError
 from posthoc.metrics.codes import factorize, sorted_codes
 from posthoc.metrics.inputs import mention_rows
@@ -48,13 +49,13 @@ _FLAG: Final = {"strict": "same_span_same_link", "overlap": "overlap_same_link"}
 COUNT_COLUMNS: Final = ("tp_system", "n_system", "tp_gt", "n_gt")
 
 
-def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+def _ratio(numerator: Floats, denominator: Floats) -> Floats:
     out = np.zeros(len(numerator), dtype=float)
     np.divide(numerator, denominator, out=out, where=denominator > 0)
     return out
 
 
-def _f1(precision: np.ndarray, recall: np.ndarray) -> np.ndarray:
+def _f1(precision: Floats, recall: Floats) -> Floats:
     return _ratio(2 * precision * recall, precision + recall)
 
 
@@ -92,7 +93,7 @@ def counts_of_rows(rows: pd.DataFrame, *, gt_system: str, matching: Sequence[str
     gt_codes = np.flatnonzero(np.asarray(system_names) == gt_system)
     is_gt = system == gt_codes[0] if len(gt_codes) else np.zeros(len(rows), dtype=bool)
     n_datasets = len(dataset_names)
-    parts: dict[str, list[np.ndarray]] = {c: [] for c in ("doc", "system", "matching", *COUNT_COLUMNS)}
+    parts: dict[str, list[Ints | Floats]] = {c: [] for c in ("doc", "system", "matching", *COUNT_COLUMNS)}
     order = sorted(range(len(matching)), key=lambda i: matching[i])  # rows sorted by matching name
     for code, name in enumerate(system_names):
         if name == gt_system:

@@ -16,6 +16,7 @@ from typing import Any, Final, SupportsFloat
 import numpy as np
 import pandas as pd
 
+from posthoc.arrays import Bools, Strings
 from posthoc.errors import PosthocInputError
 from posthoc.metrics.agreement import agreement_from_verdicts
 from posthoc.metrics.bootstrap import UNITS, ratio, resampled_sums, unit_matrix
@@ -59,7 +60,7 @@ def _rates(
     confidence: float,
     ties_verified: bool,
     union: str = "exact",
-    keep: np.ndarray | None = None,
+    keep: Bools | None = None,
     interval: str = DEFAULT_INTERVAL,
     gt_system: str | None = GT_SYSTEM,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -79,7 +80,7 @@ def _rates(
                                      gt_system=gt_system)
 
 
-def _counted_rows(judgements: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
+def _counted_rows(judgements: pd.DataFrame) -> tuple[pd.DataFrame, Bools]:
     """Validated judgement rows (the columns the rates read) and the mask of the non-control ones."""
     read = [c for c in (*JUDGEMENT_NEEDS, "chunk_id", "is_control") if c in judgements.columns]
     rows = judged_rows(judgements[read] if set(JUDGEMENT_NEEDS) <= set(read) else judgements, keep_controls=True)
@@ -367,7 +368,7 @@ def _gt_rows(source: pd.DataFrame, gt_system: str) -> pd.DataFrame:
     return gt
 
 
-def _metric_rows(all_rows: pd.DataFrame, controls: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, set[object]]:
+def _metric_rows(all_rows: pd.DataFrame, controls: pd.DataFrame) -> tuple[pd.DataFrame, Bools, set[object]]:
     """The counted rows (neither control rows nor an excluded worker's), only the columns the metrics read; the
     mask of control rows among ``all_rows``; the excluded workers (``controls``: :func:`control_results`)."""
     excluded = set(controls.loc[controls["excluded"], "worker"])
@@ -382,7 +383,7 @@ def _outcome_counts(rows: pd.DataFrame) -> pd.DataFrame:
     return shares_from_rows(rows)[["dataset", "system", "outcome", "count", "share"]].reset_index(drop=True)
 
 
-def _missing_from_gt(exact_union: pd.DataFrame, exact_letters: np.ndarray) -> pd.DataFrame:
+def _missing_from_gt(exact_union: pd.DataFrame, exact_letters: Strings) -> pd.DataFrame:
     """The verified annotations missing from GT (outcome E), which the corrected gold adds."""
     added = np.flatnonzero(exact_letters == "E")
     missing = exact_union.take(added)
@@ -391,7 +392,7 @@ def _missing_from_gt(exact_union: pd.DataFrame, exact_letters: np.ndarray) -> pd
     return missing
 
 
-def _study_counts(all_rows: pd.DataFrame, rows: pd.DataFrame, control: np.ndarray, excluded: set[object],
+def _study_counts(all_rows: pd.DataFrame, rows: pd.DataFrame, control: Bools, excluded: set[object],
                   verdicts: pd.DataFrame, *, study: str | None) -> dict[str, Any]:
     """The summary's first entries: the study's name and what was counted and left out."""
     studies = sorted(all_rows["study"].dropna().astype(str).unique()) if "study" in all_rows.columns else []

@@ -20,6 +20,7 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
+from posthoc.arrays import Strings
 from posthoc.metrics.codes import factorize
 from posthoc.metrics.inputs import mention_rows
 from posthoc.metrics.matching import match_flags
@@ -29,7 +30,7 @@ from posthoc.tables import GT_SYSTEM, empty_table
 UNION_OUTCOMES: Final = ("A", "B", "C", "D", "E")
 
 
-def classify_against_gt(annotations: pd.DataFrame, gt: pd.DataFrame) -> np.ndarray:
+def classify_against_gt(annotations: pd.DataFrame, gt: pd.DataFrame) -> Strings:
     """The outcome letter A..E of each row of ``annotations`` against the ``gt`` annotations.
 
     Both tables need ``dataset, doc_id, start, end, link``; returns an array of letters aligned with ``annotations``.
@@ -47,7 +48,7 @@ def outcomes_from_union(union: pd.DataFrame, gt: pd.DataFrame) -> pd.DataFrame:
     return outcomes_from_letters(union, classify_against_gt(union, gt))
 
 
-def outcomes_from_letters(union: pd.DataFrame, letters: np.ndarray) -> pd.DataFrame:
+def outcomes_from_letters(union: pd.DataFrame, letters: Strings) -> pd.DataFrame:
     """``dataset, outcome, count, share`` from the union and the letter of each of its rows."""
     if len(union) == 0:
         return empty_table({"dataset": "str", "outcome": "str", "count": "int64", "share": "float64"})

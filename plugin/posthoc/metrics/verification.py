@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from posthoc.arrays import Ints
 from posthoc.errors import PosthocInputError
 from posthoc.metrics.codes import column_codes, dense_codes, derive_codes, factorize, sorted_codes, take_strings
 from posthoc.metrics.inputs import ANNOTATION, SYSTEM_ANNOTATION, judged_rows
@@ -54,7 +55,7 @@ def check_union(union: str) -> None:
         raise PosthocInputError(f"union must be one of {', '.join(UNIONS)}, not {union!r}")
 
 
-def verdicts_of(rows: pd.DataFrame, *, ties_verified: bool = False) -> tuple[pd.DataFrame, np.ndarray]:
+def verdicts_of(rows: pd.DataFrame, *, ties_verified: bool = False) -> tuple[pd.DataFrame, Ints]:
     """Per-annotation verdicts of validated rows, and each row's annotation index.
 
     Returns ``(verdicts, codes)``: ``verdicts`` has ``dataset, doc_id, system, start, end, link,
@@ -117,7 +118,7 @@ def verification_rates(judgements: pd.DataFrame, *, ties_verified: bool = False)
     return rates_from_verdicts(annotation_verdicts(judgements, ties_verified=ties_verified))
 
 
-def union_members(verdicts: pd.DataFrame, *, union: str = "exact") -> np.ndarray:
+def union_members(verdicts: pd.DataFrame, *, union: str = "exact") -> Ints:
     """The member of the verification union of every verdict row (-1 when not verified).
 
     Members are numbered as the rows of :func:`union_from_verdicts`: sorted by ``dataset, doc_id, start,
