@@ -32,3 +32,13 @@ Bools: TypeAlias = npt.NDArray[np.bool_]
 Strings: TypeAlias = npt.NDArray[np.str_]
 Objects: TypeAlias = npt.NDArray[np.object_]
 Values: TypeAlias = npt.NDArray[np.generic]
+
+
+def weighted_bincount(codes: Ints, weights: npt.ArrayLike, *, minlength: int = 0) -> Floats:
+    """``np.bincount(codes, weights, minlength=minlength)``: the sum of ``weights`` per code, float64.
+
+    numpy's stub types every ``bincount`` as ``intp``; with weights numpy returns float64, so the one cast
+    is here rather than at every weighted call.
+    """
+    sums: Floats = np.bincount(codes, weights, minlength=minlength)  # type: ignore[assignment]
+    return sums

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from posthoc.arrays import Floats, Ints
 from posthoc.errors import PosthocInputError
 from posthoc.tables import require_columns
 
@@ -43,8 +44,8 @@ class JudgementVectors:
     units: pd.Index
     workers: pd.Index
     annotations: pd.Index
-    unit_index: np.ndarray
-    worker_index: np.ndarray
+    unit_index: Ints
+    worker_index: Ints
     matrix: sp.csr_matrix
     open_ended: bool
     unit_keys: sp.csr_matrix
@@ -143,7 +144,7 @@ def unit_indicator(vectors: JudgementVectors) -> sp.csr_matrix:
     )
 
 
-def unit_vectors(vectors: JudgementVectors, worker_weights: np.ndarray | None = None) -> sp.csr_matrix:
+def unit_vectors(vectors: JudgementVectors, worker_weights: Floats | None = None) -> sp.csr_matrix:
     """Unit (sentence) vectors ``V[s] = sum_i w_i W[s, i]`` (units x annotations); ``w = 1`` by default."""
     weighted = vectors.matrix
     if worker_weights is not None:
@@ -151,7 +152,7 @@ def unit_vectors(vectors: JudgementVectors, worker_weights: np.ndarray | None = 
     return sp.csr_matrix(unit_indicator(vectors) @ weighted)
 
 
-def _unit_keys(matrix: sp.csr_matrix, unit_index: np.ndarray, n_units: int, *, open_ended: bool) -> sp.csr_matrix:
+def _unit_keys(matrix: sp.csr_matrix, unit_index: Ints, n_units: int, *, open_ended: bool) -> sp.csr_matrix:
     n_annotations = matrix.shape[1]
     if not open_ended:
         return sp.csr_matrix(np.ones((n_units, n_annotations), dtype=bool))

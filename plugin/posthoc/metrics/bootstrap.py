@@ -34,7 +34,7 @@ import numpy.typing as npt
 import pandas as pd
 from threadpoolctl import ThreadpoolController
 
-from posthoc.arrays import Floats, Ints
+from posthoc.arrays import Floats, Ints, weighted_bincount
 from posthoc.errors import PosthocInputError
 from posthoc.metrics.codes import factorize, sorted_codes
 from posthoc.metrics.inputs import ANNOTATION
@@ -78,9 +78,7 @@ def unit_matrix(
 ) -> Floats:
     """Dense ``(n_units, n_columns)`` matrix of ``weights`` summed at ``(codes, columns)``."""
     flat = codes.astype(np.int64) * n_columns + columns.astype(np.int64)
-    # numpy's stub: intp even with float weights
-    sums: Floats = np.bincount(flat, weights=weights, minlength=n_units * n_columns)  # type: ignore[assignment]
-    return sums.reshape(n_units, n_columns)
+    return weighted_bincount(flat, weights, minlength=n_units * n_columns).reshape(n_units, n_columns)
 
 
 def stratum_draws(

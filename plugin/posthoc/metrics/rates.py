@@ -31,7 +31,7 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
-from posthoc.arrays import Bools, Floats, Ints, Objects
+from posthoc.arrays import Bools, Floats, Ints, Objects, weighted_bincount
 from posthoc.metrics.bootstrap import ratio, unit_codes
 from posthoc.metrics.codes import category_codes, dense_codes, factorize, nested_codes, sorted_codes
 from posthoc.metrics.intervals import StratumMask, interval
@@ -142,8 +142,7 @@ def rate_statistics(
     group_of_verdict = (np.cumsum(present) - 1)[pair]
     n_groups, n_datasets = len(pairs), len(dataset_names)
     member = _members(verified, verdicts.annotation, first, (dataset, doc, link, start, end), union=union)
-    # numpy's stub: intp even with weights
-    n_in_member: Floats = np.bincount(member, weights=verified)  # type: ignore[assignment]
+    n_in_member = weighted_bincount(member, verified)
     dataset_of_member = np.zeros(len(n_in_member), dtype=np.int64)
     dataset_of_member[member] = dataset[first]
     n_union = np.bincount(dataset_of_member, weights=n_in_member > 0, minlength=n_datasets).astype(np.int64)

@@ -32,6 +32,7 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
+from posthoc.arrays import Floats
 from posthoc.errors import PosthocInputError
 from posthoc.sequence.table import validate_sequence_table
 from posthoc.tables import require_columns
@@ -40,7 +41,7 @@ TASK_LABELS: Final = ("all_verified", "verify_share")
 _NEEDED: Final = ("worker", "task_key", "position", "outcome", "dataset", "system", "is_control")
 
 
-def _leave_own_out(sums: pd.Series, counts: pd.Series, own_sums: pd.Series, own_counts: pd.Series) -> np.ndarray:
+def _leave_own_out(sums: pd.Series, counts: pd.Series, own_sums: pd.Series, own_counts: pd.Series) -> Floats:
     other = counts - own_counts
     return np.where(other > 0, (sums - own_sums) / other.where(other > 0, 1), np.nan)
 
