@@ -205,7 +205,8 @@ def task_drafts(task: Record) -> list[Draft]:
 
 def task_project(task: Record, default: int | str | None = None) -> int | str | None:
     """The project id of a task (``project``), ``default`` when the answer has none."""
-    return task.get("project", default)
+    project: int | str | None = task.get("project", default)
+    return project
 
 
 # ---- annotations, predictions and drafts ----------------------------------------------------------------------
@@ -328,7 +329,8 @@ def region_type(item: Record) -> str | None:
 def region_from_name(item: Record, default: str | None = None) -> str | None:
     """The ``from_name`` of a result item: the control tag (``Labels``, ``Choices``, ``TextArea``) that made it;
     ``default`` when the item has none."""
-    return item.get("from_name", default)
+    from_name: str | None = item.get("from_name", default)
+    return from_name
 
 
 def region_to_name(item: Record) -> str | None:
@@ -370,7 +372,8 @@ def region_number(item: Record) -> float | None:
 def answer_predictions(answer: Record) -> list[Prediction] | None:
     """The prediction list of an ML backend's ``predict`` answer given as a mapping: ``predictions``
     (label-studio-ml 2's ``ModelResponse`` as a dict), else ``results`` (the ``/predict`` reply), else ``None``."""
-    return answer.get("predictions", answer.get("results"))
+    predictions: list[Prediction] | None = answer.get("predictions", answer.get("results"))
+    return predictions
 
 
 # ---- webhook payloads -----------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from posthoc.eaglet.flags import Flag
-from posthoc.eaglet.rules.base import CheckContext
+from posthoc.eaglet.rules.base import Annotation, CheckContext
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ class OverlappingRule:
     def run(self, context: CheckContext) -> list[Flag]:
         flags = []
         for items in context.annotations.values():
-            active: list = []
+            active: list[Annotation] = []
             for a in items:  # sorted by start
                 active = [b for b in active if (b.end >= a.start if self.touching else b.end > a.start)]
                 for b in active:
