@@ -29,7 +29,7 @@ import pandas as pd
 
 from posthoc.arrays import Bools, Floats
 from posthoc.crowdtruth.metrics import CrowdTruthResult, crowdtruth_metrics
-from posthoc.crowdtruth.vectors import JudgementVectors, build_vectors, unit_vectors, vectors_table
+from posthoc.crowdtruth.vectors import JudgementTable, JudgementVectors, build_vectors, unit_vectors, vectors_table
 from posthoc.errors import PosthocInputError
 
 DEFAULT_THRESHOLDS = np.round(np.arange(1, 101) / 100.0, 2)
@@ -108,7 +108,7 @@ def filter_and_rescore(
     )
 
 
-def _rebuild(table: pd.DataFrame, vector: list[str] | None, open_ended: bool) -> JudgementVectors:
+def _rebuild(table: JudgementTable, vector: list[str] | None, open_ended: bool) -> JudgementVectors:
     return build_vectors(table, annotation_vector=vector, open_ended=open_ended)
 
 

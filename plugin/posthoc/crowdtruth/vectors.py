@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Annotated, Final, TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -26,9 +27,14 @@ import scipy.sparse as sp
 
 from posthoc.arrays import Floats, Ints
 from posthoc.errors import PosthocInputError
-from posthoc.tables import require_columns
+from posthoc.tables import TableContract, require_columns
 
 JUDGEMENT_TABLE_COLUMNS = ("unit", "worker", "annotation")
+JUDGEMENT_TABLE: Final = TableContract("CrowdTruth judgements", JUDGEMENT_TABLE_COLUMNS)
+#: CrowdTruth's judgement table: ``unit, worker, annotation[, count]``, one row an annotation of a judgement
+#: (not posthoc's :data:`~posthoc.tables.Judgements`; :func:`posthoc.crowdtruth.io.judgements_from_posthoc`
+#: makes one from it).
+JudgementTable: TypeAlias = Annotated[pd.DataFrame, JUDGEMENT_TABLE]
 
 
 @dataclass(frozen=True)
@@ -56,7 +62,7 @@ class JudgementVectors:
 
 
 def build_vectors(
-    judgements: pd.DataFrame,
+    judgements: JudgementTable,
     *,
     annotation_vector: Sequence[str] | None = None,
     open_ended: bool | None = None,

@@ -35,7 +35,7 @@ from posthoc.metrics.codes import column_codes, factorize, lookup, shared_codes,
 from posthoc.metrics.inputs import SYSTEM_ANNOTATION, judged_rows, mention_rows
 from posthoc.metrics.union import classify_against_gt
 from posthoc.metrics.verification import union_from_verdicts, verdicts_of
-from posthoc.tables import GT_SYSTEM, MENTION_COLUMNS
+from posthoc.tables import GT_SYSTEM, MENTION_COLUMNS, Judgements, Mentions
 
 GOLD_COLUMNS: Final = [*MENTION_COLUMNS, "source"]
 #: Where a GT annotation of the corrected gold comes from (the union's additions are ``added_verified``).
@@ -71,8 +71,8 @@ def _new_links(rows: pd.DataFrame, codes: Ints) -> pd.Series:
 
 
 def corrected_gold(
-    judgements: pd.DataFrame,
-    mentions: pd.DataFrame,
+    judgements: Judgements,
+    mentions: Mentions,
     *,
     gt_system: str = GT_SYSTEM,
     add_missing: bool = True,
@@ -100,7 +100,7 @@ def gold_from(
     rows: pd.DataFrame,
     verdicts: pd.DataFrame,
     codes: Ints,
-    original_gt: pd.DataFrame,
+    original_gt: Mentions,
     missing: pd.DataFrame | None,
     *,
     gt_system: str = GT_SYSTEM,

@@ -41,7 +41,7 @@ from posthoc.errors import PosthocInputError
 from posthoc.metrics.codes import factorize, sorted_codes
 from posthoc.metrics.inputs import mention_rows
 from posthoc.metrics.matching import SpanCodes, code_flags
-from posthoc.tables import GT_SYSTEM, empty_table
+from posthoc.tables import GT_SYSTEM, Mentions, empty_table
 
 MATCHINGS: Final = ("strict", "overlap")
 AVERAGINGS: Final = ("micro", "macro")
@@ -60,7 +60,7 @@ def _f1(precision: Floats, recall: Floats) -> Floats:
 
 
 def document_counts(
-    mentions: pd.DataFrame, *, gt_system: str = GT_SYSTEM, matching: Sequence[str] = MATCHINGS
+    mentions: Mentions, *, gt_system: str = GT_SYSTEM, matching: Sequence[str] = MATCHINGS
 ) -> pd.DataFrame:
     """Per document, system and matching: ``dataset, doc_id, system, matching, tp_system, n_system, tp_gt, n_gt``.
 
@@ -180,7 +180,7 @@ def scores_from_counts(counts: pd.DataFrame, *, averaging: Sequence[str] = AVERA
 
 
 def preannotation_scores(
-    mentions: pd.DataFrame,
+    mentions: Mentions,
     *,
     gt_system: str = GT_SYSTEM,
     matching: Sequence[str] = MATCHINGS,

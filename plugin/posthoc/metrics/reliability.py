@@ -26,7 +26,7 @@ import pandas as pd
 from posthoc.arrays import Ints
 from posthoc.metrics.inputs import judged_rows
 from posthoc.metrics.verification import verdicts_of
-from posthoc.tables import OUTCOMES, empty_table
+from posthoc.tables import OUTCOMES, Judgements, empty_table
 
 RELIABILITY_COLUMNS: Final = ["dataset", "measure", "value", "n_items"]
 AGGREGATED_COLUMNS: Final = ["mention_id", "dataset", "system", "n_judges", "majority", "dawid_skene"]
@@ -107,7 +107,7 @@ def crowd_frame(rows: pd.DataFrame, codes: Ints) -> pd.DataFrame:
     )
 
 
-def majority_vote(judgements: pd.DataFrame) -> pd.Series:
+def majority_vote(judgements: Judgements) -> pd.Series:
     """crowd-kit ``MajorityVote`` of the outcomes of each annotation (control rows ignored).
 
     Returns a Series indexed like :func:`~posthoc.metrics.verification.annotation_verdicts`' rows
@@ -120,7 +120,7 @@ def majority_vote(judgements: pd.DataFrame) -> pd.Series:
     return MajorityVote().fit_predict(crowd_frame(rows, codes)).sort_index().rename("majority")
 
 
-def dawid_skene(judgements: pd.DataFrame, *, n_iter: int = 100, tol: float = 1e-5) -> pd.Series:
+def dawid_skene(judgements: Judgements, *, n_iter: int = 100, tol: float = 1e-5) -> pd.Series:
     """crowd-kit ``DawidSkene`` labels of each annotation (control rows ignored); indexed like :func:`majority_vote`."""
     from crowdkit.aggregation import DawidSkene
 
@@ -129,7 +129,7 @@ def dawid_skene(judgements: pd.DataFrame, *, n_iter: int = 100, tol: float = 1e-
     return DawidSkene(n_iter=n_iter, tol=tol).fit_predict(crowd_frame(rows, codes)).sort_index().rename("dawid_skene")
 
 
-def dawid_skene_workers(judgements: pd.DataFrame, *, n_iter: int = 100, tol: float = 1e-5
+def dawid_skene_workers(judgements: Judgements, *, n_iter: int = 100, tol: float = 1e-5
                         ) -> tuple[pd.Series, pd.DataFrame]:
     """crowd-kit ``DawidSkene`` fitted once: ``(labels, workers)``.
 

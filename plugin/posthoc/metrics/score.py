@@ -39,7 +39,7 @@ from posthoc.metrics.reliability import aggregated_from, reliability_from_verdic
 from posthoc.metrics.union import classify_against_gt, outcomes_from_letters
 from posthoc.metrics.verification import check_union, shares_from_rows, union_from_verdicts, verdicts_of
 from posthoc.scores import Scores, empty_comparisons
-from posthoc.tables import GT_SYSTEM
+from posthoc.tables import GT_SYSTEM, Judgements, Mentions
 
 PREANNOTATION_COLUMNS: Final = [
     "dataset", "system", "matching", "averaging", "precision", "recall", "f1",
@@ -80,7 +80,7 @@ def _rates(
                                      gt_system=gt_system)
 
 
-def _counted_rows(judgements: pd.DataFrame) -> tuple[pd.DataFrame, Bools]:
+def _counted_rows(judgements: Judgements) -> tuple[pd.DataFrame, Bools]:
     """Validated judgement rows (the columns the rates read) and the mask of the non-control ones."""
     read = [c for c in (*JUDGEMENT_NEEDS, "chunk_id", "is_control") if c in judgements.columns]
     rows = judged_rows(judgements[read] if set(JUDGEMENT_NEEDS) <= set(read) else judgements, keep_controls=True)
@@ -89,7 +89,7 @@ def _counted_rows(judgements: pd.DataFrame) -> tuple[pd.DataFrame, Bools]:
 
 @shared_factorisation()
 def rates_with_intervals(
-    judgements: pd.DataFrame,
+    judgements: Judgements,
     *,
     resample_unit: str = "doc_id",
     n_resamples: int = 1000,
@@ -115,7 +115,7 @@ def rates_with_intervals(
 
 @shared_factorisation()
 def compare_systems(
-    judgements: pd.DataFrame, *, resample_unit: str = "doc_id", n_resamples: int = 1000, seed: int = 0,
+    judgements: Judgements, *, resample_unit: str = "doc_id", n_resamples: int = 1000, seed: int = 0,
     confidence: float = 0.95, ties_verified: bool = False, union: str = "exact", interval: str = DEFAULT_INTERVAL,
     gt_system: str = GT_SYSTEM,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -127,7 +127,7 @@ def compare_systems(
                           gt_system=gt_system)
 
 
-def _checked_rates(judgements: pd.DataFrame, *, resample_unit: str, n_resamples: int, seed: int, confidence: float,
+def _checked_rates(judgements: Judgements, *, resample_unit: str, n_resamples: int, seed: int, confidence: float,
                    ties_verified: bool, union: str, interval: str, gt_system: str | None
                    ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Options checked, the judgements validated, then :func:`_rates` (comparisons unless ``gt_system`` is None)."""
@@ -203,7 +203,7 @@ def _preannotation(
     return table[PREANNOTATION_COLUMNS].reset_index(drop=True)
 
 
-def _exclusions(judgements: pd.DataFrame, controls: pd.DataFrame, threshold: float) -> pd.DataFrame:
+def _exclusions(judgements: Judgements, controls: pd.DataFrame, threshold: float) -> pd.DataFrame:
     rows: list[tuple[str, object, None, str, int]] = []  # EXCLUSION_COLUMNS (worker as the table holds it)
     control = is_control(judgements)
     if control.any():
@@ -280,8 +280,8 @@ def _summary(
 
 @shared_factorisation()
 def score_judgements(
-    judgements: pd.DataFrame,
-    mentions: pd.DataFrame,
+    judgements: Judgements,
+    mentions: Mentions,
     *,
     n_resamples: int = 1000,
     seed: int = 0,

@@ -43,7 +43,7 @@ from posthoc.errors import PosthocInputError
 from posthoc.metrics.codes import column_codes, dense_codes, derive_codes, factorize, sorted_codes, take_strings
 from posthoc.metrics.inputs import ANNOTATION, SYSTEM_ANNOTATION, judged_rows
 from posthoc.metrics.matching import overlap_components
-from posthoc.tables import OUTCOMES, empty_table
+from posthoc.tables import OUTCOMES, Judgements, empty_table
 
 #: Readings of the verification union (see the module docstring).
 UNIONS = ("exact", "overlap")
@@ -87,7 +87,7 @@ def verdicts_of(rows: pd.DataFrame, *, ties_verified: bool = False) -> tuple[pd.
     return verdicts, codes
 
 
-def annotation_verdicts(judgements: pd.DataFrame, *, ties_verified: bool = False) -> pd.DataFrame:
+def annotation_verdicts(judgements: Judgements, *, ties_verified: bool = False) -> pd.DataFrame:
     """One row per judged annotation (seed 000 section 3.2): who judged it and whether it is verified.
 
     Columns ``dataset, doc_id, system, start, end, link, mention_id, n_judges, n_verify, n_edit,
@@ -109,7 +109,7 @@ def rates_from_verdicts(verdicts: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-def verification_rates(judgements: pd.DataFrame, *, ties_verified: bool = False) -> pd.DataFrame:
+def verification_rates(judgements: Judgements, *, ties_verified: bool = False) -> pd.DataFrame:
     """Verification rate ``r(m,d) = |V(m,d)| / |N(m,d)|`` per dataset and system (seed 000 section 3.2).
 
     Returns ``dataset, system, n_annotations, n_verified, verification_rate, n_mention_right, mention_rate``
@@ -200,7 +200,7 @@ def covered_members(verdicts: pd.DataFrame, *, union: str = "exact") -> pd.DataF
     return pairs.groupby(["dataset", "system"], sort=True).size().rename("n_covered").reset_index()
 
 
-def verification_union(judgements: pd.DataFrame, *, ties_verified: bool = False, union: str = "exact"
+def verification_union(judgements: Judgements, *, ties_verified: bool = False, union: str = "exact"
                        ) -> pd.DataFrame:
     """The verification union ``V(d) = ∪_m V(m,d)`` (seed 000 section 3.2).
 
@@ -231,7 +231,7 @@ def precision_recall_from(rates: pd.DataFrame, union: pd.DataFrame, *, covered: 
     return table[["dataset", "system", "n_annotations", "n_verified", "n_union", "precision", "recall", "f1"]]
 
 
-def posthoc_precision_recall(judgements: pd.DataFrame, *, ties_verified: bool = False, union: str = "exact"
+def posthoc_precision_recall(judgements: Judgements, *, ties_verified: bool = False, union: str = "exact"
                              ) -> pd.DataFrame:
     """Posthoc precision ``r(m,d)``, recall ``|V(m,d)| / |V(d)|`` and F1 (seed 000 section 3.2).
 
@@ -245,7 +245,7 @@ def posthoc_precision_recall(judgements: pd.DataFrame, *, ties_verified: bool = 
                                  covered=covered)
 
 
-def outcome_shares(judgements: pd.DataFrame) -> pd.DataFrame:
+def outcome_shares(judgements: Judgements) -> pd.DataFrame:
     """Outcome counts and shares per dataset and system (seed 000 section 4, Figure 4).
 
     One row per ``(dataset, system, outcome)`` for every outcome verify / edit / remove (zero

@@ -17,6 +17,7 @@ import pandas as pd
 from scipy import stats
 
 from posthoc.arrays import Floats
+from posthoc.sequence.table import Sequences
 from posthoc.tables import require_columns
 
 
@@ -37,7 +38,7 @@ def _tau(a: Floats, b: Floats) -> float:
     return float(stats.kendalltau(a, b).statistic)
 
 
-def audit_orders(judgements: pd.DataFrame, *, min_shared: int = 3, max_pairs: int = 5000,
+def audit_orders(judgements: Sequences, *, min_shared: int = 3, max_pairs: int = 5000,
                  warn_tau: float = 0.9, seed: int = 0) -> OrderAudit:
     """Audit served and planned orders; see the module docstring.
 
