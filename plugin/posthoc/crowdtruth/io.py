@@ -80,7 +80,7 @@ class CrowdTruthConfig:
 class CrowdTruthInput:
     """A CSV read for the metrics: the judgement table, the per-unit inputs and what was dropped."""
 
-    judgements: Judgements
+    judgements: JudgementTable
     unit_inputs: pd.DataFrame
     output_column: str
     annotation_vector: tuple[str, ...] | None
