@@ -102,7 +102,7 @@ def acceleration(jackknife: Floats, mask: Mask | None = None) -> Floats:
         return np.where(squares > 0, cubes / (6 * squares**1.5), 0.0)
 
 
-def _share_below(samples: Floats, point: Floats) -> tuple[Floats, Floats]:
+def _share_below(samples: Floats, point: Floats) -> tuple[Floats, Ints]:
     """Share of non-NaN resamples below ``point`` (ties half) and the number of non-NaN resamples."""
     valid = ~np.isnan(samples)
     n = valid.sum(axis=0)
