@@ -37,8 +37,8 @@ Values: TypeAlias = npt.NDArray[np.generic]
 def weighted_bincount(codes: Ints, weights: npt.ArrayLike, *, minlength: int = 0) -> Floats:
     """``np.bincount(codes, weights, minlength=minlength)``: the sum of ``weights`` per code, float64.
 
-    numpy's stub types every ``bincount`` as ``intp``; with weights numpy returns float64, so the one cast
-    is here rather than at every weighted call.
+    numpy's stub types every ``bincount`` as ``intp``; with weights numpy returns float64, except for no codes
+    at all (int64 zeros), which are made float64 zeros here (no copy otherwise), so the type holds.
     """
-    sums: Floats = np.bincount(codes, weights, minlength=minlength)  # type: ignore[assignment]
-    return sums
+    sums = np.bincount(codes, weights, minlength=minlength)
+    return sums.astype(np.float64, copy=False)

@@ -149,8 +149,8 @@ def ratio(numerator: Floats, denominator: Floats) -> Floats:
 
 
 def bootstrap_intervals(
-    numerators: Floats,
-    denominators: Floats,
+    numerators: Floats | Ints,
+    denominators: Floats | Ints,
     *,
     strata: Ints | None = None,
     n_resamples: int = 1000,

@@ -37,7 +37,7 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
-from posthoc.arrays import Floats, Objects
+from posthoc.arrays import Floats, Objects, Strings
 from posthoc.errors import PosthocInputError
 from posthoc.tables import OUTCOMES, require_columns
 
@@ -91,7 +91,7 @@ class OutcomeRates:
         if not 0.0 <= self.consistency <= 1.0:
             raise PosthocInputError(f"judge consistency must be between 0 and 1, got {self.consistency}")
 
-    def shares_for(self, datasets: Objects, systems: Objects) -> Floats:
+    def shares_for(self, datasets: Objects | Strings, systems: Objects | Strings) -> Floats:
         """``(n, 3)`` verify / edit / remove shares of each ``(dataset, system)`` pair."""
         out = np.tile(np.asarray(self.default, dtype=float), (len(datasets), 1))
         if len(self.cells):

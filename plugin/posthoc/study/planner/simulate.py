@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from posthoc.arrays import Floats, Ints
@@ -75,7 +76,7 @@ def plan_judgements(plan: StudyPlan) -> pd.DataFrame:
 
 
 def draw_outcomes(shares: Floats, annotation: Ints, consistency: float,
-                  rng: np.random.Generator) -> Ints:
+                  rng: np.random.Generator) -> npt.NDArray[np.int8]:
     """Outcome codes (0 verify, 1 edit, 2 remove) of judgements: ``shares`` ``(n, 3)`` per judgement,
     ``annotation`` the index of the annotation each judges (judges of one annotation share its latent)."""
     n = len(annotation)
