@@ -108,20 +108,33 @@ def _sources() -> list[Path]:
     return sorted(p for package in PACKAGES for p in (ROOT / "plugin/posthoc" / package).rglob("*.py"))
 
 
-def _all_aliases() -> dict[str, str]:
-    found: dict[str, str] = {}
-    for path in (ROOT / "plugin/posthoc").rglob("*.py"):
-        found.update(table_aliases(ast.parse(path.read_text(encoding="utf-8"))))
+def contract_names(tree: ast.Module) -> set[str]:
+    """The names a module binds to a ``TableContract(...)`` at its top."""
+    found = set()
+    for node in tree.body:
+        target = node.target if isinstance(node, ast.AnnAssign) else (
+            node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None)
+        value = node.value if isinstance(node, ast.AnnAssign | ast.Assign) else None
+        if (isinstance(target, ast.Name) and isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
+                and value.func.id == "TableContract"):
+            found.add(target.id)
     return found
 
 
-ALIASES = _all_aliases()
+def _trees() -> list[ast.Module]:
+    return [ast.parse(path.read_text(encoding="utf-8")) for path in sorted((ROOT / "plugin/posthoc").rglob("*.py"))]
+
+
+TREES = _trees()
+ALIASES = {alias: meta for tree in TREES for alias, meta in table_aliases(tree).items()}
+CONTRACTS = {name for tree in TREES for name in contract_names(tree)}
 
 
 def test_every_table_alias_carries_a_contract() -> None:
     assert {"Documents", "Mentions", "Judgements", "JudgementTable", "Sequences"} <= set(ALIASES)
+    assert {"DOCUMENTS", "MENTIONS", "JUDGEMENTS", "JUDGEMENT_TABLE", "SEQUENCES"} <= CONTRACTS
     plain = {alias: meta for alias, meta in ALIASES.items()
-             if not (meta.isupper() or meta.startswith("TableContract("))}
+             if not (meta in CONTRACTS or meta.startswith("TableContract("))}
     assert not plain, f"Annotated DataFrame aliases without a TableContract: {plain}"
 
 
