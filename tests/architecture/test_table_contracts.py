@@ -1,7 +1,7 @@
 """The tidy tables' contracts stay in the signatures (``posthoc.tables``' module docstring), checked on the source.
 
 A public function, method or dataclass field of ``metrics/``, ``export/``, ``crowdtruth/`` and ``sequence/`` whose
-name says it holds a table of a known kind (``judgements``, ``mentions``, ``gt``, ...) is annotated with that
+name says it holds a table of a known kind (``judgements``, ``mentions``, ``gt``, ``rows``, ...) is annotated with that
 kind's alias (``Judgements``, ``Mentions``, ...: ``Annotated[pd.DataFrame, TableContract(...)]``), never with a
 bare ``pd.DataFrame``; and every such alias carries a :class:`posthoc.tables.TableContract`.
 """
@@ -24,7 +24,10 @@ TABLE_NAMES: dict[str, frozenset[str]] = {
     "documents": frozenset({"Documents"}),
     "gt": frozenset({"Mentions"}),
     "original_gt": frozenset({"Mentions"}),
+    "rows": frozenset({"Judgements", "Mentions"}),  # validated rows of one of the two (the docstring says which)
 }
+#: names that hold something else too (``rows`` of an index array, a list of tuples): only a DataFrame is checked
+LOOSE_NAMES = frozenset({"rows"})
 #: a package's own table kind that its ``judgements`` parameters may hold besides posthoc's (with the reason)
 OWN_KINDS: dict[str, dict[str, frozenset[str]]] = {
     # CrowdTruth's judgement table (unit, worker, annotation): build_vectors, run_crowdtruth
@@ -98,6 +101,8 @@ def contract_violations(source: str, *, package: str, aliases: dict[str, str]) -
                 wanted = " or ".join(sorted(allowed[name]))
                 problems.append(f"line {line}: {where} {name}: a bare pd.DataFrame; use {wanted}")
             elif not (isinstance(member, ast.Name) and member.id in aliases):
+                if name in LOOSE_NAMES:
+                    continue
                 problems.append(f"line {line}: {where} {name}: {ast.unparse(member)} is no table alias")
             elif member.id not in allowed[name]:
                 problems.append(f"line {line}: {where} {name}: {member.id}, not {' or '.join(sorted(allowed[name]))}")
@@ -171,5 +176,7 @@ def test_the_check_finds_a_table_without_its_alias(source: str, expected: str) -
 
 def test_private_names_and_other_parameters_are_free() -> None:
     source = ("import pandas as pd\ndef _f(judgements: pd.DataFrame) -> None: ...\n"
-              "def g(frame: pd.DataFrame, judgements: Judgements) -> None: ...")
+              "def g(frame: pd.DataFrame, judgements: Judgements, rows: Ints) -> None: ...")
     assert contract_violations(source, package="metrics", aliases=ALIASES) == []
+    bare_rows = "import pandas as pd\ndef f(rows: pd.DataFrame) -> None: ..."
+    assert len(contract_violations(bare_rows, package="metrics", aliases=ALIASES)) == 1

@@ -39,6 +39,7 @@ from posthoc.errors import PosthocInputError
 from posthoc.metrics.codes import factorize, sorted_codes
 from posthoc.metrics.inputs import ANNOTATION
 from posthoc.metrics.intervals import DEFAULT_INTERVAL, StratumMask, interval
+from posthoc.tables import Judgements
 
 UNITS: Final = ("doc_id", "task", "annotation", "worker")
 #: Cells (resamples x units) of one weight block: 64 Ki cells keep a block's draws (int32) and weights
@@ -48,7 +49,7 @@ BLOCK_CELLS: Final = 65_536
 Draws: TypeAlias = npt.NDArray[np.integer[Any]]
 
 
-def unit_codes(rows: pd.DataFrame, unit: str) -> tuple[Ints, Ints]:
+def unit_codes(rows: Judgements, unit: str) -> tuple[Ints, Ints]:
     """``(codes, strata)``: each row's unit index and each unit's stratum index, for ``unit`` in :data:`UNITS`.
 
     Units are numbered in the sort order of their keys (as ``groupby(sort=True)``); strata are the

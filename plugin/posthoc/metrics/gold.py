@@ -97,7 +97,7 @@ def corrected_gold(
 
 
 def gold_from(
-    rows: pd.DataFrame,
+    rows: Judgements,
     verdicts: pd.DataFrame,
     codes: Ints,
     original_gt: Mentions,

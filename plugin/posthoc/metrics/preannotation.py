@@ -70,7 +70,7 @@ def document_counts(
     return counts_of_rows(mention_rows(mentions), gt_system=gt_system, matching=matching)
 
 
-def counts_of_rows(rows: pd.DataFrame, *, gt_system: str, matching: Sequence[str] = MATCHINGS) -> pd.DataFrame:
+def counts_of_rows(rows: Mentions, *, gt_system: str, matching: Sequence[str] = MATCHINGS) -> pd.DataFrame:
     """:func:`document_counts` of an already validated mentions table.
 
     Every key column is factorised once (:class:`~posthoc.metrics.matching.SpanCodes`); each system is

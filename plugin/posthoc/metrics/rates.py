@@ -37,7 +37,7 @@ from posthoc.metrics.codes import category_codes, dense_codes, factorize, nested
 from posthoc.metrics.intervals import StratumMask, interval
 from posthoc.metrics.matching import overlap_components
 from posthoc.metrics.verification import check_union
-from posthoc.tables import OUTCOMES
+from posthoc.tables import OUTCOMES, Judgements
 
 RATE_METRICS: Final = (
     "verification_rate",
@@ -111,7 +111,7 @@ def _members(verified: Bools, annotation: Ints, first: Ints, keys: tuple[Ints, .
 
 
 def rate_statistics(
-    rows: pd.DataFrame, *, resample_unit: str, ties_verified: bool = False, keep: Bools | None = None,
+    rows: Judgements, *, resample_unit: str, ties_verified: bool = False, keep: Bools | None = None,
     union: str = "exact",
 ) -> RateStatistics:
     """:class:`RateStatistics` of validated judgement rows (``judged_rows``), of which ``keep`` (a boolean

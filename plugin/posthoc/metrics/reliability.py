@@ -96,7 +96,7 @@ def reliability_from_verdicts(verdicts: pd.DataFrame) -> pd.DataFrame:
     return table.astype({"value": "float64", "n_items": "int64"})
 
 
-def crowd_frame(rows: pd.DataFrame, codes: Ints) -> pd.DataFrame:
+def crowd_frame(rows: Judgements, codes: Ints) -> pd.DataFrame:
     """crowd-kit's ``task, worker, label`` frame: task = annotation index, label = outcome."""
     return pd.DataFrame(
         {
@@ -150,7 +150,7 @@ def dawid_skene_workers(judgements: Judgements, *, n_iter: int = 100, tol: float
     return labels, pd.DataFrame({"worker": workers, "accuracy": accuracy})
 
 
-def aggregated_from(rows: pd.DataFrame, verdicts: pd.DataFrame, codes: Ints) -> pd.DataFrame:
+def aggregated_from(rows: Judgements, verdicts: pd.DataFrame, codes: Ints) -> pd.DataFrame:
     """``mention_id, dataset, system, n_judges, majority, dawid_skene`` for every annotation (k > 1 studies).
 
     Empty with those columns when no annotation has 2 or more judges.

@@ -55,7 +55,7 @@ def check_union(union: str) -> None:
         raise PosthocInputError(f"union must be one of {', '.join(UNIONS)}, not {union!r}")
 
 
-def verdicts_of(rows: pd.DataFrame, *, ties_verified: bool = False) -> tuple[pd.DataFrame, Ints]:
+def verdicts_of(rows: Judgements, *, ties_verified: bool = False) -> tuple[pd.DataFrame, Ints]:
     """Per-annotation verdicts of validated rows, and each row's annotation index.
 
     Returns ``(verdicts, codes)``: ``verdicts`` has ``dataset, doc_id, system, start, end, link,
@@ -254,7 +254,7 @@ def outcome_shares(judgements: Judgements) -> pd.DataFrame:
     return shares_from_rows(judged_rows(judgements))
 
 
-def shares_from_rows(rows: pd.DataFrame) -> pd.DataFrame:
+def shares_from_rows(rows: Judgements) -> pd.DataFrame:
     """:func:`outcome_shares` of already validated, control-free judgement rows."""
     if len(rows) == 0:
         return empty_table({"dataset": "str", "system": "str", "outcome": "str", "count": "int64", "share": "float64"})
