@@ -26,6 +26,7 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
+from posthoc.arrays import Bools, Ints
 from posthoc.tables import DOCUMENT_COLUMNS, JUDGEMENT_COLUMNS, MENTION_COLUMNS
 
 #: Seed 000, Table 1: documents and annotations (GT, E2E, REL) per dataset. The cells sum to
@@ -256,8 +257,8 @@ def _controls(
     frame: pd.DataFrame,
     n_workers: int,
     n_control: int,
-    failing: np.ndarray,
-    control_slot: np.ndarray,
+    failing: Bools,
+    control_slot: Ints,
     study: str,
 ) -> pd.DataFrame:
     if n_control == 0 or frame.empty:

@@ -19,12 +19,26 @@ judgements
     expected_outcome``: one row a pre-filled annotation judged by one worker. ``outcome`` is
     ``verify | edit | remove``; a pre-filled region the annotator deleted counts as ``remove`` with
     ``deleted_region = True``. ``position`` is the 0-based place of the task in the worker's sequence.
+
+Contracts in signatures
+-----------------------
+Each table kind is one reusable annotation, :data:`Documents`, :data:`Mentions`, :data:`Judgements`:
+``Annotated[pd.DataFrame, TableContract(...)]``, so ``score_judgements(judgements: Judgements, mentions:
+Mentions, ...)`` carries its tables' columns in its signature, as crowd-kit's signatures do. An ``Annotated``
+alias and not a typed wrapper class: a caller passes and gets plain pandas DataFrames (every pandas, numpy,
+pyarrow and plotting function takes them as they are, nothing to wrap or unwrap at each edge); it costs
+nothing at run time (no object, no copy, no check on the hot path); and mypy sees a ``pd.DataFrame``, so
+pandas-stubs type every column operation. The :class:`TableContract` in the metadata names the kind and its
+columns for a reader, for :func:`require_columns` (``require_columns(frame, JUDGEMENTS.columns, ...)``) and
+for the architecture test that keeps public signatures on the aliases. A table that is not complete (a
+function reads some of the columns) still has its kind's alias; the docstring says which columns it reads.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Final
+from dataclasses import dataclass
+from typing import Annotated, Final, TypeAlias
 
 import pandas as pd
 
@@ -70,6 +84,26 @@ JUDGEMENT_COLUMNS: Final = (
 )
 
 
+@dataclass(frozen=True)
+class TableContract:
+    """The columns of one kind of tidy table: the metadata of its ``Annotated`` alias (module docstring)."""
+
+    table: str
+    columns: tuple[str, ...]
+
+
+DOCUMENTS: Final = TableContract("documents", DOCUMENT_COLUMNS)
+MENTIONS: Final = TableContract("mentions", MENTION_COLUMNS)
+JUDGEMENTS: Final = TableContract("judgements", JUDGEMENT_COLUMNS)
+
+#: A documents table: ``dataset, doc_id, text``.
+Documents: TypeAlias = Annotated[pd.DataFrame, DOCUMENTS]
+#: A mentions table: ``dataset, doc_id, system, start, end, surface, link, link_original, is_nil``.
+Mentions: TypeAlias = Annotated[pd.DataFrame, MENTIONS]
+#: A judgements table: the columns of :data:`JUDGEMENT_COLUMNS`.
+Judgements: TypeAlias = Annotated[pd.DataFrame, JUDGEMENTS]
+
+
 def require_columns(frame: pd.DataFrame, columns: Sequence[str], *, table: str = "",
                     message: str | None = None) -> None:
     """Raise :class:`PosthocInputError` naming the missing columns of ``table``; ``message``: the error's own
@@ -89,7 +123,7 @@ def empty_table(dtypes: Mapping[str, str]) -> pd.DataFrame:
     return pd.DataFrame({column: pd.Series(dtype=dtype) for column, dtype in dtypes.items()})
 
 
-def empty_mentions() -> pd.DataFrame:
+def empty_mentions() -> Mentions:
     """An empty mentions table with the right columns and dtypes."""
     return empty_table({"dataset": "string", "doc_id": "string", "system": "string", "start": "int64",
                         "end": "int64", "surface": "string", "link": "string", "link_original": "string",

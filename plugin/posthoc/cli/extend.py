@@ -138,7 +138,7 @@ def _cells_option(values: tuple[str, ...]) -> list[tuple[str, str]] | None:
                    "of --target-halfwidth).")
 @_label_studio_options
 @click.pass_context
-def extend_command(ctx: click.Context, manifest_path: Path, config_path: Path, target_halfwidth: float | None,
+def extend_command(ctx: click.Context, /, manifest_path: Path, config_path: Path, target_halfwidth: float | None,
                    pilot_path: Path | None, cells: tuple[str, ...], documents: tuple[str, ...], runs: int, seed: int,
                    dry_run: bool, **setup: Any) -> None:
     """Extend a running study with the next documents of its seeded sample.
@@ -236,7 +236,7 @@ def _failed_from(score_dir: Path | None) -> set[str]:
               help="New accounts (w021, ...) that may take the work; one that gets none is not made.")
 @_label_studio_options
 @click.pass_context
-def reassign_command(ctx: click.Context, manifest_path: Path, failed: tuple[str, ...], failed_from: Path | None,
+def reassign_command(ctx: click.Context, /, manifest_path: Path, failed: tuple[str, ...], failed_from: Path | None,
                      left: tuple[str, ...], new_workers: int, dry_run: bool, **setup: Any) -> None:
     """Give the work of failed or departed workers to others, keeping k judges an item.
 

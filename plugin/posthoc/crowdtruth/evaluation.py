@@ -27,8 +27,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from posthoc.arrays import Bools, Floats
 from posthoc.crowdtruth.metrics import CrowdTruthResult, crowdtruth_metrics
-from posthoc.crowdtruth.vectors import JudgementVectors, build_vectors, unit_vectors, vectors_table
+from posthoc.crowdtruth.vectors import JudgementTable, JudgementVectors, build_vectors, unit_vectors, vectors_table
 from posthoc.errors import PosthocInputError
 
 DEFAULT_THRESHOLDS = np.round(np.arange(1, 101) / 100.0, 2)
@@ -107,11 +108,11 @@ def filter_and_rescore(
     )
 
 
-def _rebuild(table: pd.DataFrame, vector: list[str] | None, open_ended: bool) -> JudgementVectors:
+def _rebuild(table: JudgementTable, vector: list[str] | None, open_ended: bool) -> JudgementVectors:
     return build_vectors(table, annotation_vector=vector, open_ended=open_ended)
 
 
-def _aligned(scores: pd.Series, reference: pd.Series, what: str) -> tuple[np.ndarray, np.ndarray]:
+def _aligned(scores: pd.Series, reference: pd.Series, what: str) -> tuple[Floats, Bools]:
     joined = pd.concat([scores.rename("score"), reference.rename("reference")], axis=1, join="inner")
     if joined.empty:
         raise PosthocInputError(f"{what}: the scores and the reference share no unit")
@@ -121,7 +122,7 @@ def _aligned(scores: pd.Series, reference: pd.Series, what: str) -> tuple[np.nda
     return joined["score"].to_numpy(dtype=float), joined["reference"].astype(bool).to_numpy()
 
 
-def _counts(predicted: np.ndarray, truth: np.ndarray, weights: np.ndarray) -> dict[str, float]:
+def _counts(predicted: Bools, truth: Bools, weights: Floats) -> dict[str, float]:
     return {
         "tp": float(np.sum(weights * (predicted & truth))),
         "fp": float(np.sum(weights * (predicted & ~truth))),
@@ -158,7 +159,7 @@ def threshold_sweep(
     scores: pd.Series,
     reference: pd.Series,
     *,
-    thresholds: np.ndarray | None = None,
+    thresholds: Floats | None = None,
     weights: pd.Series | None = None,
 ) -> pd.DataFrame:
     """F1 against ``reference`` when units with ``score >= threshold`` are positive, at each threshold.
@@ -250,7 +251,7 @@ def mcnemar_test(
     }
 
 
-def rescale_scores(scores: np.ndarray, threshold: float) -> np.ndarray:
+def rescale_scores(scores: Floats, threshold: float) -> Floats:
     """Section 3.4's linear rescaling of scores in [0, 1] around ``threshold`` into training weights."""
     if not 0.0 <= threshold <= 1.0:
         raise PosthocInputError(f"threshold {threshold} must be within [0, 1]")

@@ -25,9 +25,10 @@ from typing import Any
 
 import pandas as pd
 
+from posthoc.crowdtruth.vectors import JudgementTable
 from posthoc.errors import PosthocInputError
 from posthoc.labelstudio import records as ls
-from posthoc.tables import require_columns
+from posthoc.tables import Judgements, require_columns
 
 #: The peer's platform columns: (judgment id, unit id, worker id, started, submitted).
 CROWDFLOWER_COLUMNS = ("_id", "_unit_id", "_worker_id", "_started_at", "_created_at")
@@ -79,7 +80,7 @@ class CrowdTruthConfig:
 class CrowdTruthInput:
     """A CSV read for the metrics: the judgement table, the per-unit inputs and what was dropped."""
 
-    judgements: pd.DataFrame
+    judgements: JudgementTable
     unit_inputs: pd.DataFrame
     output_column: str
     annotation_vector: tuple[str, ...] | None
@@ -202,8 +203,8 @@ def read_crowdtruth_csv(path: str | os.PathLike[str], config: CrowdTruthConfig |
 
 
 def judgements_from_posthoc(
-    judgements: pd.DataFrame, *, include_controls: bool = False, source: str = "judgements table"
-) -> pd.DataFrame:
+    judgements: Judgements, *, include_controls: bool = False, source: str = "judgements table"
+) -> JudgementTable:
     """A posthoc judgements table (k > 1) as a CrowdTruth judgement table.
 
     unit = ``mention_id``; worker = ``worker``; annotation = ``outcome`` (``verify | edit | remove``, a

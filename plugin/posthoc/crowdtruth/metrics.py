@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from posthoc.arrays import Floats, Ints, weighted_bincount
 from posthoc.crowdtruth.vectors import JudgementVectors, unit_indicator
 
 SMALL_NUMBER = 1e-8
@@ -69,7 +70,7 @@ class CrowdTruthResult:
     open_ended: bool
 
 
-def _ordered_pairs(unit_index: np.ndarray, n_units: int) -> tuple[np.ndarray, np.ndarray]:
+def _ordered_pairs(unit_index: Ints, n_units: int) -> tuple[Ints, Ints]:
     """Every ordered pair ``(i, j)``, ``i != j``, of judgements on the same unit, as two index arrays."""
     order = np.argsort(unit_index, kind="stable")
     counts = np.bincount(unit_index, minlength=n_units)
@@ -82,7 +83,7 @@ def _ordered_pairs(unit_index: np.ndarray, n_units: int) -> tuple[np.ndarray, np
     return first[keep], second[keep]
 
 
-def _floor(values: np.ndarray) -> np.ndarray:
+def _floor(values: Floats) -> Floats:
     return np.where(values < SMALL_NUMBER, SMALL_NUMBER, values)
 
 
@@ -137,8 +138,8 @@ class _Iteration:
         self.q_row, self.q_col, self.q_data = q.row.astype(np.int64), q.col.astype(np.int64), q.data
         # worker pairs (ordered) that share a unit, for AQS
         pair_key = self.first_worker * self.n_workers + self.second_worker
-        group_codes, group_keys = pd.factorize(pair_key, sort=True)
-        group_codes = np.asarray(group_codes, dtype=np.int64)
+        factorized, group_keys = pd.factorize(pair_key, sort=True)
+        group_codes = np.asarray(factorized, dtype=np.int64)
         self.group_first = (np.asarray(group_keys) // self.n_workers).astype(np.int64)
         self.group_second = (np.asarray(group_keys) % self.n_workers).astype(np.int64)
         q_key = group_codes[self.q_row] * n_ann + self.q_col
@@ -146,62 +147,63 @@ class _Iteration:
         self.p_code = np.searchsorted(self.aqs_keys, group_codes[self.p_row] * n_ann + self.p_col)
         self.key_group, self.key_col = self.aqs_keys // n_ann, self.aqs_keys % n_ann
 
-    def pair_cosines(self, aqs: np.ndarray) -> np.ndarray:
-        norms = np.bincount(self.v_row, self.v_data * self.v_data * aqs[self.v_col], minlength=self.n_judgements)
-        dots = np.bincount(self.p_row, self.p_data * aqs[self.p_col], minlength=self.first.size)
-        return dots / np.sqrt(norms[self.first] * norms[self.second])
+    def pair_cosines(self, aqs: Floats) -> Floats:
+        norms = weighted_bincount(self.v_row, self.v_data * self.v_data * aqs[self.v_col], minlength=self.n_judgements)
+        dots = weighted_bincount(self.p_row, self.p_data * aqs[self.p_col], minlength=self.first.size)
+        cosines: Floats = dots / np.sqrt(norms[self.first] * norms[self.second])
+        return cosines
 
-    def uqs(self, cosines: np.ndarray, wqs: np.ndarray) -> np.ndarray:
+    def uqs(self, cosines: Floats, wqs: Floats) -> Floats:
         mask = self.unordered
         weight = wqs[self.first_worker[mask]] * wqs[self.second_worker[mask]]
-        numerator = np.bincount(self.pair_unit[mask], cosines[mask] * weight, minlength=self.n_units)
-        denominator = np.bincount(self.pair_unit[mask], weight, minlength=self.n_units)
+        numerator = weighted_bincount(self.pair_unit[mask], cosines[mask] * weight, minlength=self.n_units)
+        denominator = weighted_bincount(self.pair_unit[mask], weight, minlength=self.n_units)
         return numerator / _floor(denominator)
 
-    def wwa(self, cosines: np.ndarray, wqs: np.ndarray, uqs: np.ndarray) -> np.ndarray:
+    def wwa(self, cosines: Floats, wqs: Floats, uqs: Floats) -> Floats:
         weight = wqs[self.second_worker] * uqs[self.pair_unit]
-        numerator = np.bincount(self.first_worker, cosines * weight, minlength=self.n_workers)
-        denominator = np.bincount(self.first_worker, weight, minlength=self.n_workers)
+        numerator = weighted_bincount(self.first_worker, cosines * weight, minlength=self.n_workers)
+        denominator = weighted_bincount(self.first_worker, weight, minlength=self.n_workers)
         return numerator / _floor(denominator)
 
-    def support_values(self, wqs: np.ndarray) -> np.ndarray:
+    def support_values(self, wqs: Floats) -> Floats:
         """The unit vectors weighted by ``wqs``, on the units' support entries."""
         weights = wqs[self.v.worker_index[self.v_row]] * self.v_data
-        return np.bincount(self.v_to_s, weights, minlength=self.n_support)
+        return weighted_bincount(self.v_to_s, weights, minlength=self.n_support)
 
-    def wua(self, unit_values: np.ndarray, aqs: np.ndarray, wqs: np.ndarray, uqs: np.ndarray) -> np.ndarray:
+    def wua(self, unit_values: Floats, aqs: Floats, wqs: Floats, uqs: Floats) -> Floats:
         own = self.e_own * wqs[self.e_worker]
         rest = unit_values[self.e_s] - own
         a = aqs[self.e_col]
         n = self.n_judgements
-        numerator = np.bincount(self.e_j, a * own * rest, minlength=n)
-        norm_own = np.bincount(self.e_j, a * own * own, minlength=n)
-        norm_rest = np.bincount(self.e_j, a * rest * rest, minlength=n)
+        numerator = weighted_bincount(self.e_j, a * own * rest, minlength=n)
+        norm_own = weighted_bincount(self.e_j, a * own * own, minlength=n)
+        norm_rest = weighted_bincount(self.e_j, a * rest * rest, minlength=n)
         scale = np.sqrt(norm_own * norm_rest)
         with np.errstate(divide="ignore", invalid="ignore"):
             cosines = np.where(scale < SMALL_NUMBER, SMALL_NUMBER, numerator / scale)
         w, weight = self.v.worker_index, uqs[self.v.unit_index]
-        return np.bincount(w, cosines * weight, minlength=self.n_workers) / _floor(
-            np.bincount(w, weight, minlength=self.n_workers)
+        return weighted_bincount(w, cosines * weight, minlength=self.n_workers) / _floor(
+            weighted_bincount(w, weight, minlength=self.n_workers)
         )
 
-    def aqs(self, wqs: np.ndarray, uqs: np.ndarray) -> np.ndarray:
+    def aqs(self, wqs: Floats, uqs: Floats) -> Floats:
         n_keys = self.aqs_keys.size
-        denominator = np.bincount(self.q_code, self.q_data * uqs[self.pair_unit[self.q_row]], minlength=n_keys)
-        numerator = np.bincount(self.p_code, self.p_data * uqs[self.pair_unit[self.p_row]], minlength=n_keys)
+        denominator = weighted_bincount(self.q_code, self.q_data * uqs[self.pair_unit[self.q_row]], minlength=n_keys)
+        numerator = weighted_bincount(self.p_code, self.p_data * uqs[self.pair_unit[self.p_row]], minlength=n_keys)
         positive = denominator > 0
         group, col = self.key_group[positive], self.key_col[positive]
         weight = wqs[self.group_first[group]] * wqs[self.group_second[group]]
         ratio = numerator[positive] / denominator[positive]
-        aqs_numerator = np.bincount(col, weight * ratio, minlength=self.n_annotations)
-        aqs_denominator = np.bincount(col, weight, minlength=self.n_annotations)
+        aqs_numerator = weighted_bincount(col, weight * ratio, minlength=self.n_annotations)
+        aqs_denominator = weighted_bincount(col, weight, minlength=self.n_annotations)
         with np.errstate(divide="ignore", invalid="ignore"):
             result = np.where(aqs_denominator > SMALL_NUMBER, aqs_numerator / aqs_denominator, SMALL_NUMBER)
         return _floor(result)
 
-    def uas(self, wqs: np.ndarray) -> sp.csr_matrix:
+    def uas(self, wqs: Floats) -> sp.csr_matrix:
         """Units x annotations: the ``wqs``-weighted share of each unit's workers who chose each annotation."""
-        weights = np.bincount(self.v.unit_index, wqs[self.v.worker_index], minlength=self.n_units)
+        weights = weighted_bincount(self.v.unit_index, wqs[self.v.worker_index], minlength=self.n_units)
         values = self.support_values(wqs) / _floor(weights)[self.s_unit]
         return sp.csr_matrix((values, (self.s_unit, self.s_col)), shape=(self.n_units, self.n_annotations))
 
@@ -215,12 +217,13 @@ def crowdtruth_metrics(
     """Run the CrowdTruth 2.0 fixed-point iteration on ``vectors`` (see the module docstring)."""
     state = _Iteration(vectors)
     ones_w = np.ones(state.n_workers)
-    wqs, uqs = ones_w.copy(), np.ones(state.n_units)
-    aqs = np.ones(state.n_annotations)
+    wqs: Floats = ones_w.copy()
+    uqs: Floats = np.ones(state.n_units)
+    aqs: Floats = np.ones(state.n_annotations)
     unit_values = state.support_values(ones_w)
-    first: dict[str, np.ndarray] = {}
-    wwa: np.ndarray = ones_w
-    wua: np.ndarray = ones_w
+    first: dict[str, Floats] = {}
+    wwa: Floats = ones_w
+    wua: Floats = ones_w
     iterations = 0
     max_delta = stop_delta
     while max_delta >= stop_delta and iterations < max_iterations:
@@ -246,12 +249,12 @@ def crowdtruth_metrics(
 def _result(
     vectors: JudgementVectors,
     state: _Iteration,
-    first: dict[str, np.ndarray],
-    aqs: np.ndarray,
-    uqs: np.ndarray,
-    wqs: np.ndarray,
-    wwa: np.ndarray,
-    wua: np.ndarray,
+    first: dict[str, Floats],
+    aqs: Floats,
+    uqs: Floats,
+    wqs: Floats,
+    wwa: Floats,
+    wua: Floats,
     iterations: int,
     *,
     converged: bool,

@@ -27,7 +27,7 @@ import pandas as pd
 from posthoc.crowdtruth import evaluation as ev
 from posthoc.crowdtruth.metrics import CrowdTruthResult, crowdtruth_metrics
 from posthoc.crowdtruth.report import result_section
-from posthoc.crowdtruth.vectors import JudgementVectors, build_vectors
+from posthoc.crowdtruth.vectors import JudgementTable, JudgementVectors, build_vectors
 from posthoc.errors import PosthocInputError
 from posthoc.html import Section
 
@@ -47,7 +47,7 @@ class CrowdTruthRun:
 
 
 def run_crowdtruth(
-    judgements: pd.DataFrame,
+    judgements: JudgementTable,
     *,
     annotation_vector: tuple[str, ...] | None = None,
     open_ended: bool = False,

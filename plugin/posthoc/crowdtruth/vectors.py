@@ -19,15 +19,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Annotated, Final, TypeAlias
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from posthoc.arrays import Floats, Ints
 from posthoc.errors import PosthocInputError
-from posthoc.tables import require_columns
+from posthoc.tables import TableContract, require_columns
 
 JUDGEMENT_TABLE_COLUMNS = ("unit", "worker", "annotation")
+JUDGEMENT_TABLE: Final = TableContract("CrowdTruth judgements", JUDGEMENT_TABLE_COLUMNS)
+#: CrowdTruth's judgement table: ``unit, worker, annotation[, count]``, one row an annotation of a judgement
+#: (not posthoc's :data:`~posthoc.tables.Judgements`; :func:`posthoc.crowdtruth.io.judgements_from_posthoc`
+#: makes one from it).
+JudgementTable: TypeAlias = Annotated[pd.DataFrame, JUDGEMENT_TABLE]
 
 
 @dataclass(frozen=True)
@@ -43,8 +50,8 @@ class JudgementVectors:
     units: pd.Index
     workers: pd.Index
     annotations: pd.Index
-    unit_index: np.ndarray
-    worker_index: np.ndarray
+    unit_index: Ints
+    worker_index: Ints
     matrix: sp.csr_matrix
     open_ended: bool
     unit_keys: sp.csr_matrix
@@ -55,7 +62,7 @@ class JudgementVectors:
 
 
 def build_vectors(
-    judgements: pd.DataFrame,
+    judgements: JudgementTable,
     *,
     annotation_vector: Sequence[str] | None = None,
     open_ended: bool | None = None,
@@ -143,7 +150,7 @@ def unit_indicator(vectors: JudgementVectors) -> sp.csr_matrix:
     )
 
 
-def unit_vectors(vectors: JudgementVectors, worker_weights: np.ndarray | None = None) -> sp.csr_matrix:
+def unit_vectors(vectors: JudgementVectors, worker_weights: Floats | None = None) -> sp.csr_matrix:
     """Unit (sentence) vectors ``V[s] = sum_i w_i W[s, i]`` (units x annotations); ``w = 1`` by default."""
     weighted = vectors.matrix
     if worker_weights is not None:
@@ -151,7 +158,7 @@ def unit_vectors(vectors: JudgementVectors, worker_weights: np.ndarray | None = 
     return sp.csr_matrix(unit_indicator(vectors) @ weighted)
 
 
-def _unit_keys(matrix: sp.csr_matrix, unit_index: np.ndarray, n_units: int, *, open_ended: bool) -> sp.csr_matrix:
+def _unit_keys(matrix: sp.csr_matrix, unit_index: Ints, n_units: int, *, open_ended: bool) -> sp.csr_matrix:
     n_annotations = matrix.shape[1]
     if not open_ended:
         return sp.csr_matrix(np.ones((n_units, n_annotations), dtype=bool))

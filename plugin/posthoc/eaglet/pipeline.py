@@ -20,9 +20,9 @@ from typing import Any
 import pandas as pd
 from tqdm import tqdm
 
-from posthoc.eaglet.flags import Flag, flags_frame
+from posthoc.eaglet.flags import flags_frame
 from posthoc.eaglet.kb import KnowledgeBase
-from posthoc.eaglet.rules import DEFAULT_ORDER, RULE_TYPES, CheckContext, Rule
+from posthoc.eaglet.rules import DEFAULT_ORDER, RULE_TYPES, CheckContext, Flag, Rule
 from posthoc.errors import PosthocInputError
 from posthoc.readers.corpus import Corpus
 
@@ -75,9 +75,9 @@ def default_pipeline(*, kb: KnowledgeBase | None = None, only: Sequence[str] | N
     options: dict[str, Any] = {"kb": kb, "tagger": tagger, "touching": touching,
                                "cross_line_breaks": cross_line_breaks, "normalise": normalise,
                                "common_words": common_words, "match": match, "min_votes": min_votes}
-    rules = tuple(rule_type(enabled=rule_type.name in selected,  # type: ignore[call-arg]
+    rules = tuple(rule_type(enabled=name in selected,  # type: ignore[call-arg]
                             **{key: options[key] for key in rule_type.pipeline_options})
-                  for rule_type in RULE_TYPES)
+                  for rule_type, name in zip(RULE_TYPES, DEFAULT_ORDER, strict=True))
     return Pipeline(rules)
 
 

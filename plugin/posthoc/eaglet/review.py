@@ -54,6 +54,9 @@ NEW_MENTION: Final = "new_mention"
 CHANGE_COLUMNS: Final = ("dataset", "doc_id", "flag_id", "rule", "suggestion", "decision", "action", "old_start",
                          "old_end", "old_link", "new_start", "new_end", "new_link", "reviewer", "annotation_id",
                          "note")
+#: An annotation of the checked system by ``(dataset, doc_id, start, end, link)``, and the table of them.
+_Key = tuple[str, str, int, int, str]
+_Current = dict[_Key, dict[Any, Any]]
 
 
 def _prefilled_link(flag: dict[str, Any]) -> str:
@@ -85,7 +88,8 @@ def _region(flag: dict[Any, Any], text: str) -> list[dict[str, Any]]:
     ]
 
 
-def review_tasks(flags: pd.DataFrame, documents: pd.DataFrame, *, rules: list[str] | None = None) -> list[dict]:
+def review_tasks(flags: pd.DataFrame, documents: pd.DataFrame, *,
+                 rules: list[str] | None = None) -> list[dict[str, Any]]:
     """One Label Studio task (with its prediction) per document that has flags (module docstring)."""
     chosen = flags if rules is None else flags[flags["rule"].isin(rules)]
     texts = {(str(d), str(i)): str(t) for d, i, t in documents[["dataset", "doc_id", "text"]].itertuples(
@@ -220,7 +224,7 @@ def apply_review_decisions(corpus: Corpus, flags: pd.DataFrame, tasks: list[ls.T
     """The corrected annotations of ``system`` and the change log (see the module docstring)."""
     checked = corpus.mentions[corpus.mentions["system"] == system]
     records = checked.to_dict("records")
-    current: dict[tuple[str, str, int, int, str], dict[Any, Any]] = {
+    current: _Current = {
         (str(m["dataset"]), str(m["doc_id"]), int(m["start"]), int(m["end"]), str(m["link"])): m for m in records}
     texts = {(str(d), str(i)): str(t) for d, i, t in corpus.documents[["dataset", "doc_id", "text"]].itertuples(
         index=False)}
@@ -295,7 +299,8 @@ def apply_review_decisions(corpus: Corpus, flags: pd.DataFrame, tasks: list[ls.T
     return Corpus(corpus.documents, mentions), changes
 
 
-def _remove(current: dict, target: tuple, entry: dict[str, Any], log: list[dict[str, Any]] | None) -> Any:
+def _remove(current: _Current, target: _Key, entry: dict[str, Any],
+            log: list[dict[str, Any]] | None) -> dict[Any, Any] | None:
     old = current.pop(target, None)
     if log is not None:
         if old is None:
@@ -306,7 +311,7 @@ def _remove(current: dict, target: tuple, entry: dict[str, Any], log: list[dict[
     return old
 
 
-def _insert(current: dict, doc: tuple[str, str], text: str, span: tuple[int, int], link: str, system: str,
+def _insert(current: _Current, doc: tuple[str, str], text: str, span: tuple[int, int], link: str, system: str,
             entry: dict[str, Any], log: list[dict[str, Any]]) -> None:
     norm = normalise_link(link)
     key = (doc[0], doc[1], span[0], span[1], norm.link)

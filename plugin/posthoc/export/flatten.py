@@ -43,7 +43,7 @@ from posthoc.labelstudio.regions import Region, parse_regions
 from posthoc.links import normalise_link
 from posthoc.study.plan.index import ManifestIndex, Prefill, TaskInfo
 from posthoc.study.plan.logins import default_user_workers
-from posthoc.tables import JUDGEMENT_COLUMNS, OUTCOMES
+from posthoc.tables import JUDGEMENT_COLUMNS, OUTCOMES, Judgements
 
 _JUDGEMENT_DTYPES = {
     "study": "string", "dataset": "string", "doc_id": "string", "chunk_id": "string", "item_id": "string",
@@ -111,7 +111,7 @@ class _Columns:
         return judgement_sort(frame)
 
 
-def judgement_sort(frame: pd.DataFrame) -> pd.DataFrame:
+def judgement_sort(frame: Judgements) -> Judgements:
     """Judgement rows in the table's order (worker, position, task, span, mention; stable), index reset."""
     return frame.sort_values(_SORT, kind="stable").reset_index(drop=True)
 
@@ -120,12 +120,12 @@ def judgement_sort(frame: pd.DataFrame) -> pd.DataFrame:
 class Flattened:
     """The judgements table and the exclusions table (:mod:`posthoc.export.checks`) of one or more exports."""
 
-    judgements: pd.DataFrame
+    judgements: Judgements
     exclusions: pd.DataFrame
     n_tasks: int
 
 
-def empty_judgements() -> pd.DataFrame:
+def empty_judgements() -> Judgements:
     """An empty judgements table with the right columns and dtypes."""
     return _Columns().frame()
 

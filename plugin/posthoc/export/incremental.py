@@ -46,11 +46,10 @@ from posthoc.study.plan.study import Study
 
 if TYPE_CHECKING:  # pandas and the flattener are imported where a project is flattened or read from the cache:
     # a periodic run that finds every signal unchanged imports neither (issue 24)
-    import pandas as pd
-
     from posthoc.export.flatten import Flattened
     from posthoc.labelstudio.label_config import VerificationTags
     from posthoc.study.plan.index import ManifestIndex
+    from posthoc.tables import Judgements
 
 #: projects exported at once: Label Studio is one process, mostly busy in Python, on one SQLite file (4 at once
 #: made a 1,500-task snapshot export fail now and then: its writes wait for a lock)
@@ -67,7 +66,7 @@ CACHE_VERSION = 1
 class ProjectPart:
     """The flattened judgements and exclusions of one project's export, flattened on its own."""
 
-    judgements: pd.DataFrame
+    judgements: Judgements
     exclusions: list[tuple[str, str, str, str, int]]
     n_tasks: int
     task_keys: list[str] = field(default_factory=list)  # the task keys this export claimed (first seen here)

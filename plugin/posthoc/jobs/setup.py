@@ -411,7 +411,8 @@ def _progress(total: int, enabled: bool) -> _Bar:
         with contextlib.suppress(ImportError):
             from tqdm import tqdm
 
-            return tqdm(total=total, desc="workers", unit="project")
+            bar: _Bar = tqdm(total=total, desc="workers", unit="project")
+            return bar
     return _NoBar()
 
 

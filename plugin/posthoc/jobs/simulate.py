@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from posthoc.arrays import Floats
 from posthoc.errors import PosthocInputError, PosthocServiceError
 from posthoc.labelstudio.client import LabelStudioClient
 from posthoc.labelstudio.label_config import VerificationTags
@@ -69,14 +70,14 @@ class SimulationConfig:
     careless_worker: str | None = None
     lag1_boost: float = 0.1
 
-    def probabilities(self, system: str) -> np.ndarray:
+    def probabilities(self, system: str) -> Floats:
         raw = np.asarray(self.outcome_probabilities.get(system, self.default_probabilities), dtype=float)
         if raw.shape != (3,) or (raw < 0).any() or not np.isclose(raw.sum(), 1.0):
             raise PosthocInputError(f"simulation: probabilities of system {system!r} must be 3 numbers summing to 1")
         return raw
 
 
-def biased(probabilities: np.ndarray, previous: str | None, boost: float) -> np.ndarray:
+def biased(probabilities: Floats, previous: str | None, boost: float) -> Floats:
     """``probabilities`` with P(verify) raised by ``boost`` after a verify (others scaled down), capped at 1."""
     if previous != "verify" or boost == 0:
         return probabilities

@@ -73,11 +73,13 @@ class ApiCalls:
 
     def create_project(self, settings: Mapping[str, object]) -> ls.Project:
         """A new project with ``settings`` (title, label config, ...), as Label Studio answers it."""
-        return self.post("/api/projects/", settings)
+        project: ls.Project = self.post("/api/projects/", settings)
+        return project
 
     def update_project(self, project_id: int, settings: Mapping[str, object]) -> ls.Project:
         """Change a project's ``settings``; the project as Label Studio answers it."""
-        return self.request("PATCH", f"/api/projects/{project_id}/", json=settings)
+        project: ls.Project = self.request("PATCH", f"/api/projects/{project_id}/", json=settings)
+        return project
 
     def whoami(self) -> dict[str, Any]:
         """The token's user (a raw call: it is the first call of every job, which should not wait for the SDK)."""

@@ -55,8 +55,8 @@ from posthoc.labelstudio.calls import ApiCalls, CallOptions
 from posthoc.labelstudio.server_log import LogMark, failure_reason, known_log, log_mark
 
 if TYPE_CHECKING:
-    from label_studio_sdk import LabelStudio
-    from label_studio_sdk.label_interface import LabelInterface
+    from label_studio_sdk import LabelStudio as LabelStudio
+    from label_studio_sdk.label_interface.interface import LabelInterface as LabelInterface
 
 __all__ = ["LabelStudioClient", "label_interface"]
 
@@ -64,7 +64,7 @@ __all__ = ["LabelStudioClient", "label_interface"]
 def label_interface(label_config: str) -> LabelInterface:
     """The SDK's parse of a label config (``label_studio_sdk.label_interface.LabelInterface``), imported at the
     first call: the import costs ~0.9 s, which a score run with nothing new never pays."""
-    from label_studio_sdk.label_interface import LabelInterface
+    from label_studio_sdk.label_interface.interface import LabelInterface
 
     return LabelInterface(label_config)
 
@@ -166,8 +166,9 @@ class LabelStudioClient(ApiCalls):
                 from label_studio_sdk import LabelStudio
 
                 # max_retries=0: the transport retries idempotent calls only; the SDK would retry a POST too
-                self._sdk = LabelStudio(base_url=self.url, api_key=self._token, timeout=self.timeout, max_retries=0,
-                                        httpx_client=self.http)
+                # (the SDK's client __init__ is unannotated)
+                self._sdk = LabelStudio(base_url=self.url, api_key=self._token, timeout=self.timeout,  # type: ignore[no-untyped-call]
+                                        max_retries=0, httpx_client=self.http)
             return self._sdk
 
     # -- errors ---------------------------------------------------------------------------------

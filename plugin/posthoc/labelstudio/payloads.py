@@ -116,7 +116,8 @@ def build_result(mentions: pd.DataFrame | Sequence[Mapping[str, Any]], text: str
 
 def validation_errors(prediction: dict[str, Any], config: str) -> list[str]:
     """Label Studio SDK's checks of ``prediction`` against ``config`` (empty when valid)."""
-    errors = label_interface(config).validate_prediction(prediction, return_errors=True)
+    # the SDK's validate_prediction is unannotated
+    errors = label_interface(config).validate_prediction(prediction, return_errors=True)  # type: ignore[no-untyped-call]
     return list(errors) if isinstance(errors, list) else []
 
 

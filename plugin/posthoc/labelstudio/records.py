@@ -203,7 +203,8 @@ def task_drafts(task: Record) -> list[Draft]:
 
 def task_project(task: Record, default: int | str | None = None) -> int | str | None:
     """The project id of a task (``project``), ``default`` when the answer has none."""
-    return task.get("project", default)
+    project: int | str | None = task.get("project", default)
+    return project
 
 
 def set_task_predictions(task: Task, predictions: Iterable[Prediction]) -> None:
@@ -331,7 +332,8 @@ def region_type(item: Record) -> str | None:
 
 def region_from_name(item: Record, default: str | None = None) -> str | None:
     """A result item's ``from_name``: the control tag (``Labels``, ``Choices``, ``TextArea``) that made it."""
-    return item.get("from_name", default)
+    from_name: str | None = item.get("from_name", default)
+    return from_name
 
 
 def region_to_name(item: Record) -> str | None:
@@ -374,7 +376,8 @@ def region_choices(item: Record) -> list[str]:
 
 def region_texts(item: Record) -> list[str] | str | None:
     """``value.text`` as stored: a ``textarea``'s lines (a list), the marked span (a string); ``[]`` if absent."""
-    return _value(item).get("text", [])
+    texts: list[str] | str | None = _value(item).get("text", [])
+    return texts
 
 
 def region_number(item: Record) -> float | None:
@@ -402,7 +405,8 @@ def record_score(record: Record) -> object:
 def answer_predictions(answer: Record) -> list[Prediction] | None:
     """An ML backend's ``predict`` answer's ``predictions`` (label-studio-ml 2's ``ModelResponse`` as a dict),
     else ``results`` (the ``/predict`` reply), else ``None``."""
-    return answer.get("predictions", answer.get("results"))
+    predictions: list[Prediction] | None = answer.get("predictions", answer.get("results"))
+    return predictions
 
 
 # ---- webhook payloads -----------------------------------------------------------------------------------------

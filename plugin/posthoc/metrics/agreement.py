@@ -15,7 +15,7 @@ import pandas as pd
 from posthoc.metrics.codes import column_codes, dense_codes, factorize
 from posthoc.metrics.inputs import ANNOTATION, judged_rows
 from posthoc.metrics.verification import verdicts_of
-from posthoc.tables import empty_table
+from posthoc.tables import Judgements, empty_table
 
 AGREEMENT_COLUMNS = ["dataset", "n_judges", "n_verified", "count"]
 
@@ -49,7 +49,7 @@ def agreement_from_verdicts(verdicts: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def agreement_on_intersection(judgements: pd.DataFrame) -> pd.DataFrame:
+def agreement_on_intersection(judgements: Judgements) -> pd.DataFrame:
     """Annotations in the intersection of all systems, by how many of their judges verified (Figure 5).
 
     Reads the judgements table (control rows ignored). Returns ``dataset, n_judges, n_verified,

@@ -27,24 +27,29 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator
-from typing import Final
+from typing import Any, Final, TypeAlias
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 from threadpoolctl import ThreadpoolController
 
+from posthoc.arrays import Floats, Ints, weighted_bincount
 from posthoc.errors import PosthocInputError
 from posthoc.metrics.codes import factorize, sorted_codes
 from posthoc.metrics.inputs import ANNOTATION
 from posthoc.metrics.intervals import DEFAULT_INTERVAL, StratumMask, interval
+from posthoc.tables import Judgements
 
 UNITS: Final = ("doc_id", "task", "annotation", "worker")
 #: Cells (resamples x units) of one weight block: 64 Ki cells keep a block's draws (int32) and weights
 #: (float64) in the CPU's L2 cache (measured: faster than one block of all resamples at paper size).
 BLOCK_CELLS: Final = 65_536
+#: A block of draws: int32 while the positions fit, else int64 (:func:`stratum_draws`).
+Draws: TypeAlias = npt.NDArray[np.integer[Any]]
 
 
-def unit_codes(rows: pd.DataFrame, unit: str) -> tuple[np.ndarray, np.ndarray]:
+def unit_codes(rows: Judgements, unit: str) -> tuple[Ints, Ints]:
     """``(codes, strata)``: each row's unit index and each unit's stratum index, for ``unit`` in :data:`UNITS`.
 
     Units are numbered in the sort order of their keys (as ``groupby(sort=True)``); strata are the
@@ -70,16 +75,16 @@ def unit_codes(rows: pd.DataFrame, unit: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def unit_matrix(
-    codes: np.ndarray, columns: np.ndarray, weights: np.ndarray, n_units: int, n_columns: int
-) -> np.ndarray:
+    codes: Ints, columns: Ints, weights: Floats, n_units: int, n_columns: int
+) -> Floats:
     """Dense ``(n_units, n_columns)`` matrix of ``weights`` summed at ``(codes, columns)``."""
     flat = codes.astype(np.int64) * n_columns + columns.astype(np.int64)
-    return np.bincount(flat, weights=weights, minlength=n_units * n_columns).reshape(n_units, n_columns)
+    return weighted_bincount(flat, weights, minlength=n_units * n_columns).reshape(n_units, n_columns)
 
 
 def stratum_draws(
-    strata: np.ndarray, *, n_resamples: int, rng: np.random.Generator
-) -> Iterator[tuple[np.ndarray, int, np.ndarray]]:
+    strata: Ints, *, n_resamples: int, rng: np.random.Generator
+) -> Iterator[tuple[Ints, int, Draws]]:
     """The resampling draws, stratum by stratum: ``(members, first, draws)``.
 
     ``members`` are the units of one stratum (``n`` of them); ``draws`` is a ``(b, n)`` int array of
@@ -98,7 +103,7 @@ def stratum_draws(
             yield members, first, rng.integers(0, n, size=(b, n), dtype=np.int32 if n * b < 2**31 else np.int64)
 
 
-def count_weights(draws: np.ndarray) -> np.ndarray:
+def count_weights(draws: Draws) -> Floats:
     """``(b, n)`` float weights: how often each of the ``n`` units is drawn in each of ``b`` resamples.
 
     One ``np.bincount`` of the offset draws: each row is a multinomial draw of ``n`` over ``n`` equal cells.
@@ -113,7 +118,7 @@ def _blas() -> ThreadpoolController:
     return ThreadpoolController()
 
 
-def resampled_sums(counts: np.ndarray, strata: np.ndarray, *, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
+def resampled_sums(counts: Floats, strata: Ints, *, n_resamples: int, rng: np.random.Generator) -> Floats:
     """Column sums of ``counts`` (units x columns) in each of ``n_resamples`` stratified resamples of units.
 
     Returns ``(n_resamples, n_columns)``. The draws of :func:`stratum_draws` become per-unit count
@@ -124,7 +129,7 @@ def resampled_sums(counts: np.ndarray, strata: np.ndarray, *, n_resamples: int, 
     if len(strata) != n_units:
         raise ValueError("strata must give one stratum per unit")
     sums = np.zeros((n_resamples, n_columns))
-    touched_of: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    touched_of: dict[int, tuple[Ints, Floats]] = {}
     with _blas().limit(limits=1, user_api="blas"):  # small products: a second BLAS thread only spins
         for members, first, draws in stratum_draws(strata, n_resamples=n_resamples, rng=rng):
             key = int(members[0])
@@ -138,17 +143,17 @@ def resampled_sums(counts: np.ndarray, strata: np.ndarray, *, n_resamples: int, 
     return sums
 
 
-def ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+def ratio(numerator: Floats, denominator: Floats) -> Floats:
     """``numerator / denominator`` with NaN where the denominator is 0."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(denominator > 0, numerator / np.where(denominator > 0, denominator, 1), np.nan)
 
 
 def bootstrap_intervals(
-    numerators: np.ndarray,
-    denominators: np.ndarray,
+    numerators: Floats | Ints,
+    denominators: Floats | Ints,
     *,
-    strata: np.ndarray | None = None,
+    strata: Ints | None = None,
     n_resamples: int = 1000,
     seed: int = 0,
     confidence: float = 0.95,

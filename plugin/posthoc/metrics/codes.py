@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from posthoc.arrays import Bools, Ints, Values
+
 if TYPE_CHECKING:
     import pyarrow as pa
 
@@ -32,7 +34,7 @@ PRESENCE_FACTOR = 4
 
 #: The factorisations of the open :func:`shared_factorisation` block: id of an Arrow array -> (the array,
 #: {sort: (codes, uniques)}).
-_SHARED: ContextVar[dict[int, tuple[pa.ChunkedArray, dict[bool, tuple[np.ndarray, pd.Index]]]] | None] = ContextVar(
+_SHARED: ContextVar[dict[int, tuple[pa.ChunkedArray, dict[bool, tuple[Ints, pd.Index]]]] | None] = ContextVar(
     "posthoc_shared_factorisation", default=None
 )
 
@@ -57,7 +59,7 @@ RUN_SHARE = 0.125
 _RUN_SAMPLE = 4096
 
 
-def _run_starts(arrow: pa.ChunkedArray) -> np.ndarray | None:
+def _run_starts(arrow: pa.ChunkedArray) -> Ints | None:
     """First row of each run of equal neighbours of an Arrow string array, or None when runs are short."""
     pc = importlib.import_module("pyarrow.compute")  # its kernels are generated, so untyped
     n = len(arrow)
@@ -76,7 +78,7 @@ def _run_starts(arrow: pa.ChunkedArray) -> np.ndarray | None:
     return starts if len(starts) < RUN_SHARE * n else None
 
 
-def _fresh(values: Any, sort: bool) -> tuple[np.ndarray, pd.Index]:
+def _fresh(values: Any, sort: bool) -> tuple[Ints, pd.Index]:
     arrow = _arrow(values)
     starts = _run_starts(arrow) if arrow is not None and isinstance(values.dtype, pd.StringDtype) else None
     if starts is not None:  # the runs' values factorised, each run's code repeated over its rows
@@ -90,7 +92,7 @@ def _fresh(values: Any, sort: bool) -> tuple[np.ndarray, pd.Index]:
     return codes, uniques
 
 
-def _sorted(values: Any, codes: np.ndarray, uniques: pd.Index) -> tuple[np.ndarray, pd.Index]:
+def _sorted(values: Any, codes: Ints, uniques: pd.Index) -> tuple[Ints, pd.Index]:
     """``pd.factorize(values, sort=True)`` from the unsorted ``codes, uniques`` of ``values``."""
     if len(uniques) < 2:
         return codes, uniques
@@ -107,7 +109,7 @@ def _sorted(values: Any, codes: np.ndarray, uniques: pd.Index) -> tuple[np.ndarr
     return ranked, uniques.take(order)
 
 
-def factorize(values: pd.Series | pd.Index | np.ndarray, *, sort: bool = False) -> tuple[np.ndarray, pd.Index]:
+def factorize(values: pd.Series | pd.Index | Values, *, sort: bool = False) -> tuple[Ints, pd.Index]:
     """``(codes, uniques)`` of ``values`` as ``pd.factorize``: read-only int64 codes, -1 for a missing value.
 
     With ``sort`` they are exactly ``pd.factorize(values, sort=True)``'s. Without, the numbering is only
@@ -131,12 +133,12 @@ def factorize(values: pd.Series | pd.Index | np.ndarray, *, sort: bool = False) 
     return done[sort]
 
 
-def _arrow(values: pd.Series | pd.Index | np.ndarray) -> pa.ChunkedArray | None:
+def _arrow(values: pd.Series | pd.Index | Values) -> pa.ChunkedArray | None:
     """The Arrow array behind an Arrow-backed Series, else None."""
     return getattr(values.array, "_pa_array", None) if isinstance(values, pd.Series) else None
 
 
-def derive_codes(parent: pd.Series, rows: np.ndarray, child: pd.Series) -> None:
+def derive_codes(parent: pd.Series, rows: Ints, child: pd.Series) -> None:
     """Record ``child``'s factorisation, as ``child`` is ``parent``'s values at positions ``rows``.
 
     Within :func:`shared_factorisation`, when ``parent`` was factorised: the codes of those rows,
@@ -163,13 +165,13 @@ def derive_codes(parent: pd.Series, rows: np.ndarray, child: pd.Series) -> None:
     child_entry[1][sort] = (derived, uniques[present])
 
 
-def _first_rows(codes: np.ndarray, n_codes: int) -> np.ndarray:
+def _first_rows(codes: Ints, n_codes: int) -> Ints:
     first = np.full(n_codes, len(codes), dtype=np.int64)
     np.minimum.at(first, codes, np.arange(len(codes), dtype=np.int64))
     return first
 
 
-def _densify(key: np.ndarray, span: int) -> np.ndarray:
+def _densify(key: Ints, span: int) -> Ints:
     """Dense codes of a non-negative int64 key below ``span``: sorted by key when a presence map is used."""
     if span <= PRESENCE_FACTOR * len(key) + 65536:
         present = np.bincount(key, minlength=span) > 0
@@ -177,7 +179,7 @@ def _densify(key: np.ndarray, span: int) -> np.ndarray:
     return pd.factorize(key, sort=False)[0].astype(np.int64)
 
 
-def _radix(keys: Sequence[np.ndarray]) -> tuple[np.ndarray, int]:
+def _radix(keys: Sequence[Ints]) -> tuple[Ints, int]:
     """One int64 key of the tuples of ``keys`` (mixed radix) and its range: re-densified where a product of
     ranges would pass 62 bits, so equal tuples, equal keys, and nothing more (non-empty keys)."""
     codes = np.asarray(keys[0], dtype=np.int64)
@@ -193,7 +195,7 @@ def _radix(keys: Sequence[np.ndarray]) -> tuple[np.ndarray, int]:
     return codes, span
 
 
-def dense_codes(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def dense_codes(*keys: Ints) -> tuple[Ints, Ints]:
     """``(codes, first)``: dense int64 codes ``0 .. n_codes - 1`` of the rows' key tuples.
 
     ``keys`` are equal-length non-negative int arrays (e.g. ``pd.factorize`` codes); ``first[c]`` is
@@ -209,7 +211,7 @@ def dense_codes(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return codes, _first_rows(codes, int(codes.max()) + 1)
 
 
-def _runs(ordered: np.ndarray) -> np.ndarray:
+def _runs(ordered: Ints) -> Bools:
     """Where a run of equal neighbours starts in a sorted key: a boolean mask."""
     new = np.empty(len(ordered), dtype=bool)
     new[0] = True
@@ -217,7 +219,7 @@ def _runs(ordered: np.ndarray) -> np.ndarray:
     return new
 
 
-def _run_codes(ordered: np.ndarray, by_key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _run_codes(ordered: Ints, by_key: Ints) -> tuple[Ints, Ints]:
     """``(codes, starts)``: each row's run number in ``ordered`` (a sorted key; ``by_key``, the rows in that
     order) and the sorted positions where the runs start."""
     new = _runs(ordered)
@@ -226,7 +228,7 @@ def _run_codes(ordered: np.ndarray, by_key: np.ndarray) -> tuple[np.ndarray, np.
     return codes, np.flatnonzero(new)
 
 
-def nested_codes(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def nested_codes(*keys: Ints) -> tuple[Ints, Ints, Ints]:
     """``(inner, outer, rows)`` of the rows' tuples of ``keys``: ``inner``, each row's dense code of the whole
     tuple; ``outer[c]``, the dense code of inner code ``c``'s tuple without its last key (the inner codes nest
     in the outer ones); ``rows[c]``, one row of inner code ``c`` (not always its first).
@@ -251,7 +253,7 @@ def nested_codes(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     return inner, outer, by_key[starts]
 
 
-def sorted_codes(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def sorted_codes(*keys: Ints) -> tuple[Ints, Ints]:
     """``(codes, first)`` as :func:`dense_codes`, but numbered in the sort order of the key tuples.
 
     With keys from ``pd.factorize(..., sort=True)`` the numbering is that of ``groupby(sort=True)``.
@@ -280,7 +282,7 @@ def sorted_codes(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return rank[codes], first[order]
 
 
-def category_codes(values: pd.Series, categories: Sequence[str]) -> np.ndarray:
+def category_codes(values: pd.Series, categories: Sequence[str]) -> Ints:
     """Each value's index in ``categories`` as int64, for values already validated to be among them.
 
     An Arrow-backed column is looked up by one ``pyarrow.compute.index_in``; any other by comparisons.
@@ -298,7 +300,7 @@ def category_codes(values: pd.Series, categories: Sequence[str]) -> np.ndarray:
     return codes
 
 
-def take_strings(names: Sequence[Any] | pd.Index | np.ndarray, codes: np.ndarray) -> pd.api.extensions.ExtensionArray:
+def take_strings(names: Sequence[Any] | pd.Index | Values, codes: Ints) -> pd.api.extensions.ExtensionArray:
     """``pd.array(np.asarray(names, dtype=object)[codes], dtype="str")``, built by one take of the few names.
 
     The same array (``str`` dtype, equal values), without converting one Python string per row.
@@ -306,7 +308,7 @@ def take_strings(names: Sequence[Any] | pd.Index | np.ndarray, codes: np.ndarray
     return pd.array(np.asarray(names, dtype=object), dtype="str").take(np.asarray(codes, dtype=np.int64))
 
 
-def column_codes(column: pd.Series, *, sort: bool = False) -> np.ndarray:
+def column_codes(column: pd.Series, *, sort: bool = False) -> Ints:
     """``pd.factorize`` codes of one key column as int64 (sorted ranks of an integer column with ``sort``).
 
     An integer column is its own codes without ``sort``; with ``sort`` its ranks come from a presence
@@ -324,7 +326,7 @@ def column_codes(column: pd.Series, *, sort: bool = False) -> np.ndarray:
     return factorize(column, sort=sort)[0]
 
 
-def aligned_codes(columns: Sequence[pd.Series]) -> list[np.ndarray]:
+def aligned_codes(columns: Sequence[pd.Series]) -> list[Ints]:
     """Codes of one key in several tables, comparable across them: 0 for a missing value, equal values equal codes.
 
     Each column is factorised on its own (:func:`factorize`, shared within a block) and their few uniques
@@ -351,8 +353,8 @@ def aligned_codes(columns: Sequence[pd.Series]) -> list[np.ndarray]:
 
 
 def shared_codes(
-    frames: Sequence[pd.DataFrame], keys: Sequence[str], *, rows: Sequence[np.ndarray | None] | None = None
-) -> list[np.ndarray]:
+    frames: Sequence[pd.DataFrame], keys: Sequence[str], *, rows: Sequence[Ints | None] | None = None
+) -> list[Ints]:
     """Dense codes of the ``keys`` tuples of each frame, comparable across the frames.
 
     Equal tuples get equal codes in every frame (missing values are a value of their own). ``rows``
@@ -369,7 +371,7 @@ def shared_codes(
     return [codes[bounds[i] : bounds[i + 1]] for i in range(len(frames))]
 
 
-def lookup(codes: np.ndarray, targets: np.ndarray) -> np.ndarray:
+def lookup(codes: Ints, targets: Ints) -> Ints:
     """For each of ``codes``, the position of the same code in ``targets`` (unique codes), or -1."""
     if len(codes) == 0:
         return np.zeros(0, dtype=np.int64)

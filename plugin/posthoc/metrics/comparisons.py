@@ -19,6 +19,7 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
+from posthoc.arrays import Floats, Objects
 from posthoc.metrics.intervals import holm, interval_and_p
 from posthoc.metrics.rates import Jackknife, RateStatistics, point_rates
 from posthoc.scores import RANKING_COLUMNS, empty_comparisons, typed_rankings
@@ -47,7 +48,7 @@ def _pairs(stats: RateStatistics, gt_system: str) -> list[tuple[int, int]]:
 
 def paired_comparisons(
     stats: RateStatistics,
-    samples: dict[str, np.ndarray],
+    samples: dict[str, Floats],
     *,
     jackknife: Jackknife | None = None,
     method: str = "bca",
@@ -103,8 +104,9 @@ def paired_comparisons(
     for code in np.unique(family):
         rows = np.flatnonzero(family == code)
         adjusted[rows] = holm(p[order][rows])
-    def text(column: np.ndarray) -> pd.api.extensions.ExtensionArray:
-        return pd.array(column[order], dtype="str")
+    def text(column: Objects) -> pd.api.extensions.ExtensionArray:
+        strings: pd.api.extensions.ExtensionArray = pd.array(column[order], dtype="str")
+        return strings
 
     return pd.DataFrame({
         "dataset": text(np.tile(stats.datasets[first], len(COMPARED))),

@@ -17,12 +17,12 @@ import pandas as pd
 
 from posthoc.errors import PosthocInputError
 from posthoc.metrics.inputs import is_control
-from posthoc.tables import OUTCOMES, require_columns
+from posthoc.tables import OUTCOMES, Judgements, require_columns
 
 CONTROL_COLUMNS = ["worker", "n_control", "n_passed", "pass_rate", "excluded"]
 
 
-def control_results(judgements: pd.DataFrame, *, pass_threshold: float = 1.0, exclude: bool = True) -> pd.DataFrame:
+def control_results(judgements: Judgements, *, pass_threshold: float = 1.0, exclude: bool = True) -> pd.DataFrame:
     """Per-worker control results: ``worker, n_control, n_passed, pass_rate, excluded`` (seed 000 section 2.1).
 
     Reads ``worker, outcome, is_control, expected_outcome``. One row per worker of the table

@@ -30,11 +30,12 @@ import numpy as np
 import pandas as pd
 from pandas.api.extensions import ExtensionArray
 
+from posthoc.arrays import Ints, Objects
 from posthoc.metrics.codes import column_codes, factorize, lookup, shared_codes, take_strings
 from posthoc.metrics.inputs import SYSTEM_ANNOTATION, judged_rows, mention_rows
 from posthoc.metrics.union import classify_against_gt
 from posthoc.metrics.verification import union_from_verdicts, verdicts_of
-from posthoc.tables import GT_SYSTEM, MENTION_COLUMNS
+from posthoc.tables import GT_SYSTEM, MENTION_COLUMNS, Judgements, Mentions
 
 GOLD_COLUMNS: Final = [*MENTION_COLUMNS, "source"]
 #: Where a GT annotation of the corrected gold comes from (the union's additions are ``added_verified``).
@@ -50,7 +51,7 @@ def _normalise(link: str) -> tuple[str, bool]:
     return normalised.link, bool(normalised.is_nil)
 
 
-def _new_links(rows: pd.DataFrame, codes: np.ndarray) -> pd.Series:
+def _new_links(rows: pd.DataFrame, codes: Ints) -> pd.Series:
     """The most common non-empty ``new_link`` of each annotation's edit judgements (ties: smallest)."""
     if "new_link" not in rows.columns:
         return pd.Series(dtype="str")
@@ -70,8 +71,8 @@ def _new_links(rows: pd.DataFrame, codes: np.ndarray) -> pd.Series:
 
 
 def corrected_gold(
-    judgements: pd.DataFrame,
-    mentions: pd.DataFrame,
+    judgements: Judgements,
+    mentions: Mentions,
     *,
     gt_system: str = GT_SYSTEM,
     add_missing: bool = True,
@@ -96,10 +97,10 @@ def corrected_gold(
 
 
 def gold_from(
-    rows: pd.DataFrame,
+    rows: Judgements,
     verdicts: pd.DataFrame,
-    codes: np.ndarray,
-    original_gt: pd.DataFrame,
+    codes: Ints,
+    original_gt: Mentions,
     missing: pd.DataFrame | None,
     *,
     gt_system: str = GT_SYSTEM,
@@ -151,10 +152,11 @@ def gold_from(
     gold = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
     gold = gold.astype({"start": "int64", "end": "int64", "is_nil": "bool"})
     keys = [column_codes(gold[c], sort=True) for c in ("dataset", "doc_id", "start", "end", "link")]
-    return gold.iloc[np.lexsort(keys[::-1])].reset_index(drop=True)  # lexsort is stable
+    ordered: pd.DataFrame = gold.iloc[np.lexsort(keys[::-1])].reset_index(drop=True)  # lexsort is stable
+    return ordered
 
 
-def _surfaces(rows: pd.DataFrame, missing: pd.DataFrame) -> ExtensionArray | np.ndarray:
+def _surfaces(rows: pd.DataFrame, missing: pd.DataFrame) -> ExtensionArray | Objects:
     """The surface of each missing annotation's span: that of the first judgement row with it ("" if none)."""
     keys = ["dataset", "doc_id", "start", "end"]
     if "surface" not in rows.columns:
@@ -167,7 +169,8 @@ def _surfaces(rows: pd.DataFrame, missing: pd.DataFrame) -> ExtensionArray | np.
     found = where < len(rows)
     surface = rows["surface"]
     if isinstance(surface.dtype, pd.StringDtype) and found.all():  # the str values as they are, by one take
-        return surface.array.take(where)
+        taken: ExtensionArray = surface.array.take(where)
+        return taken
     out = np.full(len(missing), "", dtype=object)
     out[found] = rows["surface"].iloc[where[found]].astype(str).to_numpy(dtype=object)
     return out

@@ -11,9 +11,10 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
+from posthoc.arrays import Bools
 from posthoc.errors import PosthocInputError
 from posthoc.metrics.codes import column_codes, dense_codes
-from posthoc.tables import OUTCOMES, require_columns
+from posthoc.tables import OUTCOMES, Judgements, Mentions, require_columns
 
 #: Columns of the judgements table the metrics read (the rest of posthoc.tables.JUDGEMENT_COLUMNS is carried).
 JUDGEMENT_NEEDS: Final = ("dataset", "doc_id", "system", "start", "end", "link", "worker", "outcome")
@@ -58,14 +59,14 @@ def _text_columns(frame: pd.DataFrame, columns: tuple[str, ...], table: str) -> 
     return frame
 
 
-def is_control(judgements: pd.DataFrame) -> np.ndarray:
+def is_control(judgements: Judgements) -> Bools:
     """Boolean mask of control rows (``is_control`` True; absent column = no controls)."""
     if "is_control" not in judgements.columns:
         return np.zeros(len(judgements), dtype=bool)
     return judgements["is_control"].fillna(False).astype(bool).to_numpy()
 
 
-def judged_rows(judgements: pd.DataFrame, *, keep_controls: bool = False) -> pd.DataFrame:
+def judged_rows(judgements: Judgements, *, keep_controls: bool = False) -> Judgements:
     """The validated judgement rows, control rows dropped unless ``keep_controls``.
 
     Raises :class:`PosthocInputError` for missing columns, non-integer offsets, empty key columns
@@ -86,7 +87,7 @@ def judged_rows(judgements: pd.DataFrame, *, keep_controls: bool = False) -> pd.
     return _offsets(frame, "judgements")
 
 
-def mention_rows(mentions: pd.DataFrame) -> pd.DataFrame:
+def mention_rows(mentions: Mentions) -> Mentions:
     """The validated mentions table (offsets as int64, key columns as str), duplicates dropped.
 
     Duplicates (same dataset, document, system, span and link) count once: an annotation is a set member.

@@ -29,6 +29,7 @@ from typing import Final, TypeAlias
 
 import numpy as np
 
+from posthoc.arrays import Bools, Floats, Ints
 from posthoc.errors import PosthocInputError
 
 METHODS: Final = ("bca", "percentile")
@@ -43,17 +44,17 @@ class StratumMask:
     statistic, -1 for none). The same as the boolean mask ``units[:, None] == columns[None, :]``, but the
     acceleration is computed on each stratum's block alone (a statistic of one dataset reads its units only)."""
 
-    units: np.ndarray
-    columns: np.ndarray
+    units: Ints
+    columns: Ints
 
-    def sizes(self) -> np.ndarray:
+    def sizes(self) -> Ints:
         """The units of each statistic's stratum."""
         counts = np.bincount(self.units[self.units >= 0], minlength=int(self.columns.max(initial=-1)) + 1)
         return np.where(self.columns >= 0, counts[np.maximum(self.columns, 0)] if len(counts) else 0, 0)
 
 
 #: A boolean ``(units, statistics)`` mask or its stratum form.
-Mask: TypeAlias = "np.ndarray | StratumMask"
+Mask: TypeAlias = "Bools | StratumMask"
 
 
 def check_method(method: str) -> None:
@@ -61,21 +62,21 @@ def check_method(method: str) -> None:
         raise PosthocInputError(f"interval method must be one of {', '.join(METHODS)}, not {method!r}")
 
 
-def normal_cdf(values: np.ndarray) -> np.ndarray:
+def normal_cdf(values: Floats) -> Floats:
     """``Phi`` elementwise (``scipy.special.ndtr``, imported when first needed)."""
     from scipy.special import ndtr
 
     return np.asarray(ndtr(np.asarray(values, dtype=float)), dtype=float)
 
 
-def normal_quantile(levels: np.ndarray) -> np.ndarray:
+def normal_quantile(levels: Floats) -> Floats:
     """``Phi^-1`` of levels clipped into (0, 1) (``+-8.2`` at the clip; ``scipy.special.ndtri``)."""
     from scipy.special import ndtri
 
     return np.asarray(ndtri(np.clip(np.asarray(levels, dtype=float), 1e-16, 1 - 1e-16)), dtype=float)
 
 
-def acceleration(jackknife: np.ndarray, mask: Mask | None = None) -> np.ndarray:
+def acceleration(jackknife: Floats, mask: Mask | None = None) -> Floats:
     """BCa acceleration per statistic from ``(units, statistics)`` leave-one-unit-out values.
 
     ``mask`` (same shape, default all): the units of each statistic's stratum; a statistic whose
@@ -101,7 +102,7 @@ def acceleration(jackknife: np.ndarray, mask: Mask | None = None) -> np.ndarray:
         return np.where(squares > 0, cubes / (6 * squares**1.5), 0.0)
 
 
-def _share_below(samples: np.ndarray, point: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _share_below(samples: Floats, point: Floats) -> tuple[Floats, Ints]:
     """Share of non-NaN resamples below ``point`` (ties half) and the number of non-NaN resamples."""
     valid = ~np.isnan(samples)
     n = valid.sum(axis=0)
@@ -110,21 +111,21 @@ def _share_below(samples: np.ndarray, point: np.ndarray) -> tuple[np.ndarray, np
         return np.where(n > 0, below / np.maximum(n, 1), np.nan), n
 
 
-def bias_correction(samples: np.ndarray, estimate: np.ndarray) -> np.ndarray:
+def bias_correction(samples: Floats, estimate: Floats) -> Floats:
     """``z0`` per statistic; the share is kept within ``[1 / 2B, 1 - 1 / 2B]`` so ``z0`` stays finite."""
     share, n = _share_below(samples, estimate)
     half = 0.5 / np.maximum(n, 1)
     return np.where(np.isnan(share), np.nan, normal_quantile(np.clip(np.nan_to_num(share), half, 1 - half)))
 
 
-def _corrections(samples: np.ndarray, estimate: np.ndarray, jackknife: np.ndarray | None,
-                 mask: Mask | None) -> tuple[np.ndarray, np.ndarray]:
+def _corrections(samples: Floats, estimate: Floats, jackknife: Floats | None,
+                 mask: Mask | None) -> tuple[Floats, Floats]:
     """BCa's ``(z0, a)`` per statistic (``a = 0`` without a jackknife)."""
     z0 = bias_correction(samples, np.asarray(estimate, dtype=float))
     return z0, (np.zeros_like(z0) if jackknife is None else acceleration(jackknife, mask))
 
 
-def expansion(n_units: np.ndarray | None, tail: float, shape: tuple[int, ...]) -> np.ndarray:
+def expansion(n_units: Ints | None, tail: float, shape: tuple[int, ...]) -> Floats:
     """The normal quantile of ``tail`` per statistic, expanded for ``n`` units: ``sqrt(n / (n - 1)) t_{n-1}(tail)``
     (Hesterberg 2015 section 5.2); unexpanded ``z`` without ``n_units`` or below 2 units."""
     z = np.full(shape, _NORMAL.inv_cdf(tail))
@@ -138,7 +139,7 @@ def expansion(n_units: np.ndarray | None, tail: float, shape: tuple[int, ...]) -
     return z
 
 
-def _tail_of(z: np.ndarray, n_units: np.ndarray | None) -> np.ndarray:
+def _tail_of(z: Floats, n_units: Ints | None) -> Floats:
     """The inverse of :func:`expansion`: the tail level whose (expanded) quantile is ``z``."""
     if n_units is None:
         return normal_cdf(z)
@@ -151,7 +152,7 @@ def _tail_of(z: np.ndarray, n_units: np.ndarray | None) -> np.ndarray:
     return level
 
 
-def _levels(z0: np.ndarray, accel: np.ndarray, z: np.ndarray) -> np.ndarray:
+def _levels(z0: Floats, accel: Floats, z: Floats) -> Floats:
     shifted = z0 + z
     with np.errstate(divide="ignore", invalid="ignore"):
         denominator = 1 - accel * shifted
@@ -159,7 +160,7 @@ def _levels(z0: np.ndarray, accel: np.ndarray, z: np.ndarray) -> np.ndarray:
     return normal_cdf(moved)
 
 
-def column_quantiles(samples: np.ndarray, levels: np.ndarray, *, ordered: np.ndarray | None = None) -> np.ndarray:
+def column_quantiles(samples: Floats, levels: Floats, *, ordered: Floats | None = None) -> Floats:
     """Each column's quantile at its own level (linear interpolation over its non-NaN resamples); ``ordered``:
     the samples already sorted along axis 0 (NaN last), to sort once for several levels."""
     ordered = np.sort(samples, axis=0) if ordered is None else ordered
@@ -173,7 +174,7 @@ def column_quantiles(samples: np.ndarray, levels: np.ndarray, *, ordered: np.nda
     return np.where((n > 0) & ~np.isnan(levels), value, np.nan)
 
 
-def percentile_interval(samples: np.ndarray, *, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+def percentile_interval(samples: Floats, *, confidence: float = 0.95) -> tuple[Floats, Floats]:
     """Percentile bounds over axis 0 of ``samples`` (resamples x statistics), NaN resamples skipped.
 
     ``numpy.quantile`` (linear interpolation) on the columns without NaN, in one call;
@@ -199,16 +200,16 @@ def percentile_interval(samples: np.ndarray, *, confidence: float = 0.95) -> tup
 
 
 def interval(
-    samples: np.ndarray,
-    estimate: np.ndarray,
+    samples: Floats,
+    estimate: Floats,
     *,
     method: str = "bca",
-    jackknife: np.ndarray | None = None,
+    jackknife: Floats | None = None,
     mask: Mask | None = None,
     confidence: float = 0.95,
-    n_units: np.ndarray | None = None,
-    corrections: tuple[np.ndarray, np.ndarray] | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
+    n_units: Ints | None = None,
+    corrections: tuple[Floats, Floats] | None = None,
+) -> tuple[Floats, Floats]:
     """``(low, high)`` per statistic of ``(resamples, statistics)`` samples (module docstring).
 
     ``estimate``: the point values; ``jackknife`` / ``mask``: leave-one-unit-out values for BCa's
@@ -227,9 +228,9 @@ def interval(
             column_quantiles(samples, _levels(z0, accel, -tail), ordered=ordered))
 
 
-def p_values(samples: np.ndarray, estimate: np.ndarray, *, method: str = "bca", jackknife: np.ndarray | None = None,
-             mask: Mask | None = None, n_units: np.ndarray | None = None,
-             corrections: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+def p_values(samples: Floats, estimate: Floats, *, method: str = "bca", jackknife: Floats | None = None,
+             mask: Mask | None = None, n_units: Ints | None = None,
+             corrections: tuple[Floats, Floats] | None = None) -> Floats:
     """Two-sided p-values of "the statistic is 0", the interval of the same ``method`` inverted (module docstring).
 
     ``corrections``: BCa's ``(z0, a)`` when already computed (:func:`interval_and_p` reuses them).
@@ -249,9 +250,9 @@ def p_values(samples: np.ndarray, estimate: np.ndarray, *, method: str = "bca", 
     return np.where(n > 0, np.clip(p, 1 / np.maximum(n, 1), 1.0), np.nan)
 
 
-def interval_and_p(samples: np.ndarray, estimate: np.ndarray, *, method: str = "bca",
-                   jackknife: np.ndarray | None = None, mask: Mask | None = None, confidence: float = 0.95,
-                   n_units: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def interval_and_p(samples: Floats, estimate: Floats, *, method: str = "bca",
+                   jackknife: Floats | None = None, mask: Mask | None = None, confidence: float = 0.95,
+                   n_units: Ints | None = None) -> tuple[Floats, Floats, Floats]:
     """``(low, high, p)``: :func:`interval` and :func:`p_values` with BCa's corrections computed once."""
     corrections = None
     if method == "bca" and samples.shape[0]:
@@ -262,7 +263,7 @@ def interval_and_p(samples: np.ndarray, estimate: np.ndarray, *, method: str = "
                                corrections=corrections)
 
 
-def holm(p: np.ndarray) -> np.ndarray:
+def holm(p: Floats) -> Floats:
     """Holm's step-down adjusted p-values (Holm 1979) of one family; NaN entries stay NaN and do not count."""
     p = np.asarray(p, dtype=float)
     adjusted = np.full(p.shape, np.nan)

@@ -16,6 +16,7 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
+from posthoc.arrays import Bools, Ints
 from posthoc.metrics.codes import aligned_codes, dense_codes
 
 DOCUMENT: Final = ["dataset", "doc_id"]
@@ -23,12 +24,13 @@ DOCUMENT: Final = ["dataset", "doc_id"]
 FLAGS: Final = ("same_span_same_link", "same_span", "overlap_same_link", "overlap")
 
 
-def spans_overlap(start_a: np.ndarray, end_a: np.ndarray, start_b: np.ndarray, end_b: np.ndarray) -> np.ndarray:
+def spans_overlap(start_a: Ints, end_a: Ints, start_b: Ints, end_b: Ints) -> Bools:
     """Element-wise: do ``[start_a, end_a)`` and ``[start_b, end_b)`` share a code point (or are identical)?"""
-    return ((start_a < end_b) & (start_b < end_a)) | ((start_a == start_b) & (end_a == end_b))
+    overlap: Bools = ((start_a < end_b) & (start_b < end_a)) | ((start_a == start_b) & (end_a == end_b))
+    return overlap
 
 
-def _combine(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+def _combine(first: Ints, second: Ints) -> Ints:
     """Dense int64 codes of the pairs ``(first, second)`` (both non-negative int arrays)."""
     if len(first) == 0:
         return first.astype(np.int64)
@@ -36,9 +38,9 @@ def _combine(first: np.ndarray, second: np.ndarray) -> np.ndarray:
 
 
 def _any_overlap(
-    group_left: np.ndarray, start_left: np.ndarray, end_left: np.ndarray,
-    group_right: np.ndarray, start_right: np.ndarray, end_right: np.ndarray,
-) -> np.ndarray:  # fmt: skip
+    group_left: Ints, start_left: Ints, end_left: Ints,
+    group_right: Ints, start_right: Ints, end_right: Ints,
+) -> Bools:  # fmt: skip
     """For each left span: does a right span of the same group share a code point?
 
     Sort the right spans by (group, start); a left span ``[s, e)`` overlaps one when, among the
@@ -68,23 +70,23 @@ class SpanCodes:
     ``doc_link``: dense code of ``(doc, link)``. Codes are comparable across subsets of one table.
     """
 
-    doc: np.ndarray
-    start: np.ndarray
-    end: np.ndarray
-    link: np.ndarray
-    span: np.ndarray
-    span_link: np.ndarray
-    doc_link: np.ndarray
+    doc: Ints
+    start: Ints
+    end: Ints
+    link: Ints
+    span: Ints
+    span_link: Ints
+    doc_link: Ints
 
     @classmethod
-    def of(cls, doc: np.ndarray, start: np.ndarray, end: np.ndarray, link: np.ndarray) -> SpanCodes:
+    def of(cls, doc: Ints, start: Ints, end: Ints, link: Ints) -> SpanCodes:
         span = dense_codes(doc, start, end)[0]
         return cls(doc, start, end, link, span, dense_codes(span, link)[0], dense_codes(doc, link)[0])
 
 
 def code_flags(
-    codes: SpanCodes, left: np.ndarray, right: np.ndarray, *, flags: Iterable[str] = FLAGS
-) -> dict[str, np.ndarray]:
+    codes: SpanCodes, left: Ints | Bools, right: Ints | Bools, *, flags: Iterable[str] = FLAGS
+) -> dict[str, Bools]:
     """:func:`match_flags` on integer codes: rows ``left`` of ``codes`` matched against rows ``right``.
 
     ``left`` and ``right`` are index arrays (or boolean masks) into the arrays of ``codes``.
@@ -93,7 +95,7 @@ def code_flags(
     unknown = sorted(set(wanted) - set(FLAGS))
     if unknown:
         raise ValueError(f"unknown match flag(s) {unknown}; use {FLAGS}")
-    result: dict[str, np.ndarray] = {}
+    result: dict[str, Bools] = {}
     if "same_span" in wanted or "overlap" in wanted:
         same_span = np.isin(codes.span[left], codes.span[right])
     if "same_span_same_link" in wanted or "overlap_same_link" in wanted:
@@ -134,7 +136,7 @@ def match_flags(left: pd.DataFrame, right: pd.DataFrame, *, flags: Iterable[str]
     return pd.DataFrame(result, index=range(n))
 
 
-def overlap_components(group: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+def overlap_components(group: Ints, start: Ints, end: Ints) -> Ints:
     """Dense codes of the connected components of overlapping spans within each ``group``.
 
     Two spans of one group are in one component when a chain of overlapping spans (:func:`spans_overlap`)

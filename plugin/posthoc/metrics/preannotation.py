@@ -36,11 +36,12 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
+from posthoc.arrays import Floats, Ints
 from posthoc.errors import PosthocInputError
 from posthoc.metrics.codes import factorize, sorted_codes
 from posthoc.metrics.inputs import mention_rows
 from posthoc.metrics.matching import SpanCodes, code_flags
-from posthoc.tables import GT_SYSTEM, empty_table
+from posthoc.tables import GT_SYSTEM, Mentions, empty_table
 
 MATCHINGS: Final = ("strict", "overlap")
 AVERAGINGS: Final = ("micro", "macro")
@@ -48,18 +49,18 @@ _FLAG: Final = {"strict": "same_span_same_link", "overlap": "overlap_same_link"}
 COUNT_COLUMNS: Final = ("tp_system", "n_system", "tp_gt", "n_gt")
 
 
-def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+def _ratio(numerator: Floats, denominator: Floats) -> Floats:
     out = np.zeros(len(numerator), dtype=float)
     np.divide(numerator, denominator, out=out, where=denominator > 0)
     return out
 
 
-def _f1(precision: np.ndarray, recall: np.ndarray) -> np.ndarray:
+def _f1(precision: Floats, recall: Floats) -> Floats:
     return _ratio(2 * precision * recall, precision + recall)
 
 
 def document_counts(
-    mentions: pd.DataFrame, *, gt_system: str = GT_SYSTEM, matching: Sequence[str] = MATCHINGS
+    mentions: Mentions, *, gt_system: str = GT_SYSTEM, matching: Sequence[str] = MATCHINGS
 ) -> pd.DataFrame:
     """Per document, system and matching: ``dataset, doc_id, system, matching, tp_system, n_system, tp_gt, n_gt``.
 
@@ -69,7 +70,7 @@ def document_counts(
     return counts_of_rows(mention_rows(mentions), gt_system=gt_system, matching=matching)
 
 
-def counts_of_rows(rows: pd.DataFrame, *, gt_system: str, matching: Sequence[str] = MATCHINGS) -> pd.DataFrame:
+def counts_of_rows(rows: Mentions, *, gt_system: str, matching: Sequence[str] = MATCHINGS) -> pd.DataFrame:
     """:func:`document_counts` of an already validated mentions table.
 
     Every key column is factorised once (:class:`~posthoc.metrics.matching.SpanCodes`); each system is
@@ -92,7 +93,7 @@ def counts_of_rows(rows: pd.DataFrame, *, gt_system: str, matching: Sequence[str
     gt_codes = np.flatnonzero(np.asarray(system_names) == gt_system)
     is_gt = system == gt_codes[0] if len(gt_codes) else np.zeros(len(rows), dtype=bool)
     n_datasets = len(dataset_names)
-    parts: dict[str, list[np.ndarray]] = {c: [] for c in ("doc", "system", "matching", *COUNT_COLUMNS)}
+    parts: dict[str, list[Ints | Floats]] = {c: [] for c in ("doc", "system", "matching", *COUNT_COLUMNS)}
     order = sorted(range(len(matching)), key=lambda i: matching[i])  # rows sorted by matching name
     for code, name in enumerate(system_names):
         if name == gt_system:
@@ -179,7 +180,7 @@ def scores_from_counts(counts: pd.DataFrame, *, averaging: Sequence[str] = AVERA
 
 
 def preannotation_scores(
-    mentions: pd.DataFrame,
+    mentions: Mentions,
     *,
     gt_system: str = GT_SYSTEM,
     matching: Sequence[str] = MATCHINGS,

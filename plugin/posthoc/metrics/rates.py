@@ -31,12 +31,13 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
+from posthoc.arrays import Bools, Floats, Ints, Objects, weighted_bincount
 from posthoc.metrics.bootstrap import ratio, unit_codes
 from posthoc.metrics.codes import category_codes, dense_codes, factorize, nested_codes, sorted_codes
 from posthoc.metrics.intervals import StratumMask, interval
 from posthoc.metrics.matching import overlap_components
 from posthoc.metrics.verification import check_union
-from posthoc.tables import OUTCOMES
+from posthoc.tables import OUTCOMES, Judgements
 
 RATE_METRICS: Final = (
     "verification_rate",
@@ -64,25 +65,25 @@ class RateStatistics:
     ``outcome_counts``: ``(G, 3)`` verify / edit / remove judgements; ``n_union``: per dataset.
     """
 
-    datasets: np.ndarray
-    systems: np.ndarray
-    group_dataset: np.ndarray
-    counts: np.ndarray
-    strata: np.ndarray
-    n_annotations: np.ndarray
-    n_verified: np.ndarray
-    n_judgements: np.ndarray
-    outcome_counts: np.ndarray
-    n_union: np.ndarray
-    n_covered: np.ndarray
-    n_mention_right: np.ndarray
+    datasets: Objects
+    systems: Objects
+    group_dataset: Ints
+    counts: Floats
+    strata: Ints
+    n_annotations: Ints
+    n_verified: Ints
+    n_judgements: Ints
+    outcome_counts: Ints
+    n_union: Ints
+    n_covered: Ints
+    n_mention_right: Ints
 
     @property
     def n_groups(self) -> int:
         return len(self.datasets)
 
 
-def _f1(precision: np.ndarray, recall: np.ndarray) -> np.ndarray:
+def _f1(precision: Floats, recall: Floats) -> Floats:
     total = precision + recall
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(
@@ -90,8 +91,8 @@ def _f1(precision: np.ndarray, recall: np.ndarray) -> np.ndarray:
         )
 
 
-def _members(verified: np.ndarray, annotation: np.ndarray, first: np.ndarray, keys: tuple[np.ndarray, ...], *,
-             union: str) -> np.ndarray:
+def _members(verified: Bools, annotation: Ints, first: Ints, keys: tuple[Ints, ...], *,
+             union: str) -> Ints:
     """Union member of every verdict: its annotation (exact), or its overlap component (overlap); a verdict not
     verified gets a code of its own (it adds nothing, as its weights are 0). ``annotation``: each verdict's
     annotation across systems; ``first``: a row of each verdict in the row-level ``keys`` (dataset, doc, link,
@@ -110,7 +111,7 @@ def _members(verified: np.ndarray, annotation: np.ndarray, first: np.ndarray, ke
 
 
 def rate_statistics(
-    rows: pd.DataFrame, *, resample_unit: str, ties_verified: bool = False, keep: np.ndarray | None = None,
+    rows: Judgements, *, resample_unit: str, ties_verified: bool = False, keep: Bools | None = None,
     union: str = "exact",
 ) -> RateStatistics:
     """:class:`RateStatistics` of validated judgement rows (``judged_rows``), of which ``keep`` (a boolean
@@ -141,7 +142,7 @@ def rate_statistics(
     group_of_verdict = (np.cumsum(present) - 1)[pair]
     n_groups, n_datasets = len(pairs), len(dataset_names)
     member = _members(verified, verdicts.annotation, first, (dataset, doc, link, start, end), union=union)
-    n_in_member = np.bincount(member, weights=verified)
+    n_in_member = weighted_bincount(member, verified)
     dataset_of_member = np.zeros(len(n_in_member), dtype=np.int64)
     dataset_of_member[member] = dataset[first]
     n_union = np.bincount(dataset_of_member, weights=n_in_member > 0, minlength=n_datasets).astype(np.int64)
@@ -173,14 +174,14 @@ def rate_statistics(
 
 
 def _row_codes(
-    rows: pd.DataFrame, *, keep: np.ndarray | None, resample_unit: str
-) -> tuple[list[np.ndarray], pd.DataFrame, pd.Index, pd.Index]:
+    rows: pd.DataFrame, *, keep: Bools | None, resample_unit: str
+) -> tuple[list[Ints], pd.DataFrame, pd.Index, pd.Index]:
     """The kept rows' codes of dataset, system, doc_id, link, start, end and outcome (each key column factorised
     once over all rows), the rows a resampling unit other than documents is read from, and the dataset and
     system names."""
     dataset_codes, dataset_names = factorize(rows["dataset"], sort=True)
     system_codes, system_names = factorize(rows["system"], sort=True)
-    columns: list[np.ndarray] = [
+    columns: list[Ints] = [
         dataset_codes,
         system_codes,
         factorize(rows["doc_id"], sort=True)[0],
@@ -202,16 +203,16 @@ class _Verdicts:
     (the union's identity), one of its rows, its judges, whether it is verified and whether its mention was right
     (verified or edited by more than half of its judges)."""
 
-    of_row: np.ndarray
-    annotation: np.ndarray
-    first: np.ndarray
-    n_judges: np.ndarray
-    verified: np.ndarray
-    mention_right: np.ndarray
+    of_row: Ints
+    annotation: Ints
+    first: Ints
+    n_judges: Ints
+    verified: Bools
+    mention_right: Bools
 
 
-def _verdicts(document: np.ndarray, start: np.ndarray, end: np.ndarray, link: np.ndarray, system: np.ndarray,
-              outcome: np.ndarray, *, ties_verified: bool) -> _Verdicts:
+def _verdicts(document: Ints, start: Ints, end: Ints, link: Ints, system: Ints,
+              outcome: Ints, *, ties_verified: bool) -> _Verdicts:
     """The verdicts of the rows' codes: a tie counts as verified (or mention right) with ``ties_verified``."""
     verdict, annotation, first = nested_codes(document, start, end, link, system)
     n_judges = np.bincount(verdict)
@@ -223,10 +224,10 @@ def _verdicts(document: np.ndarray, start: np.ndarray, end: np.ndarray, link: np
 
 
 def _unit_counts(
-    verdicts: _Verdicts, *, unit: np.ndarray, n_units: int, group_of_verdict: np.ndarray, n_groups: int,
-    outcome: np.ndarray, dataset: np.ndarray, n_datasets: int, member_size: np.ndarray,
-    n_own: np.ndarray | None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    verdicts: _Verdicts, *, unit: Ints, n_units: int, group_of_verdict: Ints, n_groups: int,
+    outcome: Ints, dataset: Ints, n_datasets: int, member_size: Floats,
+    n_own: Floats | None,
+) -> tuple[Floats, Ints, Ints]:
     """The ``(units, 7 G + D)`` counts (module docstring), the ``(units, groups, 3)`` outcome tally and each
     group's covered union members. ``member_size``: per verdict, the verified annotations in its union
     member; ``n_own``: per verdict, its system's verified annotations in the member (``None``: exact union)."""
@@ -237,7 +238,7 @@ def _unit_counts(
     cell, n_cells = unit * n_groups + group, n_units * n_groups
     counts = np.zeros((n_units, SLOTS * n_groups + n_datasets))
 
-    def slot(index: int) -> np.ndarray:  # the (units, groups) view of one slot
+    def slot(index: int) -> Floats:  # the (units, groups) view of one slot
         return counts[:, index : SLOTS * n_groups : SLOTS]
 
     tally = np.bincount(cell * 3 + outcome, minlength=3 * n_cells).reshape(n_units, n_groups, 3)
@@ -270,7 +271,7 @@ def _unit_counts(
     return counts, tally, n_covered
 
 
-def rate_samples(sums: np.ndarray, stats: RateStatistics) -> dict[str, np.ndarray]:
+def rate_samples(sums: Floats, stats: RateStatistics) -> dict[str, Floats]:
     """Each metric of :data:`RATE_METRICS` per resample: ``(resamples, groups)`` from resampled column sums."""
     n_groups = stats.n_groups
     per_group = sums[:, : SLOTS * n_groups].reshape(len(sums), n_groups, SLOTS)
@@ -296,10 +297,10 @@ class Jackknife:
     dataset leaves a group's sums unchanged and is not one of its units), as strata.
     """
 
-    values: dict[str, np.ndarray]
+    values: dict[str, Floats]
     mask: StratumMask
 
-    def columns(self, groups: np.ndarray) -> StratumMask:
+    def columns(self, groups: Ints) -> StratumMask:
         """The mask of statistics of ``groups`` (group indices, one per statistic)."""
         return StratumMask(units=self.mask.units, columns=self.mask.columns[groups])
 
@@ -319,7 +320,7 @@ def rate_jackknife(stats: RateStatistics) -> Jackknife:
     return Jackknife(values=values, mask=StratumMask(units=stats.strata, columns=stratum_of_group))
 
 
-def point_rates(stats: RateStatistics) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def point_rates(stats: RateStatistics) -> dict[str, tuple[Floats, Ints]]:
     """Each metric of :data:`RATE_METRICS` per group from the exact counts: ``(value, n)``."""
     precision = stats.n_verified / stats.n_annotations
     n_union = stats.n_union[stats.group_dataset]
@@ -337,7 +338,7 @@ def point_rates(stats: RateStatistics) -> dict[str, tuple[np.ndarray, np.ndarray
     }
 
 
-def rates_table(stats: RateStatistics, samples: dict[str, np.ndarray], *, confidence: float,
+def rates_table(stats: RateStatistics, samples: dict[str, Floats], *, confidence: float,
                 method: str = "bca", jackknife: Jackknife | None = None) -> pd.DataFrame:
     """The rates table (:mod:`posthoc.scores`): point values from the exact counts, bounds by ``method``
     (``bca`` with the ``jackknife``'s acceleration, or ``percentile``; :mod:`posthoc.metrics.intervals`)."""

@@ -23,16 +23,17 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
+from posthoc.arrays import Ints
 from posthoc.metrics.inputs import judged_rows
 from posthoc.metrics.verification import verdicts_of
-from posthoc.tables import OUTCOMES, empty_table
+from posthoc.tables import OUTCOMES, Judgements, empty_table
 
 RELIABILITY_COLUMNS: Final = ["dataset", "measure", "value", "n_items"]
 AGGREGATED_COLUMNS: Final = ["mention_id", "dataset", "system", "n_judges", "majority", "dawid_skene"]
 _COUNTS: Final = [f"n_{o}" for o in OUTCOMES]
 
 
-def fleiss_kappa_table(counts: np.ndarray) -> float:
+def fleiss_kappa_table(counts: Ints) -> float:
     """Fleiss' kappa of an ``(items, categories)`` table of rating counts (every row the same total).
 
     ``P_i = (Σ_j n_ij² - n) / (n (n - 1))``, ``p_j = Σ_i n_ij / (N n)``,
@@ -53,7 +54,7 @@ def fleiss_kappa_table(counts: np.ndarray) -> float:
     return float((p_items.mean() - chance) / (1 - chance))
 
 
-def krippendorff_alpha(counts: np.ndarray) -> float:
+def krippendorff_alpha(counts: Ints) -> float:
     """Krippendorff's alpha, nominal, of an ``(items, values)`` table of value counts.
 
     Items with fewer than 2 values are not pairable and are dropped. With ``o`` the coincidence
@@ -95,7 +96,7 @@ def reliability_from_verdicts(verdicts: pd.DataFrame) -> pd.DataFrame:
     return table.astype({"value": "float64", "n_items": "int64"})
 
 
-def crowd_frame(rows: pd.DataFrame, codes: np.ndarray) -> pd.DataFrame:
+def crowd_frame(rows: Judgements, codes: Ints) -> pd.DataFrame:
     """crowd-kit's ``task, worker, label`` frame: task = annotation index, label = outcome."""
     return pd.DataFrame(
         {
@@ -106,7 +107,7 @@ def crowd_frame(rows: pd.DataFrame, codes: np.ndarray) -> pd.DataFrame:
     )
 
 
-def majority_vote(judgements: pd.DataFrame) -> pd.Series:
+def majority_vote(judgements: Judgements) -> pd.Series:
     """crowd-kit ``MajorityVote`` of the outcomes of each annotation (control rows ignored).
 
     Returns a Series indexed like :func:`~posthoc.metrics.verification.annotation_verdicts`' rows
@@ -119,7 +120,7 @@ def majority_vote(judgements: pd.DataFrame) -> pd.Series:
     return MajorityVote().fit_predict(crowd_frame(rows, codes)).sort_index().rename("majority")
 
 
-def dawid_skene(judgements: pd.DataFrame, *, n_iter: int = 100, tol: float = 1e-5) -> pd.Series:
+def dawid_skene(judgements: Judgements, *, n_iter: int = 100, tol: float = 1e-5) -> pd.Series:
     """crowd-kit ``DawidSkene`` labels of each annotation (control rows ignored); indexed like :func:`majority_vote`."""
     from crowdkit.aggregation import DawidSkene
 
@@ -128,7 +129,7 @@ def dawid_skene(judgements: pd.DataFrame, *, n_iter: int = 100, tol: float = 1e-
     return DawidSkene(n_iter=n_iter, tol=tol).fit_predict(crowd_frame(rows, codes)).sort_index().rename("dawid_skene")
 
 
-def dawid_skene_workers(judgements: pd.DataFrame, *, n_iter: int = 100, tol: float = 1e-5
+def dawid_skene_workers(judgements: Judgements, *, n_iter: int = 100, tol: float = 1e-5
                         ) -> tuple[pd.Series, pd.DataFrame]:
     """crowd-kit ``DawidSkene`` fitted once: ``(labels, workers)``.
 
@@ -149,7 +150,7 @@ def dawid_skene_workers(judgements: pd.DataFrame, *, n_iter: int = 100, tol: flo
     return labels, pd.DataFrame({"worker": workers, "accuracy": accuracy})
 
 
-def aggregated_from(rows: pd.DataFrame, verdicts: pd.DataFrame, codes: np.ndarray) -> pd.DataFrame:
+def aggregated_from(rows: Judgements, verdicts: pd.DataFrame, codes: Ints) -> pd.DataFrame:
     """``mention_id, dataset, system, n_judges, majority, dawid_skene`` for every annotation (k > 1 studies).
 
     Empty with those columns when no annotation has 2 or more judges.

@@ -16,6 +16,7 @@ from typing import Any, Final, SupportsFloat
 import numpy as np
 import pandas as pd
 
+from posthoc.arrays import Bools, Strings
 from posthoc.errors import PosthocInputError
 from posthoc.metrics.agreement import agreement_from_verdicts
 from posthoc.metrics.bootstrap import UNITS, ratio, resampled_sums, unit_matrix
@@ -39,7 +40,7 @@ from posthoc.metrics.reliability import aggregated_from, reliability_from_verdic
 from posthoc.metrics.union import classify_against_gt, outcomes_from_letters
 from posthoc.metrics.verification import check_union, shares_from_rows, union_from_verdicts, verdicts_of
 from posthoc.scores import Scores, empty_comparisons
-from posthoc.tables import GT_SYSTEM
+from posthoc.tables import GT_SYSTEM, Judgements, Mentions
 
 PREANNOTATION_COLUMNS: Final = [
     "dataset", "system", "matching", "averaging", "precision", "recall", "f1",
@@ -61,7 +62,7 @@ def _rates(
     confidence: float,
     ties_verified: bool,
     union: str = "exact",
-    keep: np.ndarray | None = None,
+    keep: Bools | None = None,
     interval: str = DEFAULT_INTERVAL,
     gt_system: str | None = GT_SYSTEM,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -81,7 +82,7 @@ def _rates(
                                      gt_system=gt_system)
 
 
-def _counted_rows(judgements: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
+def _counted_rows(judgements: Judgements) -> tuple[pd.DataFrame, Bools]:
     """Validated judgement rows (the columns the rates read) and the mask of the non-control ones."""
     read = [c for c in (*JUDGEMENT_NEEDS, "chunk_id", "is_control") if c in judgements.columns]
     rows = judged_rows(judgements[read] if set(JUDGEMENT_NEEDS) <= set(read) else judgements, keep_controls=True)
@@ -90,7 +91,7 @@ def _counted_rows(judgements: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
 
 @shared_factorisation()
 def rates_with_intervals(
-    judgements: pd.DataFrame,
+    judgements: Judgements,
     *,
     resample_unit: str = "doc_id",
     n_resamples: int = 1000,
@@ -116,7 +117,7 @@ def rates_with_intervals(
 
 @shared_factorisation()
 def compare_systems(
-    judgements: pd.DataFrame, *, resample_unit: str = "doc_id", n_resamples: int = 1000, seed: int = 0,
+    judgements: Judgements, *, resample_unit: str = "doc_id", n_resamples: int = 1000, seed: int = 0,
     confidence: float = 0.95, ties_verified: bool = False, union: str = "exact", interval: str = DEFAULT_INTERVAL,
     gt_system: str = GT_SYSTEM,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -128,7 +129,7 @@ def compare_systems(
                           gt_system=gt_system)
 
 
-def _checked_rates(judgements: pd.DataFrame, *, resample_unit: str, n_resamples: int, seed: int, confidence: float,
+def _checked_rates(judgements: Judgements, *, resample_unit: str, n_resamples: int, seed: int, confidence: float,
                    ties_verified: bool, union: str, interval: str, gt_system: str | None
                    ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Options checked, the judgements validated, then :func:`_rates` (comparisons unless ``gt_system`` is None)."""
@@ -204,7 +205,7 @@ def _preannotation(
     return table[PREANNOTATION_COLUMNS].reset_index(drop=True)
 
 
-def _exclusions(judgements: pd.DataFrame, controls: pd.DataFrame, threshold: float) -> pd.DataFrame:
+def _exclusions(judgements: Judgements, controls: pd.DataFrame, threshold: float) -> pd.DataFrame:
     rows: list[tuple[str, object, None, str, int]] = []  # EXCLUSION_COLUMNS (worker as the table holds it)
     control = is_control(judgements)
     if control.any():
@@ -280,7 +281,7 @@ def _summary(
 
 
 @shared_factorisation()
-def score_judgements(judgements: pd.DataFrame, mentions: pd.DataFrame, *,
+def score_judgements(judgements: Judgements, mentions: Mentions, *,
                      options: ScoringOptions = DEFAULT_SCORING) -> Scores:
     """Score a posthoc verification study: every table of :class:`posthoc.scores.Scores` (seed 000 sections 3-4).
 
@@ -343,7 +344,7 @@ def _gt_rows(source: pd.DataFrame, gt_system: str) -> pd.DataFrame:
     return gt
 
 
-def _metric_rows(all_rows: pd.DataFrame, controls: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, set[object]]:
+def _metric_rows(all_rows: pd.DataFrame, controls: pd.DataFrame) -> tuple[pd.DataFrame, Bools, set[object]]:
     """The counted rows (neither control rows nor an excluded worker's), only the columns the metrics read; the
     mask of control rows among ``all_rows``; the excluded workers (``controls``: :func:`control_results`)."""
     excluded = set(controls.loc[controls["excluded"], "worker"])
@@ -358,7 +359,7 @@ def _outcome_counts(rows: pd.DataFrame) -> pd.DataFrame:
     return shares_from_rows(rows)[["dataset", "system", "outcome", "count", "share"]].reset_index(drop=True)
 
 
-def _missing_from_gt(exact_union: pd.DataFrame, exact_letters: np.ndarray) -> pd.DataFrame:
+def _missing_from_gt(exact_union: pd.DataFrame, exact_letters: Strings) -> pd.DataFrame:
     """The verified annotations missing from GT (outcome E), which the corrected gold adds."""
     added = np.flatnonzero(exact_letters == "E")
     missing = exact_union.take(added)
@@ -367,7 +368,7 @@ def _missing_from_gt(exact_union: pd.DataFrame, exact_letters: np.ndarray) -> pd
     return missing
 
 
-def _study_counts(all_rows: pd.DataFrame, rows: pd.DataFrame, control: np.ndarray, excluded: set[object],
+def _study_counts(all_rows: pd.DataFrame, rows: pd.DataFrame, control: Bools, excluded: set[object],
                   verdicts: pd.DataFrame, *, study: str | None) -> dict[str, Any]:
     """The summary's first entries: the study's name and what was counted and left out."""
     studies = sorted(all_rows["study"].dropna().astype(str).unique()) if "study" in all_rows.columns else []

@@ -20,16 +20,17 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
+from posthoc.arrays import Strings
 from posthoc.metrics.codes import factorize
 from posthoc.metrics.inputs import mention_rows
 from posthoc.metrics.matching import match_flags
 from posthoc.metrics.verification import annotation_verdicts, union_from_verdicts
-from posthoc.tables import GT_SYSTEM, empty_table
+from posthoc.tables import GT_SYSTEM, Judgements, Mentions, empty_table
 
 UNION_OUTCOMES: Final = ("A", "B", "C", "D", "E")
 
 
-def classify_against_gt(annotations: pd.DataFrame, gt: pd.DataFrame) -> np.ndarray:
+def classify_against_gt(annotations: pd.DataFrame, gt: Mentions) -> Strings:
     """The outcome letter A..E of each row of ``annotations`` against the ``gt`` annotations.
 
     Both tables need ``dataset, doc_id, start, end, link``; returns an array of letters aligned with ``annotations``.
@@ -42,12 +43,12 @@ def classify_against_gt(annotations: pd.DataFrame, gt: pd.DataFrame) -> np.ndarr
     )
 
 
-def outcomes_from_union(union: pd.DataFrame, gt: pd.DataFrame) -> pd.DataFrame:
+def outcomes_from_union(union: pd.DataFrame, gt: Mentions) -> pd.DataFrame:
     """``dataset, outcome, count, share`` of a union table against GT (see :func:`union_outcomes_against_gt`)."""
     return outcomes_from_letters(union, classify_against_gt(union, gt))
 
 
-def outcomes_from_letters(union: pd.DataFrame, letters: np.ndarray) -> pd.DataFrame:
+def outcomes_from_letters(union: pd.DataFrame, letters: Strings) -> pd.DataFrame:
     """``dataset, outcome, count, share`` from the union and the letter of each of its rows."""
     if len(union) == 0:
         return empty_table({"dataset": "str", "outcome": "str", "count": "int64", "share": "float64"})
@@ -67,7 +68,7 @@ def outcomes_from_letters(union: pd.DataFrame, letters: np.ndarray) -> pd.DataFr
 
 
 def union_outcomes_against_gt(
-    judgements: pd.DataFrame, mentions: pd.DataFrame, *, gt_system: str = GT_SYSTEM, ties_verified: bool = False,
+    judgements: Judgements, mentions: Mentions, *, gt_system: str = GT_SYSTEM, ties_verified: bool = False,
     union: str = "exact",
 ) -> pd.DataFrame:
     """Counts and shares of outcomes A..E of the verification union against GT, per dataset (Figure 6).

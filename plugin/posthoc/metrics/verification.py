@@ -38,11 +38,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from posthoc.arrays import Ints
 from posthoc.errors import PosthocInputError
 from posthoc.metrics.codes import column_codes, dense_codes, derive_codes, factorize, sorted_codes, take_strings
 from posthoc.metrics.inputs import ANNOTATION, SYSTEM_ANNOTATION, judged_rows
 from posthoc.metrics.matching import overlap_components
-from posthoc.tables import OUTCOMES, empty_table
+from posthoc.tables import OUTCOMES, Judgements, empty_table
 
 #: Readings of the verification union (see the module docstring).
 UNIONS = ("exact", "overlap")
@@ -54,7 +55,7 @@ def check_union(union: str) -> None:
         raise PosthocInputError(f"union must be one of {', '.join(UNIONS)}, not {union!r}")
 
 
-def verdicts_of(rows: pd.DataFrame, *, ties_verified: bool = False) -> tuple[pd.DataFrame, np.ndarray]:
+def verdicts_of(rows: Judgements, *, ties_verified: bool = False) -> tuple[pd.DataFrame, Ints]:
     """Per-annotation verdicts of validated rows, and each row's annotation index.
 
     Returns ``(verdicts, codes)``: ``verdicts`` has ``dataset, doc_id, system, start, end, link,
@@ -86,7 +87,7 @@ def verdicts_of(rows: pd.DataFrame, *, ties_verified: bool = False) -> tuple[pd.
     return verdicts, codes
 
 
-def annotation_verdicts(judgements: pd.DataFrame, *, ties_verified: bool = False) -> pd.DataFrame:
+def annotation_verdicts(judgements: Judgements, *, ties_verified: bool = False) -> pd.DataFrame:
     """One row per judged annotation (seed 000 section 3.2): who judged it and whether it is verified.
 
     Columns ``dataset, doc_id, system, start, end, link, mention_id, n_judges, n_verify, n_edit,
@@ -108,7 +109,7 @@ def rates_from_verdicts(verdicts: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-def verification_rates(judgements: pd.DataFrame, *, ties_verified: bool = False) -> pd.DataFrame:
+def verification_rates(judgements: Judgements, *, ties_verified: bool = False) -> pd.DataFrame:
     """Verification rate ``r(m,d) = |V(m,d)| / |N(m,d)|`` per dataset and system (seed 000 section 3.2).
 
     Returns ``dataset, system, n_annotations, n_verified, verification_rate, n_mention_right, mention_rate``
@@ -117,7 +118,7 @@ def verification_rates(judgements: pd.DataFrame, *, ties_verified: bool = False)
     return rates_from_verdicts(annotation_verdicts(judgements, ties_verified=ties_verified))
 
 
-def union_members(verdicts: pd.DataFrame, *, union: str = "exact") -> np.ndarray:
+def union_members(verdicts: pd.DataFrame, *, union: str = "exact") -> Ints:
     """The member of the verification union of every verdict row (-1 when not verified).
 
     Members are numbered as the rows of :func:`union_from_verdicts`: sorted by ``dataset, doc_id, start,
@@ -199,7 +200,7 @@ def covered_members(verdicts: pd.DataFrame, *, union: str = "exact") -> pd.DataF
     return pairs.groupby(["dataset", "system"], sort=True).size().rename("n_covered").reset_index()
 
 
-def verification_union(judgements: pd.DataFrame, *, ties_verified: bool = False, union: str = "exact"
+def verification_union(judgements: Judgements, *, ties_verified: bool = False, union: str = "exact"
                        ) -> pd.DataFrame:
     """The verification union ``V(d) = ∪_m V(m,d)`` (seed 000 section 3.2).
 
@@ -230,7 +231,7 @@ def precision_recall_from(rates: pd.DataFrame, union: pd.DataFrame, *, covered: 
     return table[["dataset", "system", "n_annotations", "n_verified", "n_union", "precision", "recall", "f1"]]
 
 
-def posthoc_precision_recall(judgements: pd.DataFrame, *, ties_verified: bool = False, union: str = "exact"
+def posthoc_precision_recall(judgements: Judgements, *, ties_verified: bool = False, union: str = "exact"
                              ) -> pd.DataFrame:
     """Posthoc precision ``r(m,d)``, recall ``|V(m,d)| / |V(d)|`` and F1 (seed 000 section 3.2).
 
@@ -244,7 +245,7 @@ def posthoc_precision_recall(judgements: pd.DataFrame, *, ties_verified: bool = 
                                  covered=covered)
 
 
-def outcome_shares(judgements: pd.DataFrame) -> pd.DataFrame:
+def outcome_shares(judgements: Judgements) -> pd.DataFrame:
     """Outcome counts and shares per dataset and system (seed 000 section 4, Figure 4).
 
     One row per ``(dataset, system, outcome)`` for every outcome verify / edit / remove (zero
@@ -253,7 +254,7 @@ def outcome_shares(judgements: pd.DataFrame) -> pd.DataFrame:
     return shares_from_rows(judged_rows(judgements))
 
 
-def shares_from_rows(rows: pd.DataFrame) -> pd.DataFrame:
+def shares_from_rows(rows: Judgements) -> pd.DataFrame:
     """:func:`outcome_shares` of already validated, control-free judgement rows."""
     if len(rows) == 0:
         return empty_table({"dataset": "str", "system": "str", "outcome": "str", "count": "int64", "share": "float64"})

@@ -16,6 +16,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from posthoc.arrays import Floats
+from posthoc.sequence.table import Sequences
 from posthoc.tables import require_columns
 
 
@@ -30,13 +32,13 @@ class OrderAudit:
     message: str
 
 
-def _tau(a: np.ndarray, b: np.ndarray) -> float:
+def _tau(a: Floats, b: Floats) -> float:
     if len(a) < 2:
         return float("nan")
     return float(stats.kendalltau(a, b).statistic)
 
 
-def audit_orders(judgements: pd.DataFrame, *, min_shared: int = 3, max_pairs: int = 5000,
+def audit_orders(judgements: Sequences, *, min_shared: int = 3, max_pairs: int = 5000,
                  warn_tau: float = 0.9, seed: int = 0) -> OrderAudit:
     """Audit served and planned orders; see the module docstring.
 
@@ -51,7 +53,8 @@ def audit_orders(judgements: pd.DataFrame, *, min_shared: int = 3, max_pairs: in
         planned = part["position"].to_numpy(dtype=float)
         if "created_at" in part.columns and part["created_at"].notna().all():
             served_order = pd.to_datetime(part["created_at"], utc=True, format="mixed").rank(method="first")
-            served = served_order.to_numpy(dtype=float)
+            # pandas-stubs: floating[Any] for dtype=float
+            served: Floats = served_order.to_numpy(dtype=float)  # type: ignore[assignment]
             tau = _tau(planned, served)
             planned_rank = pd.Series(planned).rank(method="first").to_numpy()
             share = float(np.mean(planned_rank == served))

@@ -17,12 +17,12 @@ import pandas as pd
 from scipy import stats
 
 from posthoc.sequence.lag_model import standardise_labels
-from posthoc.sequence.table import validate_sequence_table
+from posthoc.sequence.table import Sequences, validate_sequence_table
 
 BINS = ("low", "middle", "high")
 
 
-def standardise_per_worker(table: pd.DataFrame) -> pd.DataFrame:
+def standardise_per_worker(table: Sequences) -> Sequences:
     """The sequence table with each worker's labels as z-scores (workers with constant labels dropped)."""
     return standardise_labels(validate_sequence_table(table))
 
@@ -41,7 +41,7 @@ class AfterPrevious:
     p_value: float
 
 
-def scores_after_previous(table: pd.DataFrame) -> AfterPrevious:
+def scores_after_previous(table: Sequences) -> AfterPrevious:
     """Table 5 of seed 004 for any continuous sequence table."""
     data = standardise_per_worker(table)
     quality = data.groupby("item")["label"].mean()

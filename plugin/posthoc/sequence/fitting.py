@@ -22,6 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
 
+from posthoc.arrays import Floats, Ints
+
 #: |coefficient| on the logit scale beyond which a fit is taken to be (quasi-)separated: odds ratios of e^10.
 SEPARATION_LIMIT = 10.0
 _MAX_ITERATIONS = 100
@@ -32,22 +34,23 @@ _TOLERANCE = 1e-10
 class Fitted:
     """Coefficients, jackknife standard errors, ``confidence`` intervals and p-values, one per column of ``exog``."""
 
-    params: np.ndarray
-    se: np.ndarray
-    low: np.ndarray
-    high: np.ndarray
-    p: np.ndarray
+    params: Floats
+    se: Floats
+    low: Floats
+    high: Floats
+    p: Floats
     note: str = ""
 
 
-def _solve(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
+def _solve(matrix: Floats, vector: Floats) -> Floats:
+    # numpy's stubs give floating[Any] for float64 operands: the result is float64
     try:
-        return np.linalg.solve(matrix, vector)
+        return np.linalg.solve(matrix, vector)  # type: ignore[return-value]
     except np.linalg.LinAlgError:
-        return np.linalg.lstsq(matrix, vector, rcond=None)[0]
+        return np.linalg.lstsq(matrix, vector, rcond=None)[0]  # type: ignore[return-value]
 
 
-def _jackknife(params: np.ndarray, exog: np.ndarray, residual: np.ndarray, weight: np.ndarray, groups: np.ndarray,
+def _jackknife(params: Floats, exog: Floats, residual: Floats, weight: Floats, groups: Ints,
                *, confidence: float, note: str) -> Fitted:
     """CV3 standard errors from the per-group score ``X_g' residual_g`` and information ``X_g' W_g X_g``."""
     n_groups = int(groups.max()) + 1
@@ -66,16 +69,16 @@ def _jackknife(params: np.ndarray, exog: np.ndarray, residual: np.ndarray, weigh
     return Fitted(params, se, params - critical * se, params + critical * se, p, note)
 
 
-def fit_linear(endog: np.ndarray, exog: np.ndarray, groups: np.ndarray, *, confidence: float) -> Fitted:
+def fit_linear(endog: Floats, exog: Floats, groups: Ints, *, confidence: float) -> Fitted:
     """OLS of ``endog`` on ``exog`` (the caller adds the constant); ``groups`` are 0-based worker codes."""
     params = _solve(exog.T @ exog, exog.T @ endog)
     return _jackknife(params, exog, endog - exog @ params, np.ones(len(endog)), groups, confidence=confidence,
                       note="")
 
 
-def fit_logistic(endog: np.ndarray, exog: np.ndarray, groups: np.ndarray, *, confidence: float) -> Fitted:
+def fit_logistic(endog: Floats, exog: Floats, groups: Ints, *, confidence: float) -> Fitted:
     """Logit of 0/1 ``endog`` on ``exog`` by Newton-Raphson; separation and non-convergence are noted."""
-    params = np.zeros(exog.shape[1])
+    params: Floats = np.zeros(exog.shape[1])
     converged = False
     for _ in range(_MAX_ITERATIONS):
         fitted = special.expit(exog @ params)

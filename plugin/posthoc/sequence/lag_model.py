@@ -41,7 +41,7 @@ import statsmodels.api as sm
 
 from posthoc.errors import PosthocInputError
 from posthoc.sequence.fitting import fit_linear, fit_logistic
-from posthoc.sequence.table import validate_sequence_table
+from posthoc.sequence.table import Sequences, validate_sequence_table
 
 SUBSETS = ("all", "moderate", "good", "bad")
 
@@ -74,7 +74,7 @@ def is_binary(labels: pd.Series) -> bool:
     return len(values) > 0 and set(np.asarray(values, dtype=float).tolist()) <= {0.0, 1.0}
 
 
-def standardise_labels(table: pd.DataFrame) -> pd.DataFrame:
+def standardise_labels(table: Sequences) -> Sequences:
     """Each worker's labels as z-scores (seed 004 section 3.3); workers with one distinct value are dropped."""
     grouped = table.groupby("worker")["label"]
     mean = grouped.transform("mean")
@@ -83,7 +83,7 @@ def standardise_labels(table: pd.DataFrame) -> pd.DataFrame:
     return table[keep].assign(label=(table["label"] - mean)[keep] / std[keep])
 
 
-def lagged_design(table: pd.DataFrame, *, worker_bias: bool = True, standardise: bool = False) -> pd.DataFrame:
+def lagged_design(table: Sequences, *, worker_bias: bool = True, standardise: bool = False) -> pd.DataFrame:
     """Rows that have a previous item in the same worker's sequence, with the regressors of the model.
 
     Adds ``previous`` (the label of the previous position), ``constant_sequence`` (the worker gave one label to
@@ -117,7 +117,7 @@ def _nan_fit(kind: str, n: int, n_workers: int, note: str) -> LagFit:
     return LagFit(kind, nan, nan, nan, nan, nan, nan, nan, nan, n, n_workers, note)
 
 
-def fit_lag1(table: pd.DataFrame, *, kind: str = "auto", worker_bias: bool = True, use_gold: bool = True,
+def fit_lag1(table: Sequences, *, kind: str = "auto", worker_bias: bool = True, use_gold: bool = True,
              standardise: bool = False, confidence: float = 0.95, design: pd.DataFrame | None = None) -> LagFit:
     """Fit the lag-1 model on a sequence table (columns in :data:`~posthoc.sequence.table.SEQUENCE_COLUMNS`).
 
@@ -174,7 +174,7 @@ def fit_lag1(table: pd.DataFrame, *, kind: str = "auto", worker_bias: bool = Tru
                   b1_p=float(fitted.p[1]), n=n, n_workers=n_workers, note="; ".join(notes))
 
 
-def worker_subsets(table: pd.DataFrame, *, good_threshold: float = 0.6, good_correlation: float = 0.5,
+def worker_subsets(table: Sequences, *, good_threshold: float = 0.6, good_correlation: float = 0.5,
                    kind: str = "auto") -> dict[str, list[str]]:
     """The workers of each subset of :data:`SUBSETS` (section 3.1; section 3.2 for continuous labels).
 
@@ -206,13 +206,13 @@ def subset_rows(design: pd.DataFrame, subsets: dict[str, list[str]], name: str) 
     return rows
 
 
-def _design_for(table: pd.DataFrame, kind: str, *, worker_bias: bool, standardise: bool) -> tuple[str, pd.DataFrame]:
+def _design_for(table: Sequences, kind: str, *, worker_bias: bool, standardise: bool) -> tuple[str, pd.DataFrame]:
     data = validate_sequence_table(table)
     kind = ("binary" if is_binary(data["label"]) else "continuous") if kind == "auto" else kind
     return kind, lagged_design(data, worker_bias=worker_bias, standardise=kind == "continuous" and standardise)
 
 
-def lag1_by_subset(table: pd.DataFrame, *, kind: str = "auto", worker_bias: bool = True,
+def lag1_by_subset(table: Sequences, *, kind: str = "auto", worker_bias: bool = True,
                    standardise: bool = False, good_threshold: float = 0.6, good_correlation: float = 0.5,
                    confidence: float = 0.95) -> pd.DataFrame:
     """b1 per worker subset (seed 004 Tables 1-3).
@@ -229,7 +229,7 @@ def lag1_by_subset(table: pd.DataFrame, *, kind: str = "auto", worker_bias: bool
     return pd.DataFrame(rows)
 
 
-def lag1_by_tertile(table: pd.DataFrame, *, kind: str = "auto", worker_bias: bool = True,
+def lag1_by_tertile(table: Sequences, *, kind: str = "auto", worker_bias: bool = True,
                     standardise: bool = False, good_threshold: float = 0.6, good_correlation: float = 0.5,
                     confidence: float = 0.95) -> pd.DataFrame:
     """b1 per worker subset and position tertile (seed 004 Table 4).

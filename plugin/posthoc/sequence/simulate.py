@@ -13,8 +13,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from posthoc.arrays import Ints
 
-def _orders(n_workers: int, n_items: int, rng: np.random.Generator, *, shared_order: bool) -> list[np.ndarray]:
+
+def _orders(n_workers: int, n_items: int, rng: np.random.Generator, *, shared_order: bool) -> list[Ints]:
     if shared_order:
         fixed = rng.permutation(n_items)
         return [fixed for _ in range(n_workers)]

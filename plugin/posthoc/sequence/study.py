@@ -32,20 +32,21 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
+from posthoc.arrays import Floats
 from posthoc.errors import PosthocInputError
-from posthoc.sequence.table import validate_sequence_table
-from posthoc.tables import require_columns
+from posthoc.sequence.table import Sequences, validate_sequence_table
+from posthoc.tables import Judgements, require_columns
 
 TASK_LABELS: Final = ("all_verified", "verify_share")
 _NEEDED: Final = ("worker", "task_key", "position", "outcome", "dataset", "system", "is_control")
 
 
-def _leave_own_out(sums: pd.Series, counts: pd.Series, own_sums: pd.Series, own_counts: pd.Series) -> np.ndarray:
+def _leave_own_out(sums: pd.Series, counts: pd.Series, own_sums: pd.Series, own_counts: pd.Series) -> Floats:
     other = counts - own_counts
     return np.where(other > 0, (sums - own_sums) / other.where(other > 0, 1), np.nan)
 
 
-def task_outcomes(judgements: pd.DataFrame, *, include_controls: bool = False,
+def task_outcomes(judgements: Judgements, *, include_controls: bool = False,
                   exclude_workers: Iterable[str] = ()) -> pd.DataFrame:
     """One row a (worker, task): ``worker, task_key, item, position, dataset, system, n, n_verified,
     all_verified, verify_share``, sorted by worker and position.
@@ -72,9 +73,9 @@ def task_outcomes(judgements: pd.DataFrame, *, include_controls: bool = False,
     return tasks.sort_values(["worker", "position"], kind="mergesort").reset_index(drop=True)
 
 
-def sequence_table_from_judgements(judgements: pd.DataFrame, *, label: str = "all_verified",
+def sequence_table_from_judgements(judgements: Judgements, *, label: str = "all_verified",
                                    include_controls: bool = False,
-                                   exclude_workers: Iterable[str] = ()) -> pd.DataFrame:
+                                   exclude_workers: Iterable[str] = ()) -> Sequences:
     """The task-level sequence table of a posthoc study (see the module docstring).
 
     Columns of :data:`~posthoc.sequence.table.SEQUENCE_COLUMNS`; one sequence a worker (one project each,

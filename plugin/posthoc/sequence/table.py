@@ -20,18 +20,21 @@ Columns (one row a judgement):
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Final
+from typing import Annotated, Final, TypeAlias
 
 import numpy as np
 import pandas as pd
 
 from posthoc.errors import PosthocInputError
-from posthoc.tables import require_columns
+from posthoc.tables import TableContract, require_columns
 
 SEQUENCE_COLUMNS: Final = ("worker", "sequence", "item", "position", "label", "gold")
+SEQUENCES: Final = TableContract("sequences", SEQUENCE_COLUMNS)
+#: A sequence table: ``worker, sequence, item, position, label, gold``, one row a label in a worker's sequence.
+Sequences: TypeAlias = Annotated[pd.DataFrame, SEQUENCES]
 
 
-def validate_sequence_table(table: pd.DataFrame, *, source: str = "sequence table") -> pd.DataFrame:
+def validate_sequence_table(table: Sequences, *, source: str = "sequence table") -> Sequences:
     """Check columns and values; return a copy with clean dtypes sorted by worker, sequence, position.
 
     Raises :class:`PosthocInputError` naming ``source``, the column and the first bad rows.

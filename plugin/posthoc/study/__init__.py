@@ -28,11 +28,12 @@ if TYPE_CHECKING:
         read_study_inputs,
         sample_study_config,
     )
-    from posthoc.study.plan.design import CONTROL_SYSTEM, StudyPlan, plan_study
+    from posthoc.study.plan.control_tasks import CONTROL_SYSTEM
+    from posthoc.study.plan.design import StudyPlan, plan_study
 
 #: public name -> the module that defines it
 _HOMES = {
-    "CONTROL_SYSTEM": "posthoc.study.plan.design",
+    "CONTROL_SYSTEM": "posthoc.study.plan.control_tasks",
     "Chunking": "posthoc.study.plan.chunking",
     "StudyConfig": "posthoc.study.plan.config",
     "StudyInput": "posthoc.study.plan.config",

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from posthoc.eaglet.rules.base import CheckContext, Flag
+from posthoc.eaglet.rules.base import Annotation, CheckContext, Flag
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class OverlappingRule:
     def run(self, context: CheckContext) -> list[Flag]:
         flags = []
         for items in context.annotations.values():
-            active: list = []
+            active: list[Annotation] = []
             for a in items:  # sorted by start
                 active = [b for b in active if (b.end >= a.start if self.touching else b.end > a.start)]
                 for b in active:

@@ -19,6 +19,7 @@ from collections import deque
 
 import numpy as np
 
+from posthoc.arrays import Ints
 from posthoc.errors import PosthocInputError
 from posthoc.study.plan.config import StudyConfig
 from posthoc.study.plan.control_tasks import ControlPool, ControlTask, control_annotations, pick_control_chunk
@@ -29,7 +30,7 @@ TaskRow = tuple[str, int, int, int, int, int]
 
 
 def worker_order(seed: int, worker: str, n_real: int, real_per_batch: int,
-                 *, controls: bool) -> tuple[np.ndarray, list[int], list[int]]:
+                 *, controls: bool) -> tuple[Ints, list[int], list[int]]:
     """One worker's sequence: ``(permutation, batch_sizes, control_places)``.
 
     ``permutation`` orders the worker's ``n_real`` real tasks (given in canonical item order);
@@ -46,7 +47,7 @@ def worker_order(seed: int, worker: str, n_real: int, real_per_batch: int,
     return permutation, sizes, places
 
 
-def study_workers(config: StudyConfig, slots_per_chunk: np.ndarray, n_slots: int) -> tuple[str, ...]:
+def study_workers(config: StudyConfig, slots_per_chunk: Ints, n_slots: int) -> tuple[str, ...]:
     """The workers' ids (``w001``, ...): ``config.n_workers`` of them, else one batch's worth of slots each, and
     at least the most slots of one chunk (each for a different worker); raises PosthocInputError when
     ``n_workers`` is too few for a chunk or more than there are slots."""
@@ -65,7 +66,7 @@ def study_workers(config: StudyConfig, slots_per_chunk: np.ndarray, n_slots: int
     return tuple(f"w{i + 1:0{width}d}" for i in range(n_workers))
 
 
-def assign_slots(chunk_of_slot: np.ndarray, n_workers: int, rng: np.random.Generator) -> np.ndarray:
+def assign_slots(chunk_of_slot: Ints, n_workers: int, rng: np.random.Generator) -> Ints:
     """Worker index of every slot: all slots of a chunk to distinct, least-loaded workers."""
     order = np.argsort(chunk_of_slot, kind="stable")
     sorted_chunks = chunk_of_slot[order]
@@ -93,8 +94,8 @@ def assign_slots(chunk_of_slot: np.ndarray, n_workers: int, rng: np.random.Gener
     return worker_of_slot
 
 
-def sequence_tasks(workers: tuple[str, ...], slot_worker: np.ndarray, slot_item: np.ndarray,
-                   slot_replicate: np.ndarray, item_chunk_row: np.ndarray, pool: ControlPool | None, *,
+def sequence_tasks(workers: tuple[str, ...], slot_worker: Ints, slot_item: Ints,
+                   slot_replicate: Ints, item_chunk_row: Ints, pool: ControlPool | None, *,
                    seed: int, real_per_batch: int) -> tuple[list[TaskRow], list[ControlTask]]:
     """Every worker's tasks in order, batch by batch, with a control task in each batch when ``pool`` is given.
 

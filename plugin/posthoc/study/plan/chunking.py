@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from posthoc.arrays import Ints, Objects
 from posthoc.errors import PosthocInputError
 from posthoc.study.plan._columns import object_values
 from posthoc.tables import DOCUMENT_COLUMNS, MENTION_COLUMNS, require_columns
@@ -170,7 +171,7 @@ def split_text(text: str, spans: Sequence[tuple[int, int]], *, max_chars: int) -
     return chunks
 
 
-def _objects(series: pd.Series) -> np.ndarray:
+def _objects(series: pd.Series) -> Objects:
     """A column as a numpy object array of Python values (fast to iterate; pandas' Arrow strings are not)."""
     return object_values(series)
 
@@ -218,7 +219,7 @@ def chunk_documents(documents: pd.DataFrame, mentions: pd.DataFrame, *, max_char
                     max_chars=max_chars)
 
 
-def _documents_of(ments: pd.DataFrame, doc_dataset: np.ndarray, doc_ids: np.ndarray) -> np.ndarray:
+def _documents_of(ments: pd.DataFrame, doc_dataset: Objects, doc_ids: Objects) -> Ints:
     """Each mention's row in the sorted documents; a mention of no document is a PosthocInputError naming it."""
     doc_keys = pd.Index([f"{a}\x1f{b}" for a, b in zip(doc_dataset, doc_ids, strict=True)])
     mention_keys = pd.Index([f"{a}\x1f{b}" for a, b in zip(_objects(ments["dataset"]), _objects(ments["doc_id"]),
@@ -233,7 +234,7 @@ def _documents_of(ments: pd.DataFrame, doc_dataset: np.ndarray, doc_ids: np.ndar
     return mention_doc
 
 
-def _check_offsets(ments: pd.DataFrame, texts: list[str], mention_doc: np.ndarray, lengths: np.ndarray) -> None:
+def _check_offsets(ments: pd.DataFrame, texts: list[str], mention_doc: Ints, lengths: Ints) -> None:
     """A PosthocInputError naming the first mention that is empty, outside its text or whose surface differs."""
     starts = ments["start"].to_numpy(dtype=np.int64)
     ends = ments["end"].to_numpy(dtype=np.int64)
@@ -264,8 +265,8 @@ def _check_offsets(ments: pd.DataFrame, texts: list[str], mention_doc: np.ndarra
             )
 
 
-def _chunk_table(texts: list[str], spans_by_doc: list[list[tuple[int, int]]], doc_dataset: np.ndarray,
-                 doc_ids: np.ndarray, *, max_chars: int) -> tuple[pd.DataFrame, np.ndarray]:
+def _chunk_table(texts: list[str], spans_by_doc: list[list[tuple[int, int]]], doc_dataset: Objects,
+                 doc_ids: Objects, *, max_chars: int) -> tuple[pd.DataFrame, Ints]:
     """The chunks of every document (:data:`CHUNK_COLUMNS`, cut by :func:`split_text` around the spans) and
     each chunk's document row."""
     chunk_doc: list[int] = []
@@ -300,8 +301,8 @@ def _chunk_table(texts: list[str], spans_by_doc: list[list[tuple[int, int]]], do
     return chunks, doc_of_chunk
 
 
-def _mentions_in_chunks(ments: pd.DataFrame, mention_doc: np.ndarray, chunks: pd.DataFrame,
-                        doc_of_chunk: np.ndarray, lengths: np.ndarray) -> pd.DataFrame:
+def _mentions_in_chunks(ments: pd.DataFrame, mention_doc: Ints, chunks: pd.DataFrame,
+                        doc_of_chunk: Ints, lengths: Ints) -> pd.DataFrame:
     """The mentions with their chunk and offsets in it (``start``, ``end``) and in the document (``doc_start``,
     ``doc_end``): each mention lies in the last chunk of its document that starts at or before it."""
     starts = ments["start"].to_numpy(dtype=np.int64)

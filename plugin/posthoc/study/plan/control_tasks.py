@@ -16,6 +16,7 @@ from typing import NamedTuple, TypedDict
 import numpy as np
 import pandas as pd
 
+from posthoc.arrays import Objects
 from posthoc.errors import PosthocInputError
 from posthoc.study.plan._columns import object_values
 from posthoc.study.plan.chunking import Chunking
@@ -57,7 +58,7 @@ class ControlPool:
     chunk_rows: list[int]  # chunks with at least one usable ground-truth annotation, in order
     mentions: dict[int, list[tuple[int, int, str, str]]]  # chunk row -> [(start, end, surface, link)]
     spans: dict[int, list[tuple[int, int]]]  # chunk row -> every system's spans
-    texts: np.ndarray
+    texts: Objects
     links: list[str]
     _words: dict[int, list[tuple[int, int, str]]] = field(default_factory=dict)
 

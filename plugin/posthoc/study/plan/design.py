@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from posthoc.arrays import Ints
 from posthoc.errors import PosthocInputError
 from posthoc.study.plan._columns import object_values
 from posthoc.study.plan.assignment import TaskRow, assign_slots, sequence_tasks, study_workers
@@ -203,7 +204,7 @@ def _summary(config: StudyConfig, docs: pd.DataFrame, chunks: pd.DataFrame, cm: 
     }
 
 
-def _task_table(task_rows: list[TaskRow], item_keys: pd.DataFrame, item_chunk_row: np.ndarray,
+def _task_table(task_rows: list[TaskRow], item_keys: pd.DataFrame, item_chunk_row: Ints,
                 controls: list[ControlTask], chunks: pd.DataFrame,
                 config: StudyConfig, key_secret: bytes | None) -> pd.DataFrame:
     raw = pd.DataFrame(task_rows, columns=["worker", "position", "batch", "item", "replicate", "control"])

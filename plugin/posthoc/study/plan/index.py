@@ -88,7 +88,7 @@ def _records(frame: pd.DataFrame, columns: Sequence[str]) -> Iterator[dict[str, 
         yield dict(zip(columns, values, strict=True))
 
 
-def _missing(value: Cell) -> bool:
+def _missing(value: object) -> bool:
     import pandas as pd  # imported already: the index is built from pandas tables
 
     return value is None or value is pd.NA or (isinstance(value, float) and value != value)

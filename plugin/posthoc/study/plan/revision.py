@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from posthoc.arrays import Bools
 from posthoc.errors import PosthocInputError
 from posthoc.study.plan.assignment import worker_order
 from posthoc.study.plan.chunking import Chunking, chunk_documents
@@ -146,7 +147,7 @@ class Revision:
 
 
 def study_chunking(documents: pd.DataFrame, source_mentions: pd.DataFrame, stored_chunks: pd.DataFrame, *,
-                   max_chars: int) -> tuple[Chunking, np.ndarray]:
+                   max_chars: int) -> tuple[Chunking, Bools]:
     """The chunking of every document (stored and new) with the stored chunk ids kept and new ids continuing
     after the highest; and the mask of new chunks. The stored documents must chunk exactly as stored (else the
     inputs changed since the plan: a PosthocInputError)."""

@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
+from posthoc.arrays import Floats
 from posthoc.metrics import rates_with_intervals
 from posthoc.validity import Check, at_most, within
 
@@ -61,7 +62,7 @@ def _keyed(table: pd.DataFrame) -> dict[tuple[str, str], tuple[float, float, flo
             part[["system", "metric", "value", "low", "high"]].itertuples(index=False, name=None)}
 
 
-def predicted_widths(rows: pd.DataFrame, pilot: pd.DataFrame, rank: Mapping[str, int]) -> Callable[[int], np.ndarray]:
+def predicted_widths(rows: pd.DataFrame, pilot: pd.DataFrame, rank: Mapping[str, int]) -> Callable[[int], Floats]:
     """A function of ``n``: the planner's expected 95% half-width of every cell's precision and recall (cells x 2,
     NaN as infinite) if the first ``n`` ranked documents of ``rows`` were judged, at the ``pilot``'s outcome
     rates (the study's shape is built once)."""
@@ -76,7 +77,7 @@ def predicted_widths(rows: pd.DataFrame, pilot: pd.DataFrame, rank: Mapping[str,
     verify = shape.shares(rates)[:, 0]
     doc_rank = shape.doc_keys["doc_id"].astype(str).map(rank).to_numpy()
 
-    def at(n: int) -> np.ndarray:
+    def at(n: int) -> Floats:
         moments = ratio_moments(shape, verify, rates.consistency, selected=doc_rank < n)
         return np.nan_to_num(Z95 * np.concatenate([moments[m][1] for m in MEASURED]), nan=np.inf)
 

@@ -35,11 +35,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy.stats import binom
 
+from posthoc.arrays import Bools, Floats, Ints, weighted_bincount
+
 if TYPE_CHECKING:
     from posthoc.study.planner.shape import StudyShape
 
 
-def verified_probability(verify: np.ndarray, judges: np.ndarray, consistency: float) -> np.ndarray:
+def verified_probability(verify: Floats, judges: Ints, consistency: float) -> Floats:
     """``q_i``: the probability that more than half of an annotation's ``judges`` verify it (module docstring)."""
     verify = np.asarray(verify, dtype=float)
     judges = np.asarray(judges, dtype=np.int64)
@@ -54,8 +56,8 @@ def verified_probability(verify: np.ndarray, judges: np.ndarray, consistency: fl
     return out
 
 
-def ratio_moments(shape: StudyShape, verify: np.ndarray, consistency: float,
-                  selected: np.ndarray | None = None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def ratio_moments(shape: StudyShape, verify: Floats, consistency: float,
+                  selected: Bools | None = None) -> dict[str, tuple[Floats, Floats]]:
     """``{metric: (expected, sd)}`` per cell of posthoc precision and recall over the replicates.
 
     ``verify``: each annotation's verify share (``shape.shares(rates)[:, 0]``); ``selected``: the
@@ -80,7 +82,7 @@ def ratio_moments(shape: StudyShape, verify: np.ndarray, consistency: float,
     flat = doc * n_cells + cell
     size = n_docs * n_cells
 
-    def per_doc_cell(weights: np.ndarray | None) -> np.ndarray:
+    def per_doc_cell(weights: Floats | None) -> Floats | Ints:
         return np.bincount(flat, weights=weights, minlength=size).reshape(n_docs, n_cells)
 
     count = per_doc_cell(None).astype(float)
@@ -89,7 +91,7 @@ def ratio_moments(shape: StudyShape, verify: np.ndarray, consistency: float,
     covariance = per_doc_cell(q * (1 - u[key]))
     in_cell_dataset = (shape.doc_dataset[:, None] == shape.cell_dataset[None, :]) & keep[:, None]
 
-    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    out: dict[str, tuple[Floats, Floats]] = {}
     with np.errstate(divide="ignore", invalid="ignore"):
         for metric in ("posthoc_precision", "posthoc_recall"):
             denominator = count if metric == "posthoc_precision" else np.where(in_cell_dataset, u_sum[:, None], 0.0)
@@ -117,9 +119,9 @@ def bootstrap_noise(n_resamples: int, *, confidence: float = 0.95) -> float:
     return float(np.sqrt(tail * (1 - 2 * tail) / (2 * n_resamples)) / (norm.pdf(z) * z))
 
 
-def plugin_log_halfwidths(shape: StudyShape, doc_copies: np.ndarray, verified: np.ndarray,
-                          values: dict[str, np.ndarray], *, layout: tuple[np.ndarray, np.ndarray],
-                          copy_run: np.ndarray, n_runs: int) -> dict[str, np.ndarray]:
+def plugin_log_halfwidths(shape: StudyShape, doc_copies: Ints, verified: Bools,
+                          values: dict[str, Floats], *, layout: tuple[Ints, Ints],
+                          copy_run: Ints, n_runs: int) -> dict[str, Floats]:
     """Per replicate, ``log`` of the half-width a bootstrap of that replicate would give, ``(n_runs, cells)``.
 
     The bootstrap's variance of a ratio of sums over documents is, to first order, the plug-in
@@ -140,7 +142,7 @@ def plugin_log_halfwidths(shape: StudyShape, doc_copies: np.ndarray, verified: n
     union = np.add.reduceat(in_union, union_base).astype(float) if len(in_union) else np.zeros(n_copies)
     same_dataset = shape.doc_dataset[doc_copies][:, None] == shape.cell_dataset[None, :]
     starts = np.searchsorted(copy_run, np.arange(n_runs))
-    out: dict[str, np.ndarray] = {}
+    out: dict[str, Floats] = {}
     with np.errstate(divide="ignore", invalid="ignore"):
         for metric, denominator in (("posthoc_precision", judged),
                                     ("posthoc_recall", np.where(same_dataset, union[:, None], 0.0))):
@@ -152,8 +154,8 @@ def plugin_log_halfwidths(shape: StudyShape, doc_copies: np.ndarray, verified: n
     return out
 
 
-def agreement_log_sds(counts: np.ndarray, dataset: np.ndarray, copy: np.ndarray,
-                      n_datasets: int) -> dict[str, np.ndarray]:
+def agreement_log_sds(counts: Ints, dataset: Ints, copy: Ints,
+                      n_datasets: int) -> dict[str, Floats]:
     """One replicate's ``log`` plug-in bootstrap sd of Fleiss' kappa and Krippendorff's alpha, per dataset.
 
     ``counts``: ``(n, 3)`` judgements of each annotation entry, ``dataset`` / ``copy``: its dataset and
@@ -169,8 +171,8 @@ def agreement_log_sds(counts: np.ndarray, dataset: np.ndarray, copy: np.ndarray,
     alpha = np.full(n_datasets, np.nan)
     n_copies = int(copy.max()) + 1 if len(copy) else 0
 
-    def per_copy(mask: np.ndarray, weights: np.ndarray) -> np.ndarray:
-        return np.bincount(copy[mask], weights=weights, minlength=n_copies)
+    def per_copy(mask: Bools, weights: Floats) -> Floats:
+        return weighted_bincount(copy[mask], weights, minlength=n_copies)
 
     for d in range(n_datasets):
         mine = (dataset == d) & (judges >= 2)

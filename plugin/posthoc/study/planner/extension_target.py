@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from posthoc.arrays import Floats, Ints
 from posthoc.study.plan.config import StudyConfig
 from posthoc.study.plan.design import plan_study
 from posthoc.study.plan.extend import document_ranking
@@ -37,9 +38,9 @@ class _Pool:
     """The pool planned in memory: its shape, each judgement row's document rank, the datasets and their sizes."""
 
     shape: StudyShape
-    rank: np.ndarray
+    rank: Ints
     datasets: list[str]
-    sizes: np.ndarray
+    sizes: Ints
 
     @classmethod
     def plan(cls, documents: pd.DataFrame, mentions: pd.DataFrame, config: StudyConfig) -> _Pool:
@@ -49,9 +50,11 @@ class _Pool:
         index = pd.MultiIndex.from_frame(ranking[["dataset", "doc_id"]])
         rank = ranking["rank"].to_numpy()[index.get_indexer(pd.MultiIndex.from_frame(shape.doc_keys.astype(str)))]
         datasets = list(shape.datasets)
-        return cls(shape, rank, datasets, ranking.groupby("dataset").size().reindex(datasets).to_numpy())
+        # pandas-stubs: integer[Any] for size's int64
+        sizes: Ints = ranking.groupby("dataset").size().reindex(datasets).to_numpy()  # type: ignore[assignment]
+        return cls(shape, rank, datasets, sizes)
 
-    def cell_widths(self, n: np.ndarray, rates: OutcomeRates, *, runs: int, seed: int) -> pd.DataFrame:
+    def cell_widths(self, n: Ints, rates: OutcomeRates, *, runs: int, seed: int) -> pd.DataFrame:
         """``dataset, system, halfwidth`` (the wider of posthoc precision and recall) on the first ``n`` documents
         of each dataset."""
         selected = self.rank < n[self.shape.doc_dataset]
@@ -83,7 +86,7 @@ def documents_for_target(documents: pd.DataFrame, mentions: pd.DataFrame, config
     datasets, sizes = pool.datasets, pool.sizes
     wanted = None if cells is None else {(str(d), str(s)) for d, s in cells}
 
-    def widest(n: np.ndarray) -> np.ndarray:
+    def widest(n: Ints) -> Floats:
         rows = pool.cell_widths(n, rates, runs=runs, seed=seed)
         keep = [wanted is None or (d, s) in wanted for d, s in zip(rows["dataset"], rows["system"], strict=True)]
         rows = rows.loc[keep]

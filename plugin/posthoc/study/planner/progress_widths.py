@@ -28,9 +28,9 @@ import math
 from collections.abc import Iterable
 from typing import Any, Final
 
-import numpy as np
 import pandas as pd
 
+from posthoc.arrays import Bools
 from posthoc.errors import PosthocInputError
 from posthoc.tables import require_columns
 
@@ -43,7 +43,7 @@ JUDGED_NEEDS: Final = ("dataset", "system", "item_id", "worker", "outcome", "is_
 ADVICE: Final = {"now": "stop: target met", "end": "go on: the plan meets it", "short": "extend: the plan falls short"}
 
 
-def _flag(values: pd.Series) -> np.ndarray:
+def _flag(values: pd.Series) -> Bools:
     """A control flag column as booleans (True, "True", "true", 1)."""
     return values.astype(str).str.lower().isin(["true", "1"]).to_numpy()
 

@@ -37,6 +37,7 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
+from posthoc.arrays import Floats, Objects, Strings
 from posthoc.errors import PosthocInputError
 from posthoc.tables import OUTCOMES, require_columns
 
@@ -90,7 +91,7 @@ class OutcomeRates:
         if not 0.0 <= self.consistency <= 1.0:
             raise PosthocInputError(f"judge consistency must be between 0 and 1, got {self.consistency}")
 
-    def shares_for(self, datasets: np.ndarray, systems: np.ndarray) -> np.ndarray:
+    def shares_for(self, datasets: Objects | Strings, systems: Objects | Strings) -> Floats:
         """``(n, 3)`` verify / edit / remove shares of each ``(dataset, system)`` pair."""
         out = np.tile(np.asarray(self.default, dtype=float), (len(datasets), 1))
         if len(self.cells):
@@ -103,7 +104,7 @@ class OutcomeRates:
 
     def with_verify(self, verify: float) -> OutcomeRates:
         """The same rates with every cell's verify share set to ``verify`` (edit / remove in proportion)."""
-        def scaled(shares: np.ndarray) -> np.ndarray:
+        def scaled(shares: Floats) -> Floats:
             rest = shares[..., 1:]
             total = rest.sum(axis=-1, keepdims=True)
             split = np.where(total > 0, rest / np.where(total > 0, total, 1), 0.5)

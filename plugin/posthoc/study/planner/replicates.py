@@ -33,6 +33,7 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
+from posthoc.arrays import Bools, Floats, Ints
 from posthoc.study.plan.keys import stream_rng
 from posthoc.study.planner.rates import OutcomeRates
 from posthoc.study.planner.shape import AGREEMENT_METRICS, StudyShape
@@ -49,8 +50,8 @@ SUMMARY_COLUMNS: Final = ("dataset", "system", "metric", "expected", "sd", "half
 BLOCK_ENTRIES: Final = 1_000_000
 
 
-def _agreement_logs(shape: StudyShape, counts: np.ndarray, copies: np.ndarray, layout: tuple[np.ndarray, np.ndarray],
-                    copy_run: np.ndarray, n_runs: int) -> dict[str, np.ndarray]:
+def _agreement_logs(shape: StudyShape, counts: Ints, copies: Ints, layout: tuple[Ints, Ints],
+                    copy_run: Ints, n_runs: int) -> dict[str, Floats]:
     """Per run, the log plug-in sd of each dataset's agreement
     (:func:`posthoc.study.planner.analytic.agreement_log_sds`)."""
     from posthoc.study.planner.analytic import agreement_log_sds
@@ -65,7 +66,7 @@ def _agreement_logs(shape: StudyShape, counts: np.ndarray, copies: np.ndarray, l
     return {metric: np.vstack([part[metric] for part in parts]) for metric in AGREEMENT_METRICS}
 
 
-def draw_counts(shares: np.ndarray, judges: np.ndarray, consistency: float, rng: np.random.Generator) -> np.ndarray:
+def draw_counts(shares: Floats, judges: Ints, consistency: float, rng: np.random.Generator) -> Ints:
     """``(n, 3)`` verify / edit / remove judgements of ``n`` annotations judged ``judges`` times each.
 
     Each judge copies the annotation's latent outcome (drawn from ``shares``) with probability
@@ -101,10 +102,10 @@ class Replicates:
     """
 
     shape: StudyShape
-    values: Mapping[str, np.ndarray]
-    selected: np.ndarray
+    values: Mapping[str, Floats]
+    selected: Bools
     rates: OutcomeRates = field(default_factory=OutcomeRates)
-    log_halfwidths: Mapping[str, np.ndarray] = field(default_factory=dict)
+    log_halfwidths: Mapping[str, Floats] = field(default_factory=dict)
     n_resamples: int = DEFAULT_RESAMPLES
 
     def summary(self) -> pd.DataFrame:
@@ -169,7 +170,7 @@ class Replicates:
         return table[list(SUMMARY_COLUMNS)]
 
 
-def document_order(shape: StudyShape, seed: int) -> np.ndarray:
+def document_order(shape: StudyShape, seed: int) -> Ints:
     """A seeded random rank of every document within its dataset (the sample of n documents is rank < n)."""
     rng = stream_rng(seed, "document-sample")
     rank = np.empty(len(shape.doc_keys), dtype=np.int64)
@@ -180,7 +181,7 @@ def document_order(shape: StudyShape, seed: int) -> np.ndarray:
 
 
 def replicate_study(shape: StudyShape, rates: OutcomeRates, *, runs: int = 200, seed: int = 0,
-                    selected: np.ndarray | None = None, agreement: bool | None = None,
+                    selected: Bools | None = None, agreement: bool | None = None,
                     n_resamples: int = DEFAULT_RESAMPLES, progress: bool = False,
                     desc: str = "simulated studies") -> Replicates:
     """``runs`` replicates of the study on the ``selected`` documents (a boolean mask; all by default).
@@ -199,8 +200,8 @@ def replicate_study(shape: StudyShape, rates: OutcomeRates, *, runs: int = 200, 
     single = bool(len(shape.judges)) and int(shape.judges.max()) == 1
     rng = stream_rng(seed, "replicates")
     members = [np.flatnonzero(selected & (shape.doc_dataset == d)) for d in range(len(shape.datasets))]
-    collected: dict[str, list[np.ndarray]] = {}
-    logs: dict[str, list[np.ndarray]] = {}
+    collected: dict[str, list[Floats]] = {}
+    logs: dict[str, list[Floats]] = {}
     per_run = max(1, int(np.sum(shape.doc_count[selected])))
     block = max(1, min(runs, BLOCK_ENTRIES // per_run))
     with tqdm(total=runs, desc=desc, unit=" study", disable=not progress, leave=False) as bar:

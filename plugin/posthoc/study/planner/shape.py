@@ -16,6 +16,7 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
+from posthoc.arrays import Bools, Floats, Ints
 from posthoc.metrics.inputs import ANNOTATION, judged_rows
 from posthoc.metrics.verification import verdicts_of
 from posthoc.study.planner.rates import OutcomeRates
@@ -35,15 +36,15 @@ class StudyShape:
     cells: pd.DataFrame
     datasets: tuple[str, ...]
     doc_keys: pd.DataFrame
-    cell: np.ndarray
-    doc: np.ndarray
-    local_union: np.ndarray
-    judges: np.ndarray
-    doc_dataset: np.ndarray
-    doc_first: np.ndarray
-    doc_count: np.ndarray
-    doc_unions: np.ndarray
-    cell_dataset: np.ndarray
+    cell: Ints
+    doc: Ints
+    local_union: Ints
+    judges: Ints
+    doc_dataset: Ints
+    doc_first: Ints
+    doc_count: Ints
+    doc_unions: Ints
+    cell_dataset: Ints
     k: int
     annotations: pd.DataFrame
 
@@ -85,19 +86,19 @@ class StudyShape:
         """The same study with ``k`` judges an item instead of :attr:`k`."""
         return replace(self, judges=self.judges // self.k * k, k=k)
 
-    def shares(self, rates: OutcomeRates) -> np.ndarray:
+    def shares(self, rates: OutcomeRates) -> Floats:
         """``(annotations, 3)`` outcome shares of every annotation's cell."""
         per_cell = rates.shares_for(self.cells["dataset"].to_numpy(), self.cells["system"].to_numpy())
         return per_cell[self.cell]
 
-    def annotations_per_cell(self, selected: np.ndarray | None = None) -> np.ndarray:
+    def annotations_per_cell(self, selected: Bools | None = None) -> Ints:
         """Annotations of each cell in the selected documents (all by default)."""
         keep = np.ones(len(self.cell), dtype=bool) if selected is None else selected[self.doc]
         return np.bincount(self.cell[keep], minlength=len(self.cells))
 
-    def statistics(self, doc_copies: np.ndarray, verified: np.ndarray, counts: np.ndarray | None = None,
-                   *, layout: tuple[np.ndarray, np.ndarray] | None = None,
-                   copy_run: np.ndarray | None = None, n_runs: int = 1) -> dict[str, np.ndarray]:
+    def statistics(self, doc_copies: Ints, verified: Bools, counts: Ints | None = None,
+                   *, layout: tuple[Ints, Ints] | None = None,
+                   copy_run: Ints | None = None, n_runs: int = 1) -> dict[str, Floats]:
         """Point estimates of replicated studies, ``(n_runs, cells)`` (``(n_runs, datasets)`` for agreement).
 
         ``doc_copies``: the document of each copy, the copies of run ``r`` where ``copy_run == r`` (all in
@@ -138,7 +139,7 @@ class StudyShape:
                 out[metric] = np.vstack([part[metric] for part in parts])
         return out
 
-    def as_judgements(self, doc_copies: np.ndarray, verified: np.ndarray) -> pd.DataFrame:
+    def as_judgements(self, doc_copies: Ints, verified: Bools) -> pd.DataFrame:
         """A replicate as the judgements table the scoring code reads (one judge an annotation).
 
         Copy ``c`` of a document is document ``<doc_id>#<c>``; a verified annotation is judged ``verify``,
@@ -151,7 +152,7 @@ class StudyShape:
         rows["outcome"] = np.where(verified, "verify", "edit")
         return rows
 
-    def expand(self, doc_copies: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def expand(self, doc_copies: Ints) -> tuple[Ints, Ints]:
         """``(annotation, copy)`` of every annotation of every document copy, in copy order."""
         lengths = self.doc_count[doc_copies]
         total = int(lengths.sum())
@@ -161,7 +162,7 @@ class StudyShape:
         return annotation.astype(np.int64), copy.astype(np.int64)
 
 
-def _agreement(counts: np.ndarray, dataset: np.ndarray, n_datasets: int) -> dict[str, np.ndarray]:
+def _agreement(counts: Ints, dataset: Ints, n_datasets: int) -> dict[str, Floats]:
     """Fleiss' kappa (annotations with the modal number of judges >= 2) and Krippendorff's alpha per dataset."""
     judges = counts.sum(axis=1)
     kappa = np.full(n_datasets, np.nan)

@@ -13,8 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
+from posthoc.arrays import Floats, Ints
 from posthoc.study.plan.design import StudyPlan
 from posthoc.study.plan.keys import stream_rng
 from posthoc.study.planner.rates import OutcomeRates
@@ -73,8 +75,8 @@ def plan_judgements(plan: StudyPlan) -> pd.DataFrame:
     return frame[[*JUDGEMENT_COLUMNS, "batch"]]
 
 
-def draw_outcomes(shares: np.ndarray, annotation: np.ndarray, consistency: float,
-                  rng: np.random.Generator) -> np.ndarray:
+def draw_outcomes(shares: Floats, annotation: Ints, consistency: float,
+                  rng: np.random.Generator) -> npt.NDArray[np.int8]:
     """Outcome codes (0 verify, 1 edit, 2 remove) of judgements: ``shares`` ``(n, 3)`` per judgement,
     ``annotation`` the index of the annotation each judges (judges of one annotation share its latent)."""
     n = len(annotation)
@@ -103,7 +105,8 @@ def simulate_judgements(plan: StudyPlan, rates: OutcomeRates | None = None, *, s
     rng = stream_rng(seed, "simulate-judgements")
     control = frame["is_control"].to_numpy(dtype=bool)
     keys = ["dataset", "doc_id", "system", "start", "end", "link"]
-    annotation = frame.groupby(keys, sort=False).ngroup().to_numpy()
+    # pandas-stubs: integer[Any] for ngroup's int64
+    annotation: Ints = frame.groupby(keys, sort=False).ngroup().to_numpy()  # type: ignore[assignment]
     shares = rates.shares_for(frame["dataset"].to_numpy(), frame["system"].to_numpy())
     codes = draw_outcomes(shares, annotation, rates.consistency, rng)
     outcome = _OUTCOMES[codes]

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from posthoc.arrays import Bools, Floats, Ints
 from posthoc.study.plan.design import StudyPlan
 from posthoc.study.planner.counts import hours, item_table, subset_counts
 from posthoc.study.planner.rates import OutcomeRates
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 MIN_DOCUMENTS = 10
 
 
-def _widest(shape: StudyShape, rates: OutcomeRates, selected: np.ndarray, *, runs: int, seed: int) -> np.ndarray:
+def _widest(shape: StudyShape, rates: OutcomeRates, selected: Bools, *, runs: int, seed: int) -> Floats:
     """The widest expected half-width of each dataset's cells on the selected documents (NaN as infinite)."""
     summary = replicate_study(shape, rates, runs=runs, seed=seed, selected=selected).summary()
     widths = summary["halfwidth"].fillna(np.inf)
@@ -43,12 +44,12 @@ def _widest(shape: StudyShape, rates: OutcomeRates, selected: np.ndarray, *, run
     return per_dataset.reindex(list(shape.datasets)).fillna(np.inf).to_numpy()
 
 
-def _search_documents(shape: StudyShape, rates: OutcomeRates, rank: np.ndarray, target: float, *, runs: int,
-                      seed: int, progress: tqdm[None]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _search_documents(shape: StudyShape, rates: OutcomeRates, rank: Ints, target: float, *, runs: int,
+                      seed: int, progress: tqdm[None]) -> tuple[Ints, Bools, Floats]:
     """Per dataset: documents needed, whether the target is reached, and the widest half-width there."""
     sizes = np.bincount(shape.doc_dataset, minlength=len(shape.datasets))
 
-    def select(n: np.ndarray) -> np.ndarray:
+    def select(n: Ints) -> Bools:
         return rank < n[shape.doc_dataset]
 
     full = _widest(shape, rates, select(sizes), runs=runs, seed=seed)
@@ -90,7 +91,7 @@ def smallest_plan(plan: StudyPlan, shape: StudyShape, rates: OutcomeRates, *, ta
     doc_index = pd.MultiIndex.from_frame(shape.doc_keys.astype(str))
     item_doc = doc_index.get_indexer(pd.MultiIndex.from_frame(items[["dataset", "doc_id"]].astype(str)))
     candidates: list[dict[str, Any]] = []
-    samples: dict[int, np.ndarray] = {}
+    samples: dict[int, Bools] = {}
     with tqdm(desc="target search", unit=" step", disable=not progress, leave=False) as bar:
         for k in judges:
             variant = shape.with_judges(k)

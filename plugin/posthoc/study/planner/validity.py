@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 import pandas as pd
 
+from posthoc.arrays import Floats
 from posthoc.study.plan.config import StudyConfig
 from posthoc.study.plan.design import StudyPlan, plan_study
 from posthoc.study.plan.keys import stream_rng
@@ -175,7 +176,7 @@ def agreement_bootstrap(plan: StudyPlan, judgements: pd.DataFrame, *, n_resample
     counts = verdicts[["n_verify", "n_edit", "n_remove"]].to_numpy()
     rng = stream_rng(seed, "agreement-bootstrap")
     members = [np.flatnonzero(shape.doc_dataset == d) for d in range(len(shape.datasets))]
-    samples: dict[str, list[np.ndarray]] = {m: [] for m in AGREEMENT_METRICS}
+    samples: dict[str, list[Floats]] = {m: [] for m in AGREEMENT_METRICS}
     for _ in range(n_resamples):
         copies = np.concatenate([m[rng.integers(0, len(m), len(m))] for m in members])
         annotation, copy = shape.expand(copies)
