@@ -55,5 +55,19 @@ def agreement_on_intersection(judgements: pd.DataFrame) -> pd.DataFrame:
     Reads the judgements table (control rows ignored). Returns ``dataset, n_judges, n_verified,
     count``: ``count`` annotations of ``I(d)`` were judged ``n_judges`` times and verified
     ``n_verified`` times.
+
+    Examples:
+        Systems A and B both put forward ``Paris`` (verified by 1 of its 2 judges); only A put forward ``Seine``,
+        which is outside the intersection.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics import agreement_on_intersection
+        >>> judgements = pd.DataFrame(
+        ...     [("d", "1", "A", 0, 5, "Paris", "w1", "verify"), ("d", "1", "B", 0, 5, "Paris", "w2", "remove"),
+        ...      ("d", "1", "A", 9, 14, "Seine", "w3", "verify")],
+        ...     columns=["dataset", "doc_id", "system", "start", "end", "link", "worker", "outcome"])
+        >>> agreement_on_intersection(judgements)
+          dataset  n_judges  n_verified  count
+        0       d         2           1      1
     """
     return agreement_from_verdicts(verdicts_of(judged_rows(judgements))[0])

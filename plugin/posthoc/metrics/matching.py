@@ -24,7 +24,16 @@ FLAGS: Final = ("same_span_same_link", "same_span", "overlap_same_link", "overla
 
 
 def spans_overlap(start_a: np.ndarray, end_a: np.ndarray, start_b: np.ndarray, end_b: np.ndarray) -> np.ndarray:
-    """Element-wise: do ``[start_a, end_a)`` and ``[start_b, end_b)`` share a code point (or are identical)?"""
+    """Element-wise: do ``[start_a, end_a)`` and ``[start_b, end_b)`` share a code point (or are identical)?
+
+    Examples:
+        ``[0, 5)`` and ``[4, 9)`` share code point 4; ``[0, 5)`` and ``[5, 9)`` only touch.
+
+        >>> import numpy as np
+        >>> from posthoc.metrics import spans_overlap
+        >>> spans_overlap(np.array([0, 0]), np.array([5, 5]), np.array([4, 5]), np.array([9, 9])).tolist()
+        [True, False]
+    """
     return ((start_a < end_b) & (start_b < end_a)) | ((start_a == start_b) & (end_a == end_b))
 
 
@@ -123,6 +132,19 @@ def match_flags(left: pd.DataFrame, right: pd.DataFrame, *, flags: Iterable[str]
     ``same_span``            identical span, any link;
     ``overlap_same_link``    overlapping span (identical included), same link (relaxed match);
     ``overlap``              overlapping span, any link.
+
+    Examples:
+        ``Paris [0, 5)`` has its twin on the right; ``Seine [9, 14)`` overlaps ``[10, 14)`` linked elsewhere.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics import match_flags
+        >>> columns = ["dataset", "doc_id", "start", "end", "link"]
+        >>> left = pd.DataFrame([("d", "1", 0, 5, "Paris"), ("d", "1", 9, 14, "Seine")], columns=columns)
+        >>> right = pd.DataFrame([("d", "1", 0, 5, "Paris"), ("d", "1", 10, 14, "Seine_river")], columns=columns)
+        >>> match_flags(left, right, flags=["same_span_same_link", "overlap_same_link", "overlap"])
+           same_span_same_link  overlap_same_link  overlap
+        0                 True               True     True
+        1                False              False     True
     """
     n, both = len(left), [left, right]
     # each table's columns coded on their own and aligned (no concatenated copy of the strings)

@@ -37,6 +37,15 @@ def fleiss_kappa_table(counts: np.ndarray) -> float:
 
     ``P_i = (Σ_j n_ij² - n) / (n (n - 1))``, ``p_j = Σ_i n_ij / (N n)``,
     ``kappa = (mean P_i - Σ p_j²) / (1 - Σ p_j²)``. NaN when chance agreement is 1.
+
+    Examples:
+        Two items, three raters: item 1 ``3 : 0`` (``P_1 = 1``), item 2 ``1 : 2`` (``P_2 = (1 + 4 - 3) / 6 = 1/3``);
+        ``p = (4/6, 2/6)``, chance ``5/9``, ``kappa = (2/3 - 5/9) / (1 - 5/9) = 1/4``.
+
+        >>> import numpy as np
+        >>> from posthoc.metrics import fleiss_kappa_table
+        >>> round(fleiss_kappa_table(np.array([[3, 0], [1, 2]])), 6)
+        0.25
     """
     table = np.asarray(counts, dtype=float)
     if table.ndim != 2 or table.shape[0] == 0:
@@ -59,6 +68,15 @@ def krippendorff_alpha(counts: np.ndarray) -> float:
     Items with fewer than 2 values are not pairable and are dropped. With ``o`` the coincidence
     matrix (``o_ck = Σ_u n_uc (n_uk - [c = k]) / (m_u - 1)``) and ``n_c`` its margins,
     ``alpha = 1 - (n - 1) Σ_{c≠k} o_ck / Σ_{c≠k} n_c n_k``. NaN when there is no variation.
+
+    Examples:
+        The same table as :func:`fleiss_kappa_table`'s: coincidences ``o = [[3, 1], [1, 1]]``, margins ``(4, 2)``,
+        ``n = 6``; ``alpha = 1 - 5 * 2 / (2 * 4 * 2) = 0.375``.
+
+        >>> import numpy as np
+        >>> from posthoc.metrics import krippendorff_alpha
+        >>> round(krippendorff_alpha(np.array([[3, 0], [1, 2]])), 6)
+        0.375
     """
     table = np.asarray(counts, dtype=float)
     if table.ndim != 2:
@@ -111,6 +129,18 @@ def majority_vote(judgements: pd.DataFrame) -> pd.Series:
 
     Returns a Series indexed like :func:`~posthoc.metrics.verification.annotation_verdicts`' rows
     (its row number), values verify / edit / remove.
+
+    Examples:
+        Three judges: ``Paris`` verify, verify, edit; ``Seine`` remove three times.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics import majority_vote
+        >>> judgements = pd.DataFrame(
+        ...     [("d", "1", "A", 0, 5, "Paris", w, o) for w, o in [("w1", "verify"), ("w2", "verify"), ("w3", "edit")]]
+        ...     + [("d", "1", "A", 9, 14, "Seine", w, "remove") for w in ("w1", "w2", "w3")],
+        ...     columns=["dataset", "doc_id", "system", "start", "end", "link", "worker", "outcome"])
+        >>> majority_vote(judgements).tolist()
+        ['verify', 'remove']
     """
     from crowdkit.aggregation import MajorityVote
 
@@ -120,7 +150,20 @@ def majority_vote(judgements: pd.DataFrame) -> pd.Series:
 
 
 def dawid_skene(judgements: pd.DataFrame, *, n_iter: int = 100, tol: float = 1e-5) -> pd.Series:
-    """crowd-kit ``DawidSkene`` labels of each annotation (control rows ignored); indexed like :func:`majority_vote`."""
+    """crowd-kit ``DawidSkene`` labels of each annotation (control rows ignored); indexed like :func:`majority_vote`.
+
+    Examples:
+        With the judges of :func:`majority_vote`'s example, Dawid-Skene agrees with the majority.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics import dawid_skene
+        >>> judgements = pd.DataFrame(
+        ...     [("d", "1", "A", 0, 5, "Paris", w, o) for w, o in [("w1", "verify"), ("w2", "verify"), ("w3", "edit")]]
+        ...     + [("d", "1", "A", 9, 14, "Seine", w, "remove") for w in ("w1", "w2", "w3")],
+        ...     columns=["dataset", "doc_id", "system", "start", "end", "link", "worker", "outcome"])
+        >>> dawid_skene(judgements).tolist()
+        ['verify', 'remove']
+    """
     from crowdkit.aggregation import DawidSkene
 
     rows = judged_rows(judgements)

@@ -92,6 +92,20 @@ def annotation_verdicts(judgements: pd.DataFrame, *, ties_verified: bool = False
     Columns ``dataset, doc_id, system, start, end, link, mention_id, n_judges, n_verify, n_edit,
     n_remove, verified, mention_right``; ``verified`` is the majority rule of the module docstring,
     ``mention_right`` the same rule for verify or edit.
+
+    Examples:
+        Two judges of one annotation: one verify of two is a tie, not a majority, unless ``ties_verified``.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics import annotation_verdicts
+        >>> judgements = pd.DataFrame(
+        ...     [("d", "1", "A", 0, 5, "Paris", "w1", "verify"), ("d", "1", "A", 0, 5, "Paris", "w2", "edit")],
+        ...     columns=["dataset", "doc_id", "system", "start", "end", "link", "worker", "outcome"])
+        >>> annotation_verdicts(judgements)[["link", "n_judges", "n_verify", "n_edit", "verified", "mention_right"]]
+            link  n_judges  n_verify  n_edit  verified  mention_right
+        0  Paris         2         1       1     False           True
+        >>> bool(annotation_verdicts(judgements, ties_verified=True).loc[0, "verified"])
+        True
     """
     return verdicts_of(judged_rows(judgements), ties_verified=ties_verified)[0]
 
@@ -113,6 +127,21 @@ def verification_rates(judgements: pd.DataFrame, *, ties_verified: bool = False)
 
     Returns ``dataset, system, n_annotations, n_verified, verification_rate, n_mention_right, mention_rate``
     (the share of annotations whose mention was right: verified or edited, section 4).
+
+    Examples:
+        Three annotations of system A, one judge each: two verified and one edited, so ``r = 2/3``; the edited
+        one's mention was right, so the mention rate is ``3/3``.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics import verification_rates
+        >>> judgements = pd.DataFrame(
+        ...     [("d", "1", "A", 0, 5, "Paris", "w1", "verify"), ("d", "1", "A", 9, 14, "Seine", "w1", "verify"),
+        ...      ("d", "2", "A", 0, 4, "Lyon", "w1", "edit")],
+        ...     columns=["dataset", "doc_id", "system", "start", "end", "link", "worker", "outcome"])
+        >>> rates = verification_rates(judgements)
+        >>> rates[["system", "n_annotations", "n_verified", "verification_rate", "mention_rate"]]
+          system  n_annotations  n_verified  verification_rate  mention_rate
+        0      A              3           2           0.666667           1.0
     """
     return rates_from_verdicts(annotation_verdicts(judgements, ties_verified=ties_verified))
 
@@ -207,6 +236,21 @@ def verification_union(judgements: pd.DataFrame, *, ties_verified: bool = False,
     which systems had it verified). ``union="exact"``: a member is a distinct verified ``(dataset, doc_id,
     start, end, link)``; ``union="overlap"``: overlapping verified annotations with the same link are one
     member (module docstring). An edited annotation is not in the union, with either link.
+
+    Examples:
+        Systems A and B both had ``Paris`` verified, B also ``Lyon``; A's ``Seine`` was removed. The union holds
+        ``Paris`` once (from two systems) and ``Lyon``.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics import verification_union
+        >>> judgements = pd.DataFrame(
+        ...     [("d", "1", "A", 0, 5, "Paris", "w1", "verify"), ("d", "1", "A", 9, 14, "Seine", "w1", "remove"),
+        ...      ("d", "1", "B", 0, 5, "Paris", "w2", "verify"), ("d", "1", "B", 20, 24, "Lyon", "w2", "verify")],
+        ...     columns=["dataset", "doc_id", "system", "start", "end", "link", "worker", "outcome"])
+        >>> verification_union(judgements)[["start", "end", "link", "n_systems", "systems"]]
+           start  end   link  n_systems systems
+        0      0    5  Paris          2     A,B
+        1     20   24   Lyon          1       B
     """
     return union_from_verdicts(annotation_verdicts(judgements, ties_verified=ties_verified), union=union)
 
@@ -237,6 +281,21 @@ def posthoc_precision_recall(judgements: pd.DataFrame, *, ties_verified: bool = 
     Returns ``dataset, system, n_annotations, n_verified, n_union, precision, recall, f1``; recall
     and F1 are NaN when the dataset's union is empty, F1 is 0 when precision and recall are 0.
     ``union``: ``exact`` (default) or ``overlap`` (module docstring).
+
+    Examples:
+        The union of :func:`verification_union`'s example has 2 members. A: 1 of 2 verified (precision 1/2),
+        covering 1 of 2 members (recall 1/2), F1 1/2; B: 2 of 2 and 2 of 2, F1 1.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics import posthoc_precision_recall
+        >>> judgements = pd.DataFrame(
+        ...     [("d", "1", "A", 0, 5, "Paris", "w1", "verify"), ("d", "1", "A", 9, 14, "Seine", "w1", "remove"),
+        ...      ("d", "1", "B", 0, 5, "Paris", "w2", "verify"), ("d", "1", "B", 20, 24, "Lyon", "w2", "verify")],
+        ...     columns=["dataset", "doc_id", "system", "start", "end", "link", "worker", "outcome"])
+        >>> posthoc_precision_recall(judgements)[["system", "n_verified", "n_union", "precision", "recall", "f1"]]
+          system  n_verified  n_union  precision  recall   f1
+        0      A           1        2        0.5     0.5  0.5
+        1      B           2        2        1.0     1.0  1.0
     """
     verdicts = annotation_verdicts(judgements, ties_verified=ties_verified)
     covered = covered_members(verdicts, union=union) if union == "overlap" else None
@@ -249,6 +308,21 @@ def outcome_shares(judgements: pd.DataFrame) -> pd.DataFrame:
 
     One row per ``(dataset, system, outcome)`` for every outcome verify / edit / remove (zero
     counts included): ``dataset, system, outcome, count, share``; the unit is a judgement.
+
+    Examples:
+        Four judgements of system A: two verify, one edit, one remove (every outcome gets a row, zeros too).
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics import outcome_shares
+        >>> judgements = pd.DataFrame(
+        ...     [("d", "1", "A", 0, 5, "Paris", "w1", "verify"), ("d", "1", "A", 0, 5, "Paris", "w2", "verify"),
+        ...      ("d", "1", "A", 9, 14, "Seine", "w1", "edit"), ("d", "1", "A", 9, 14, "Seine", "w2", "remove")],
+        ...     columns=["dataset", "doc_id", "system", "start", "end", "link", "worker", "outcome"])
+        >>> outcome_shares(judgements)[["outcome", "count", "share"]]
+          outcome  count  share
+        0  verify      2   0.50
+        1    edit      1   0.25
+        2  remove      1   0.25
     """
     return shares_from_rows(judged_rows(judgements))
 
