@@ -119,6 +119,20 @@ def resampled_sums(counts: np.ndarray, strata: np.ndarray, *, n_resamples: int, 
     Returns ``(n_resamples, n_columns)``. The draws of :func:`stratum_draws` become per-unit count
     weights (:func:`count_weights`) and the sums one matrix product ``weights @ counts`` per stratum
     and block; only the columns a stratum touches are multiplied, on one BLAS thread.
+
+    Examples:
+        Three units; column 0 counts 1 for each, so every resample of 3 units sums to 3. With strata ``0, 1, 1``
+        unit 0 is always drawn once and the other two draws come from units 1 and 2, so column 1 sums to
+        ``0 + {1, 2} + {1, 2}``: 2, 3 or 4.
+
+        >>> import numpy as np
+        >>> from posthoc.metrics import resampled_sums
+        >>> counts = np.array([[1, 0], [1, 1], [1, 2]])
+        >>> sums = resampled_sums(counts, np.array([0, 1, 1]), n_resamples=5, rng=np.random.default_rng(0))
+        >>> sums.shape, sums[:, 0].tolist()
+        ((5, 2), [3.0, 3.0, 3.0, 3.0, 3.0])
+        >>> set(sums[:, 1].tolist()) <= {2.0, 3.0, 4.0}
+        True
     """
     n_units, n_columns = counts.shape
     if len(strata) != n_units:
@@ -162,6 +176,20 @@ def bootstrap_intervals(
     statistic: ``estimate, low, high``. Seeded: the same inputs and ``seed`` give the same bounds. ``method``:
     ``bca`` (its acceleration from the within-stratum jackknife: the totals minus one unit) or ``percentile``;
     default :data:`posthoc.metrics.intervals.DEFAULT_INTERVAL` (:mod:`posthoc.metrics.intervals`).
+
+    Examples:
+        Statistic 0: three units verified 1, 0 and 1 of 1 annotation (``2/3``); a resample draws three 0s with
+        probability ``1/27`` (3.7%) and three 1s with ``8/27``, so the 95% bounds are 0 and 1. Statistic 1:
+        every unit 2 of 2, so every resample gives 1.
+
+        >>> import numpy as np
+        >>> from posthoc.metrics import bootstrap_intervals
+        >>> numerators = np.array([[1, 2], [0, 2], [1, 2]])
+        >>> denominators = np.array([[1, 2], [1, 2], [1, 2]])
+        >>> bootstrap_intervals(numerators, denominators, n_resamples=200, method="percentile")
+           estimate  low  high
+        0  0.666667  0.0   1.0
+        1  1.000000  1.0   1.0
     """
 
     numerators = np.asarray(numerators, dtype=float)
