@@ -135,6 +135,30 @@ def read_crowdtruth_csv(path: str | os.PathLike[str], config: CrowdTruthConfig |
     dropped or replaced by ``none_token``, answers split on ``annotation_separator``, units judged
     by a single worker dropped.  Two judgements of one worker on one unit are an error (the peer
     keeps only one of them silently).
+
+    Examples:
+        An MTurk file (first column ``HITId``; the answers in ``Answer.*``): w1 chose two relations on unit u1,
+        w2 one; u2 was judged by w1 alone, so it is dropped.
+
+        >>> import tempfile
+        >>> import pandas as pd
+        >>> from pathlib import Path
+        >>> from posthoc.crowdtruth import read_crowdtruth_csv
+        >>> folder = tempfile.TemporaryDirectory()
+        >>> path = Path(folder.name) / "answers.csv"
+        >>> pd.DataFrame({"HITId": ["u1", "u1", "u2"], "AssignmentId": ["a1", "a2", "a3"],
+        ...               "WorkerId": ["w1", "w2", "w1"], "AcceptTime": 0, "SubmitTime": 1,
+        ...               "Answer.relation": ["cause,treat", "cause", "treat"]}).to_csv(path, index=False)
+        >>> read = read_crowdtruth_csv(path)
+        >>> read.judgements
+          unit worker annotation
+        0   u1     w1      cause
+        1   u1     w1      treat
+        2   u1     w2      cause
+        >>> read.dropped
+          unit worker                     reason
+        0   u2     w1  unit judged by one worker
+        >>> folder.cleanup()
     """
     config = config or CrowdTruthConfig()
     source = str(path)

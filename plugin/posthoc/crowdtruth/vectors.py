@@ -67,6 +67,19 @@ def build_vectors(
     the task is open-ended unless ``open_ended=False`` is given, in which case the annotations seen
     (sorted) are the vector.  A closed task rejects annotations outside its vector.  Each
     ``(unit, worker)`` is one judgement; its rows are summed.
+
+    Examples:
+        A closed task with the vector ``a, b, c``: w1 and w2 chose ``a`` on unit s1, w3 chose ``b``.
+
+        >>> import pandas as pd
+        >>> from posthoc.crowdtruth import build_vectors
+        >>> judgements = pd.DataFrame({"unit": ["s1", "s1", "s1"], "worker": ["w1", "w2", "w3"],
+        ...                            "annotation": ["a", "a", "b"]})
+        >>> vectors = build_vectors(judgements, annotation_vector=["a", "b", "c"])
+        >>> vectors.matrix.toarray().tolist(), vectors.worker_index.tolist()
+        ([[1.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]], [0, 1, 2])
+        >>> build_vectors(judgements).annotations.tolist()  # open-ended: only what the workers used
+        ['a', 'b']
     """
     require_columns(judgements, JUDGEMENT_TABLE_COLUMNS, table=source)
     if judgements.empty:
