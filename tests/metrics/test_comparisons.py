@@ -67,7 +67,7 @@ def test_percentile_interval_and_p_value_come_from_the_same_draws_for_both_syste
     assert row["p_holm"] == pytest.approx(row["p_value"])  # one pair: Holm leaves it as it is
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("seed", [0, 1, 2], ids=lambda seed: f"seed {seed}")
 def test_holm_matches_statsmodels(seed):
     p = np.random.default_rng(seed).uniform(0, 0.2, size=9)
     p[[2, 5]] = [0.001, 0.9]

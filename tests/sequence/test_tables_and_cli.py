@@ -40,6 +40,7 @@ def test_read_sequence_csv_maps_columns(tmp_path: Path) -> None:
         ("worker,item,position,label,gold\nA,x,0,yes,1\n", "label"),
         ("worker,item,position,label,gold\nA,x,0,1,1\nA,y,0,0,1\n", "two items at position 0"),
     ],
+    ids=["no gold column", "position a word", "label a word", "two items at one position"],
 )
 def test_bad_tables_name_the_problem(tmp_path: Path, content: str, message: str) -> None:
     path = tmp_path / "bad.csv"

@@ -39,7 +39,7 @@ def test_verified_probability_worked_by_hand() -> None:
     assert np.allclose(verified_probability(v, np.array([2, 2]), a), both)
 
 
-@pytest.mark.parametrize("k", [1, 3])
+@pytest.mark.parametrize("k", [1, 3], ids=["k=1", "k=3"])
 def test_exact_half_widths_equal_the_spread_of_4000_simulated_studies(k: int) -> None:
     shape, truth = _shape(120, k, seed=11)
     simulated = replicate_study(shape, truth, runs=4000, seed=3, agreement=False).summary()

@@ -53,7 +53,7 @@ def _sorted_verdicts(judgements: pd.DataFrame) -> pd.DataFrame:
     return verdicts.sort_values(keys, kind="stable").reset_index(drop=True)
 
 
-@pytest.mark.parametrize("k", [1, 3])
+@pytest.mark.parametrize("k", [1, 3], ids=["k=1", "k=3"])
 def test_replicate_statistics_equal_the_real_scoring_code(corpus: tuple[pd.DataFrame, pd.DataFrame], k: int) -> None:
     documents, mentions = corpus
     plan = plan_study(documents, mentions, StudyConfig(name="t", seed=3, k=k))
@@ -103,7 +103,8 @@ def test_agreement_under_the_consistency_model_is_its_square() -> None:
 
 
 @pytest.mark.parametrize(("k", "n_workers", "controls"), [(1, None, True), (3, None, True), (1, 7, True),
-                                                          (2, 9, False)])
+                                                          (2, 9, False)],
+                         ids=["k=1", "k=3", "k=1 7 workers", "k=2 9 workers no controls"])
 def test_counts_without_planning_equal_plan_study(corpus: tuple[pd.DataFrame, pd.DataFrame], k: int,
                                                  n_workers: int | None, controls: bool) -> None:
     documents, mentions = corpus
@@ -174,7 +175,9 @@ def test_more_bootstrap_resamples_make_the_achieved_half_width_steadier(
 
 
 @pytest.mark.parametrize(("option", "value"), [("runs", 1), ("seconds_per_region", 0.0), ("hourly_rate", -1.0),
-                                               ("target_halfwidth", 1.5), ("seconds_per_region", float("nan"))])
+                                               ("target_halfwidth", 1.5), ("seconds_per_region", float("nan"))],
+                         ids=["runs 1", "seconds_per_region 0", "hourly_rate -1", "target_halfwidth 1.5",
+                              "seconds_per_region NaN"])
 def test_bad_settings_are_refused(corpus: tuple[pd.DataFrame, pd.DataFrame], option: str, value: float) -> None:
     documents, mentions = corpus
     plan = plan_study(documents, mentions, StudyConfig(name="bad", seed=1))

@@ -109,7 +109,8 @@ def test_options_pilot_pace_rate_runs_target_and_out(tmp_path: Path) -> None:
     (("--config", "study.toml", "--target-halfwidth", "3"), "--target-halfwidth"),
     (("--config", "study.toml", "--seconds-per-region", "-2"), "--seconds-per-region"),
     (("--config", "study.toml", "--out", "study.toml"), "--out"),
-])
+], ids=["config missing", "pilot missing", "pilot without columns", "pilot without times", "one run",
+        "half-width above 1", "negative seconds", "out is the config"])
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path: Path, args: tuple[str, ...], needle: str) -> None:
     folder = _study_dir(tmp_path / "study")
     (folder / "bad.csv").write_text("a,b\n1,2\n", encoding="utf-8")
