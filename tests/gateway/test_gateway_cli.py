@@ -82,8 +82,10 @@ def _run(port: int, prefix: Path) -> subprocess.Popen[str]:
                              "--prefix", str(prefix)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+@pytest.mark.nginx
 @pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=lambda how: how.name)
-def test_run_stops_nginx_with_the_command_also_when_killed(how: signal.Signals, tmp_path: Path) -> None:
+def test_run_stops_nginx_with_the_command_also_when_killed(how: signal.Signals, tmp_path: Path,
+                                                           nginx_binary: str) -> None:
     port = free_loopback_port()
     temp_before = set(Path("/tmp").glob("posthoc-gateway-*"))
     command = _run(port, tmp_path / "gateway")
