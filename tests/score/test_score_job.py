@@ -128,6 +128,7 @@ def test_periodic_run_on_the_same_data_is_nothing_new_and_rewrites_nothing(study
     assert len(pd.read_csv(out / "judgements.csv")) == study["exports"][2].n_judgements
 
 
+@pytest.mark.slow
 def test_cli_exit_codes_updated_then_nothing_new(study: dict[str, Any], tmp_path: Path) -> None:
     args = ["--manifest", str(study["manifest"]), "--out", str(tmp_path / "o"), "--export-file",
             str(study["exports"][1].path), "--resamples", str(RESAMPLES), "--quiet"]
@@ -218,6 +219,7 @@ def test_workers_with_other_logins_are_matched_through_the_accounts_file(study: 
     assert "foreign_annotator" not in set(pd.read_csv(tmp_path / "b" / "tables" / "exclusions.csv")["kind"])
 
 
+@pytest.mark.slow
 def test_union_option_is_reported_and_default_is_exact(study: dict[str, Any], scored: Path, tmp_path: Path) -> None:
     default = json.loads((scored / "summary.json").read_text(encoding="utf-8"))
     assert default["union"] == "exact"

@@ -38,6 +38,7 @@ def test_dry_run_prints_each_workers_additions_and_changes_nothing(planned: Path
     assert Manifest.open(planned / "m.sqlite").revisions().empty
 
 
+@pytest.mark.slow
 def test_dry_run_on_the_defaults_finds_the_target(planned: Path) -> None:
     """The target search with exactly what a user gets without flags (``--runs`` 200, seed 0, paper 000's rates):
     the same documents each run (seeded), an addition printed, nothing written."""
