@@ -57,19 +57,49 @@ Mask: TypeAlias = "np.ndarray | StratumMask"
 
 
 def check_method(method: str) -> None:
+    """:class:`PosthocInputError` unless ``method`` is one of :data:`METHODS`.
+
+    Examples:
+        >>> from posthoc.metrics.intervals import check_method
+        >>> check_method("bca")
+        >>> check_method("normal")
+        Traceback (most recent call last):
+        ...
+        posthoc.errors.PosthocInputError: interval method must be one of bca, percentile, not 'normal'
+    """
     if method not in METHODS:
         raise PosthocInputError(f"interval method must be one of {', '.join(METHODS)}, not {method!r}")
 
 
 def normal_cdf(values: np.ndarray) -> np.ndarray:
-    """``Phi`` elementwise (``scipy.special.ndtr``, imported when first needed)."""
+    """``Phi`` elementwise (``scipy.special.ndtr``, imported when first needed).
+
+    Examples:
+        ``Phi(0) = 1/2`` by symmetry; ``Phi(1.959964) = 0.975``, the 95% two-sided point.
+
+        >>> import numpy as np
+        >>> from posthoc.metrics.intervals import normal_cdf
+        >>> normal_cdf(np.array([0.0, 1.959964])).round(6).tolist()
+        [0.5, 0.975]
+    """
     from scipy.special import ndtr
 
     return np.asarray(ndtr(np.asarray(values, dtype=float)), dtype=float)
 
 
 def normal_quantile(levels: np.ndarray) -> np.ndarray:
-    """``Phi^-1`` of levels clipped into (0, 1) (``+-8.2`` at the clip; ``scipy.special.ndtri``)."""
+    """``Phi^-1`` of levels clipped into (0, 1) (``+-8.2`` at the clip; ``scipy.special.ndtri``).
+
+    Examples:
+        The inverse of :func:`normal_cdf`; a level of 0 or 1 is clipped instead of giving an infinity.
+
+        >>> import numpy as np
+        >>> from posthoc.metrics.intervals import normal_quantile
+        >>> normal_quantile(np.array([0.5, 0.975])).round(6).tolist()
+        [0.0, 1.959964]
+        >>> bool(np.isfinite(normal_quantile(np.array([0.0, 1.0]))).all())
+        True
+    """
     from scipy.special import ndtri
 
     return np.asarray(ndtri(np.clip(np.asarray(levels, dtype=float), 1e-16, 1 - 1e-16)), dtype=float)
@@ -161,7 +191,18 @@ def _levels(z0: np.ndarray, accel: np.ndarray, z: np.ndarray) -> np.ndarray:
 
 def column_quantiles(samples: np.ndarray, levels: np.ndarray, *, ordered: np.ndarray | None = None) -> np.ndarray:
     """Each column's quantile at its own level (linear interpolation over its non-NaN resamples); ``ordered``:
-    the samples already sorted along axis 0 (NaN last), to sort once for several levels."""
+    the samples already sorted along axis 0 (NaN last), to sort once for several levels.
+
+    Examples:
+        Column 0 ``1, 2, 3, 4`` at level 0.5: position ``0.5 * 3 = 1.5``, between 2 and 3, so 2.5; column 1 has a
+        NaN, so its level 1.0 is the last of its 3 values.
+
+        >>> import numpy as np
+        >>> from posthoc.metrics.intervals import column_quantiles
+        >>> samples = np.array([[4.0, 1.0], [1.0, np.nan], [3.0, 7.0], [2.0, 5.0]])
+        >>> column_quantiles(samples, np.array([0.5, 1.0])).tolist()
+        [2.5, 7.0]
+    """
     ordered = np.sort(samples, axis=0) if ordered is None else ordered
     n = (~np.isnan(samples)).sum(axis=0)
     position = np.clip(np.nan_to_num(levels), 0, 1) * np.maximum(n - 1, 0)
@@ -178,6 +219,15 @@ def percentile_interval(samples: np.ndarray, *, confidence: float = 0.95) -> tup
 
     ``numpy.quantile`` (linear interpolation) on the columns without NaN, in one call;
     ``numpy.nanquantile`` (the same rule on the non-NaN resamples) only on columns that have one.
+
+    Examples:
+        Resamples ``0, 1, ..., 100`` of one statistic: the 2.5% and 97.5% points are 2.5 and 97.5.
+
+        >>> import numpy as np
+        >>> from posthoc.metrics.intervals import percentile_interval
+        >>> low, high = percentile_interval(np.arange(101.0).reshape(-1, 1))
+        >>> low.round(9).tolist(), high.round(9).tolist()
+        ([2.5], [97.5])
     """
     if not 0 < confidence < 1:
         raise PosthocInputError(f"confidence must be between 0 and 1, not {confidence}")
@@ -263,7 +313,17 @@ def interval_and_p(samples: np.ndarray, estimate: np.ndarray, *, method: str = "
 
 
 def holm(p: np.ndarray) -> np.ndarray:
-    """Holm's step-down adjusted p-values (Holm 1979) of one family; NaN entries stay NaN and do not count."""
+    """Holm's step-down adjusted p-values (Holm 1979) of one family; NaN entries stay NaN and do not count.
+
+    Examples:
+        Three p-values sorted ``0.01, 0.02, 0.04`` are multiplied by 3, 2, 1: ``0.03, 0.04, 0.04`` (each at least
+        the one before it); a NaN stays NaN and does not count.
+
+        >>> import numpy as np
+        >>> from posthoc.metrics.intervals import holm
+        >>> holm(np.array([0.04, 0.01, np.nan, 0.02])).round(6).tolist()
+        [0.04, 0.03, nan, 0.04]
+    """
     p = np.asarray(p, dtype=float)
     adjusted = np.full(p.shape, np.nan)
     present = np.flatnonzero(~np.isnan(p))
