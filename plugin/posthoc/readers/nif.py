@@ -43,7 +43,17 @@ _CHAR = re.compile(r"#char=(\d+),(\d+)$")
 
 
 def doc_id_of(context: str) -> str:
-    """The document id of a context URI (see the module docstring)."""
+    """The document id of a context URI (see the module docstring).
+
+    Examples:
+        A context URI's id is the URI before ``#``; the writers' own base is taken off (and unquoted).
+
+        >>> from posthoc.readers.nif import doc_id_of
+        >>> doc_id_of("http://aksw.org/N3/Reuters-128/1#char=0,1036")
+        'http://aksw.org/N3/Reuters-128/1'
+        >>> doc_id_of("http://posthoc.invalid/doc%201#char=0,11")
+        'doc 1'
+    """
     base = context.split("#", 1)[0]
     if base.startswith(WRITER_BASE_URI):
         return unquote(base[len(WRITER_BASE_URI):])
