@@ -69,13 +69,30 @@ class LagFit:
 
 
 def is_binary(labels: pd.Series) -> bool:
-    """True when every label is 0 or 1."""
+    """True when every label is 0 or 1.
+
+    Examples:
+        >>> import pandas as pd
+        >>> from posthoc.sequence.lag_model import is_binary
+        >>> is_binary(pd.Series([0, 1, None, 1])), is_binary(pd.Series([0, 0.5, 1])), is_binary(pd.Series([None]))
+        (True, False, False)
+    """
     values = labels.dropna().unique()
     return len(values) > 0 and set(np.asarray(values, dtype=float).tolist()) <= {0.0, 1.0}
 
 
 def standardise_labels(table: pd.DataFrame) -> pd.DataFrame:
-    """Each worker's labels as z-scores (seed 004 section 3.3); workers with one distinct value are dropped."""
+    """Each worker's labels as z-scores (seed 004 section 3.3); workers with one distinct value are dropped.
+
+    Examples:
+        w1's labels ``2, 4`` (mean 3, sample standard deviation √2) become ``∓1/√2``; w2 gave one value and goes.
+
+        >>> import pandas as pd
+        >>> from posthoc.sequence.lag_model import standardise_labels
+        >>> table = pd.DataFrame({"worker": ["w1", "w1", "w2", "w2"], "label": [2.0, 4.0, 3.0, 3.0]})
+        >>> standardise_labels(table)["label"].round(6).tolist()
+        [-0.707107, 0.707107]
+    """
     grouped = table.groupby("worker")["label"]
     mean = grouped.transform("mean")
     std = grouped.transform("std", ddof=1)
@@ -210,6 +227,19 @@ def worker_subsets(table: pd.DataFrame, *, good_threshold: float = 0.6, good_cor
 
     ``moderate`` lists workers who varied their label somewhere; :func:`subset_rows` further drops every
     single sequence (HIT) in which a worker gave one label to all items, the paper's opportunistic workers.
+
+    Examples:
+        Binary labels with gold: w1 agrees with gold on 3 of 4 items (75%, good at the paper's 60%), w2 on 1 of 4
+        (bad), w3 gave 1 everywhere (not moderate; 2 of 4 right, bad).
+
+        >>> import pandas as pd
+        >>> from posthoc.sequence.lag_model import worker_subsets
+        >>> gold = [1, 0, 1, 0]
+        >>> labels = {"w1": [1, 0, 1, 1], "w2": [0, 1, 0, 0], "w3": [1, 1, 1, 1]}
+        >>> rows = [(w, w, f"i{p}", p, label, gold[p]) for w, row in labels.items() for p, label in enumerate(row)]
+        >>> table = pd.DataFrame(rows, columns=["worker", "sequence", "item", "position", "label", "gold"])
+        >>> worker_subsets(table)
+        {'all': ['w1', 'w2', 'w3'], 'moderate': ['w1', 'w2'], 'good': ['w1'], 'bad': ['w2', 'w3']}
     """
     data = validate_sequence_table(table)
     binary = is_binary(data["label"]) if kind == "auto" else kind == "binary"
@@ -229,7 +259,18 @@ def worker_subsets(table: pd.DataFrame, *, good_threshold: float = 0.6, good_cor
 
 
 def subset_rows(design: pd.DataFrame, subsets: dict[str, list[str]], name: str) -> pd.DataFrame:
-    """The rows of a lagged design in subset ``name`` (``moderate`` also drops constant sequences)."""
+    """The rows of a lagged design in subset ``name`` (``moderate`` also drops constant sequences).
+
+    Examples:
+        ``moderate`` also drops a sequence in which its worker gave one label to every item.
+
+        >>> import pandas as pd
+        >>> from posthoc.sequence.lag_model import subset_rows
+        >>> design = pd.DataFrame({"worker": ["w1", "w1", "w2"], "constant_sequence": [False, True, False]})
+        >>> subsets = {"all": ["w1", "w2"], "moderate": ["w1"], "good": [], "bad": []}
+        >>> len(subset_rows(design, subsets, "all")), len(subset_rows(design, subsets, "moderate"))
+        (3, 1)
+    """
     rows = design[design["worker"].isin(set(subsets[name]))]
     if name == "moderate":
         rows = rows[~rows["constant_sequence"]]
