@@ -49,6 +49,17 @@ def unit_codes(rows: pd.DataFrame, unit: str) -> tuple[np.ndarray, np.ndarray]:
 
     Units are numbered in the sort order of their keys (as ``groupby(sort=True)``); strata are the
     sorted datasets (one stratum for ``worker``).
+
+    Examples:
+        Rows of documents ``b``, ``a``, ``b`` of dataset ``d1`` and ``a`` of ``d2``: units are the sorted
+        ``(dataset, doc_id)`` pairs ``(d1, a), (d1, b), (d2, a)``, in strata 0, 0, 1.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics.bootstrap import unit_codes
+        >>> rows = pd.DataFrame({"dataset": ["d1", "d1", "d1", "d2"], "doc_id": ["b", "a", "b", "a"]})
+        >>> codes, strata = unit_codes(rows, "doc_id")
+        >>> codes.tolist(), strata.tolist()
+        ([1, 0, 1, 2], [0, 0, 1])
     """
     if unit not in UNITS:
         raise PosthocInputError(f"resample_unit must be one of {', '.join(UNITS)}, not {unit!r}")
@@ -72,7 +83,14 @@ def unit_codes(rows: pd.DataFrame, unit: str) -> tuple[np.ndarray, np.ndarray]:
 def unit_matrix(
     codes: np.ndarray, columns: np.ndarray, weights: np.ndarray, n_units: int, n_columns: int
 ) -> np.ndarray:
-    """Dense ``(n_units, n_columns)`` matrix of ``weights`` summed at ``(codes, columns)``."""
+    """Dense ``(n_units, n_columns)`` matrix of ``weights`` summed at ``(codes, columns)``.
+
+    Examples:
+        >>> import numpy as np
+        >>> from posthoc.metrics.bootstrap import unit_matrix
+        >>> unit_matrix(np.array([0, 1, 0]), np.array([1, 0, 1]), np.array([1.0, 2.0, 3.0]), 2, 2).tolist()
+        [[0.0, 4.0], [2.0, 0.0]]
+    """
     flat = codes.astype(np.int64) * n_columns + columns.astype(np.int64)
     return np.bincount(flat, weights=weights, minlength=n_units * n_columns).reshape(n_units, n_columns)
 
@@ -87,6 +105,16 @@ def stratum_draws(
     units with replacement (``rng.integers``). Blocks of resamples bound the memory
     (:data:`BLOCK_CELLS`); the draws are consumed in the same order whatever the block size.
     Every consumer of these draws (:func:`resampled_sums`, a reference loop) sees the same resamples.
+
+    Examples:
+        Units 0 and 2 form stratum 0, unit 1 stratum 1: each resample draws 2 positions among the first and 1
+        among the second.
+
+        >>> import numpy as np
+        >>> from posthoc.metrics.bootstrap import stratum_draws
+        >>> blocks = list(stratum_draws(np.array([0, 1, 0]), n_resamples=3, rng=np.random.default_rng(0)))
+        >>> [(members.tolist(), first, draws.shape) for members, first, draws in blocks]
+        [([0, 2], 0, (3, 2)), ([1], 0, (3, 1))]
     """
     for stratum in np.unique(strata):
         members = np.flatnonzero(strata == stratum)
@@ -102,6 +130,14 @@ def count_weights(draws: np.ndarray) -> np.ndarray:
     """``(b, n)`` float weights: how often each of the ``n`` units is drawn in each of ``b`` resamples.
 
     One ``np.bincount`` of the offset draws: each row is a multinomial draw of ``n`` over ``n`` equal cells.
+
+    Examples:
+        Resample 0 drew unit 0 twice and unit 2 once; resample 1 each unit once.
+
+        >>> import numpy as np
+        >>> from posthoc.metrics.bootstrap import count_weights
+        >>> count_weights(np.array([[0, 2, 0], [1, 0, 2]])).tolist()
+        [[2.0, 0.0, 1.0], [1.0, 1.0, 1.0]]
     """
     b, n = draws.shape
     flat = (draws + (np.arange(b, dtype=draws.dtype) * n)[:, None]).ravel()
@@ -153,7 +189,14 @@ def resampled_sums(counts: np.ndarray, strata: np.ndarray, *, n_resamples: int, 
 
 
 def ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
-    """``numerator / denominator`` with NaN where the denominator is 0."""
+    """``numerator / denominator`` with NaN where the denominator is 0.
+
+    Examples:
+        >>> import numpy as np
+        >>> from posthoc.metrics.bootstrap import ratio
+        >>> ratio(np.array([2.0, 1.0]), np.array([3.0, 0.0])).round(6).tolist()
+        [0.666667, nan]
+    """
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(denominator > 0, numerator / np.where(denominator > 0, denominator, 1), np.nan)
 

@@ -97,6 +97,15 @@ def code_flags(
     """:func:`match_flags` on integer codes: rows ``left`` of ``codes`` matched against rows ``right``.
 
     ``left`` and ``right`` are index arrays (or boolean masks) into the arrays of ``codes``.
+
+    Examples:
+        Row 0 (``[0, 5)`` link 7) against rows 1 (``[0, 5)`` link 8) and 2 (``[3, 9)`` link 7) of one document.
+
+        >>> import numpy as np
+        >>> from posthoc.metrics.matching import SpanCodes, code_flags
+        >>> codes = SpanCodes.of(np.array([0, 0, 0]), np.array([0, 0, 3]), np.array([5, 5, 9]), np.array([7, 8, 7]))
+        >>> {name: flag.tolist() for name, flag in code_flags(codes, np.array([0]), np.array([1, 2])).items()}
+        {'same_span_same_link': [False], 'same_span': [True], 'overlap_same_link': [True], 'overlap': [True]}
     """
     wanted = list(flags)
     unknown = sorted(set(wanted) - set(FLAGS))
@@ -162,6 +171,16 @@ def overlap_components(group: np.ndarray, start: np.ndarray, end: np.ndarray) ->
     Two spans of one group are in one component when a chain of overlapping spans (:func:`spans_overlap`)
     joins them. One sort and a running maximum of the ends: linear after the sort. Codes are numbered in the
     order of (group, first start) of the components.
+
+    Examples:
+        In group 0, ``[0, 5)`` and ``[8, 12)`` are joined through ``[4, 9)``; ``[20, 22)`` stands alone; group 1's
+        ``[0, 5)`` is another component although its span is that of the first.
+
+        >>> import numpy as np
+        >>> from posthoc.metrics.matching import overlap_components
+        >>> group, start, end = np.array([0, 0, 0, 0, 1]), np.array([0, 8, 4, 20, 0]), np.array([5, 12, 9, 22, 5])
+        >>> overlap_components(group, start, end).tolist()
+        [0, 0, 0, 1, 2]
     """
     n = len(group)
     if n == 0:

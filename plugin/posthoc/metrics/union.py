@@ -57,12 +57,42 @@ def classify_against_gt(annotations: pd.DataFrame, gt: pd.DataFrame) -> np.ndarr
 
 
 def outcomes_from_union(union: pd.DataFrame, gt: pd.DataFrame) -> pd.DataFrame:
-    """``dataset, outcome, count, share`` of a union table against GT (see :func:`union_outcomes_against_gt`)."""
+    """``dataset, outcome, count, share`` of a union table against GT (see :func:`union_outcomes_against_gt`).
+
+    Examples:
+        A union of ``Paris`` (in GT: A) and ``Nice`` (overlapping nothing: E).
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics.union import outcomes_from_union
+        >>> columns = ["dataset", "doc_id", "start", "end", "link"]
+        >>> union = pd.DataFrame([("d", "1", 0, 5, "Paris"), ("d", "1", 30, 34, "Nice")], columns=columns)
+        >>> gt = pd.DataFrame([("d", "1", 0, 5, "Paris")], columns=columns)
+        >>> outcomes_from_union(union, gt)[["outcome", "count", "share"]]
+          outcome  count  share
+        0       A      1    0.5
+        1       B      0    0.0
+        2       C      0    0.0
+        3       D      0    0.0
+        4       E      1    0.5
+    """
     return outcomes_from_letters(union, classify_against_gt(union, gt))
 
 
 def outcomes_from_letters(union: pd.DataFrame, letters: np.ndarray) -> pd.DataFrame:
-    """``dataset, outcome, count, share`` from the union and the letter of each of its rows."""
+    """``dataset, outcome, count, share`` from the union and the letter of each of its rows.
+
+    Examples:
+        Letters A, A, E of one dataset: shares 2/3 and 1/3 (every letter gets a row).
+
+        >>> import numpy as np
+        >>> import pandas as pd
+        >>> from posthoc.metrics.union import outcomes_from_letters
+        >>> table = outcomes_from_letters(pd.DataFrame({"dataset": ["d", "d", "d"]}), np.array(["A", "A", "E"]))
+        >>> table.loc[table["count"] > 0, ["outcome", "count", "share"]].round(6)
+          outcome  count     share
+        0       A      2  0.666667
+        4       E      1  0.333333
+    """
     if len(union) == 0:
         return empty_table({"dataset": "str", "outcome": "str", "count": "int64", "share": "float64"})
     dataset, datasets = factorize(union["dataset"], sort=True)
