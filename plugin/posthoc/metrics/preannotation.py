@@ -161,7 +161,23 @@ def counts_of_rows(rows: pd.DataFrame, *, gt_system: str, matching: Sequence[str
 
 
 def scores_from_counts(counts: pd.DataFrame, *, averaging: Sequence[str] = AVERAGINGS) -> pd.DataFrame:
-    """Micro / macro scores from :func:`document_counts` (see :func:`preannotation_scores`)."""
+    """Micro / macro scores from :func:`document_counts` (see :func:`preannotation_scores`).
+
+    Examples:
+        Two documents' strict counts: ``1 / 2`` and ``1 / 1`` of the system's annotations right (micro ``2 / 3``,
+        macro ``(0.5 + 1) / 2``), all of GT's found.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics.preannotation import scores_from_counts
+        >>> counts = pd.DataFrame({"dataset": "d", "doc_id": ["1", "2"], "system": "A", "matching": "strict",
+        ...                        "tp_system": [1, 1], "n_system": [2, 1], "tp_gt": [1, 1], "n_gt": [1, 1],
+        ...                        "in_scope": True, "precision": [0.5, 1.0], "recall": [1.0, 1.0],
+        ...                        "f1": [2 / 3, 1.0]})
+        >>> scores_from_counts(counts)[["averaging", "precision", "recall"]].round(6)
+          averaging  precision  recall
+        0     macro   0.750000     1.0
+        1     micro   0.666667     1.0
+    """
     unknown = sorted(set(averaging) - set(AVERAGINGS))
     if unknown:
         raise PosthocInputError(f"preannotation: unknown averaging {unknown}; use one of {', '.join(AVERAGINGS)}")

@@ -99,6 +99,20 @@ def reliability_from_verdicts(verdicts: pd.DataFrame) -> pd.DataFrame:
     """``dataset, measure, value, n_items`` (measures ``fleiss_kappa``, ``krippendorff_alpha``) per dataset.
 
     Empty (with those columns) when no annotation has 2 or more judges (k == 1).
+
+    Examples:
+        Two annotations, three judges each: ``3 : 0 : 0`` and ``1 : 2 : 0`` (verify : edit : remove). Remove was
+        never chosen, so this is the two-category table of :func:`fleiss_kappa_table`'s example: kappa 1/4,
+        alpha 0.375.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics.reliability import reliability_from_verdicts
+        >>> verdicts = pd.DataFrame({"dataset": ["d", "d"], "n_judges": [3, 3], "n_verify": [3, 1], "n_edit": [0, 2],
+        ...                          "n_remove": [0, 0]})
+        >>> reliability_from_verdicts(verdicts).round(6)
+          dataset             measure  value  n_items
+        0       d        fleiss_kappa  0.250        2
+        1       d  krippendorff_alpha  0.375        2
     """
     rows = []
     for dataset, part in verdicts.loc[verdicts["n_judges"] >= 2].groupby("dataset", sort=True):
