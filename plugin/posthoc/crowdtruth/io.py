@@ -233,6 +233,18 @@ def judgements_from_posthoc(
     unit = ``mention_id``; worker = ``worker``; annotation = ``outcome`` (``verify | edit | remove``, a
     closed task with that annotation vector).  Control items are left out unless
     ``include_controls``; mentions with a single judge are left out (agreement needs two).
+
+    Examples:
+        Mention m1 was judged by two workers and stays; m2 by one (no agreement to measure) and goes.
+
+        >>> import pandas as pd
+        >>> from posthoc.crowdtruth.io import judgements_from_posthoc
+        >>> judgements = pd.DataFrame({"mention_id": ["m1", "m1", "m2"], "worker": ["w1", "w2", "w1"],
+        ...                            "outcome": ["verify", "edit", "remove"]})
+        >>> judgements_from_posthoc(judgements)
+          unit worker annotation
+        0   m1     w1     verify
+        1   m1     w2       edit
     """
     require_columns(judgements, ("mention_id", "worker", "outcome"), table=source)
     frame = judgements
@@ -313,6 +325,18 @@ def relation_extraction_task(
 
     ``term1`` / ``term2`` are ``(start, end)`` code-point offsets into ``sentence`` (``sentence[start:end]``);
     they must be inside the sentence and must not overlap.
+
+    Examples:
+        Both terms are marked in the escaped HTML, in the order they appear.
+
+        >>> from posthoc.crowdtruth.io import relation_extraction_task
+        >>> task = relation_extraction_task("u1", "Aspirin treats pain & fever.", (0, 7), (15, 19))
+        >>> task["term1"], task["term2"]
+        ('Aspirin', 'pain')
+        >>> print(task["sentence_html"].replace("</mark>", "</mark>\\n"))
+        <p><mark title="TERM 1"><b>Aspirin</b> <sup>TERM 1</sup></mark>
+         treats <mark title="TERM 2"><b>pain</b> <sup>TERM 2</sup></mark>
+         &amp; fever.</p>
     """
     spans = sorted([(int(term1[0]), int(term1[1]), "TERM 1"), (int(term2[0]), int(term2[1]), "TERM 2")])
     for start, end, name in spans:
@@ -338,7 +362,13 @@ def relation_extraction_task(
 
 
 def multiple_choice_task(unit_id: str, text: str, question: str, options: Sequence[str]) -> dict[str, Any]:
-    """A task for ``label_configs/multiple_choice.xml`` (the options become the task's dynamic choices)."""
+    """A task for ``label_configs/multiple_choice.xml`` (the options become the task's dynamic choices).
+
+    Examples:
+        >>> from posthoc.crowdtruth.io import multiple_choice_task
+        >>> multiple_choice_task("u1", "Paris is in France.", "Is this true?", ["yes", "no"])["options"]
+        [{'value': 'yes'}, {'value': 'no'}]
+    """
     if len(set(options)) != len(options) or not options:
         raise PosthocInputError(f"unit {unit_id}: give at least one option and no option twice")
     return {"unit_id": str(unit_id), "text": text, "question": question,
