@@ -21,7 +21,21 @@ AGREEMENT_COLUMNS = ["dataset", "n_judges", "n_verified", "count"]
 
 
 def agreement_from_verdicts(verdicts: pd.DataFrame) -> pd.DataFrame:
-    """The agreement table from :func:`~posthoc.metrics.verification.annotation_verdicts`."""
+    """The agreement table from :func:`~posthoc.metrics.verification.annotation_verdicts`.
+
+    Examples:
+        Verdict rows as :func:`~posthoc.metrics.verification.annotation_verdicts` gives them: ``Paris`` of A and B
+        (2 + 1 = 3 judges, all of them verify) is in the intersection; only A put forward ``Seine``.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics.agreement import agreement_from_verdicts
+        >>> verdicts = pd.DataFrame({"dataset": "d", "doc_id": "1", "system": ["A", "B", "A"], "start": [0, 0, 9],
+        ...                          "end": [5, 5, 14], "link": ["Paris", "Paris", "Seine"], "n_judges": [2, 1, 1],
+        ...                          "n_verify": [2, 1, 0]})
+        >>> agreement_from_verdicts(verdicts)
+          dataset  n_judges  n_verified  count
+        0       d         3           3      1
+    """
     if len(verdicts) == 0:
         return empty_table({c: "str" if c == "dataset" else "int64" for c in AGREEMENT_COLUMNS})
     dataset, dataset_names = factorize(verdicts["dataset"], sort=True)

@@ -128,7 +128,18 @@ def reliability_from_verdicts(verdicts: pd.DataFrame) -> pd.DataFrame:
 
 
 def crowd_frame(rows: pd.DataFrame, codes: np.ndarray) -> pd.DataFrame:
-    """crowd-kit's ``task, worker, label`` frame: task = annotation index, label = outcome."""
+    """crowd-kit's ``task, worker, label`` frame: task = annotation index, label = outcome.
+
+    Examples:
+        >>> import numpy as np
+        >>> import pandas as pd
+        >>> from posthoc.metrics.reliability import crowd_frame
+        >>> rows = pd.DataFrame({"worker": ["w1", "w2"], "outcome": ["verify", "edit"]})
+        >>> crowd_frame(rows, np.array([0, 0]))
+           task worker   label
+        0     0     w1  verify
+        1     0     w2    edit
+    """
     return pd.DataFrame(
         {
             "task": codes,
