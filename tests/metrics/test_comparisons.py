@@ -93,6 +93,7 @@ def _population_difference(population: pd.DataFrame) -> float:
     return float(value[("GT", "posthoc_precision")] - value[("E2E", "posthoc_precision")])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("interval", ["bca", "percentile"])
 def test_paired_intervals_cover_a_known_difference_and_keep_their_size_when_systems_are_equal(interval):
     # documents sampled from one population: the truth is the population's difference (GT 0.85 vs E2E 0.92)
