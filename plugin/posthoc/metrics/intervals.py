@@ -110,6 +110,16 @@ def acceleration(jackknife: np.ndarray, mask: Mask | None = None) -> np.ndarray:
 
     ``mask`` (same shape, default all): the units of each statistic's stratum; a statistic whose
     jackknife values are all equal (or NaN) gets 0.
+
+    Examples:
+        Jackknife values ``0, 0, 3`` (mean 1): deviations ``mean - value = 1, 1, -2``, squares sum 6, cubes sum
+        ``1 + 1 - 8 = -6``, so ``a = -6 / (6 * 6^1.5) = -1 / 6^1.5``; equal values give 0.
+
+        >>> import numpy as np
+        >>> from posthoc.metrics.intervals import acceleration
+        >>> accel = acceleration(np.array([[0.0, 2.0], [0.0, 2.0], [3.0, 2.0]]))
+        >>> accel.round(6).tolist(), round(-1 / 6**1.5, 6)
+        ([-0.068041, 0.0], -0.068041)
     """
     values = np.asarray(jackknife, dtype=float)
     if isinstance(mask, StratumMask):  # each stratum's block alone: the same sums without the other units' zeros
@@ -141,7 +151,19 @@ def _share_below(samples: np.ndarray, point: np.ndarray) -> tuple[np.ndarray, np
 
 
 def bias_correction(samples: np.ndarray, estimate: np.ndarray) -> np.ndarray:
-    """``z0`` per statistic; the share is kept within ``[1 / 2B, 1 - 1 / 2B]`` so ``z0`` stays finite."""
+    """``z0`` per statistic; the share is kept within ``[1 / 2B, 1 - 1 / 2B]`` so ``z0`` stays finite.
+
+    Examples:
+        Two of four resamples below the estimate 0.25 give ``z0 = Phi^-1(1/2) = 0``; all four below 0.9 is kept at
+        ``1 - 1/(2 * 4)``, so ``z0 = Phi^-1(7/8)``.
+
+        >>> import numpy as np
+        >>> from posthoc.metrics.intervals import bias_correction, normal_quantile
+        >>> samples = np.array([[0.1, 0.1], [0.2, 0.2], [0.3, 0.3], [0.5, 0.4]])
+        >>> z0 = bias_correction(samples, np.array([0.25, 0.9]))
+        >>> z0.round(6).tolist(), round(float(normal_quantile(np.array([7 / 8]))[0]), 6)
+        ([0.0, 1.150349], 1.150349)
+    """
     share, n = _share_below(samples, estimate)
     half = 0.5 / np.maximum(n, 1)
     return np.where(np.isnan(share), np.nan, normal_quantile(np.clip(np.nan_to_num(share), half, 1 - half)))
@@ -156,7 +178,17 @@ def _corrections(samples: np.ndarray, estimate: np.ndarray, jackknife: np.ndarra
 
 def expansion(n_units: np.ndarray | None, tail: float, shape: tuple[int, ...]) -> np.ndarray:
     """The normal quantile of ``tail`` per statistic, expanded for ``n`` units: ``sqrt(n / (n - 1)) t_{n-1}(tail)``
-    (Hesterberg 2015 section 5.2); unexpanded ``z`` without ``n_units`` or below 2 units."""
+    (Hesterberg 2015 section 5.2); unexpanded ``z`` without ``n_units`` or below 2 units.
+
+    Examples:
+        With 10 units the 2.5% point ``-1.959964`` becomes ``sqrt(10/9) t_9(0.025) = 1.054093 * -2.262157``; with
+        no unit count it stays the normal one.
+
+        >>> import numpy as np
+        >>> from posthoc.metrics.intervals import expansion
+        >>> expansion(np.array([10]), 0.025, (1,)).round(6).tolist(), expansion(None, 0.025, (1,)).round(6).tolist()
+        ([-2.384523], [-1.959964])
+    """
     z = np.full(shape, _NORMAL.inv_cdf(tail))
     if n_units is None:
         return z
