@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import time
 import uuid
 from pathlib import Path
 
 import pytest
+
+from servermarks import unmarked_server_tests
 
 pytest_plugins = ["lsfixtures"]
 
@@ -25,10 +28,23 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
+@pytest.fixture(scope="session")
+def nginx_binary() -> str:
+    """nginx's path; a test that starts it carries ``@pytest.mark.nginx`` (``servermarks.py``)."""
+    found = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").is_file() else None)
+    if found is None:
+        pytest.skip("nginx is not installed (sudo apt-get install nginx)")
+    return found
+
+
 # -- PostgreSQL runs ---------------------------------------------------------------------------------------
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """With ``POSTHOC_TEST_DATABASE=postgresql`` only the tests on the shared ``ls_server`` run (again, on
-    PostgreSQL); the rest ran on the SQLite pass (``scripts/test.sh`` runs both passes)."""
+    PostgreSQL); the rest ran on the SQLite pass (``scripts/test.sh`` runs both passes). A test that starts a
+    server without its marker stops the run (``servermarks.py``)."""
+    unmarked = unmarked_server_tests(items)
+    if unmarked:
+        raise pytest.UsageError("tests that start a server without its marker:\n  " + "\n  ".join(unmarked))
     if os.environ.get("POSTHOC_TEST_DATABASE", "sqlite") != "postgresql":
         return
     keep = [item for item in items if "ls_server" in getattr(item, "fixturenames", ())]

@@ -153,6 +153,9 @@ def test_live_mode_links_new_text(live_client: FlaskClient, sample_mentions: Any
          "label_config"),
         ([1, 2], None),
     ],
+    ids=["no tasks", "tasks not a list", "no task", "task not an object", "task id a string", "task without data",
+         "text not a string", "task_key not a string", "label_config not a string", "label_config without regions",
+         "body a list"],
 )
 def test_bad_predict_requests_get_a_4xx_json_error(client: FlaskClient, body: Any, field: str | None) -> None:
     reply = client.post("/predict", json=body)

@@ -100,7 +100,7 @@ def test_webhook_store_is_idempotent_and_follows_updates_and_deletes(client: Fla
     {"action": "ANNOTATION_CREATED", "annotation": {"id": "7"}},
     {"action": "ANNOTATIONS_DELETED", "annotations": "all"},
     {"action": "ANNOTATIONS_DELETED", "annotations": [{"id": None}]},
-])
+], ids=["no action", "no annotation", "annotation id a string", "annotations not a list", "annotation id null"])
 def test_bad_webhooks_get_400_json(client: FlaskClient, body: dict[str, Any]) -> None:
     reply = client.post("/webhook", json=body)
     assert reply.status_code == 400 and reply.is_json and reply.json["error"]

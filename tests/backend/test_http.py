@@ -147,6 +147,7 @@ def test_wsgi_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatch
     assert (tmp_path / "env.events.sqlite3").is_file()
 
 
+@pytest.mark.slow
 def test_the_app_warms_the_label_config_parser_before_its_first_request(manifest_path: Path) -> None:
     """Label Studio gives /setup 3 s; the SDK's label-config parser, imported lazily, took 4.3 s under load (issue
     29). A fresh process that only builds the app (as each gunicorn worker does before it accepts) has it loaded."""

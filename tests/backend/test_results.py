@@ -50,7 +50,8 @@ def test_result_on_another_config_is_valid_and_shares_ids() -> None:
     assert result[-1]["value"]["text"] == [""]  # a missing link is shown as an empty box, not "None"
 
 
-@pytest.mark.parametrize(("start", "end", "surface"), [(-1, 3, None), (3, 3, None), (0, 99, None), (0, 3, "Zoe")])
+@pytest.mark.parametrize(("start", "end", "surface"), [(-1, 3, None), (3, 3, None), (0, 99, None), (0, 3, "Zoe")],
+                         ids=["start before the text", "empty span", "end after the text", "surface not the text"])
 def test_bad_offsets_or_surfaces_are_input_errors(config: str, start: int, end: int, surface: str | None) -> None:
     mentions = [{"mention_id": "m1", "start": start, "end": end, "surface": surface, "link": "x"}]
     with pytest.raises(PosthocInputError, match="m1"):

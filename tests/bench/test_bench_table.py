@@ -80,6 +80,7 @@ def test_a_file_that_is_not_a_saved_run_is_named(tmp_path, capsys):
     assert readme.read_text(encoding="utf-8") == README
 
 
+@pytest.mark.slow
 def test_time_both_runs_both_sides_alike():
     calls: list[str] = []
     ours, base = benchlib.time_both(lambda: calls.append("a") or 1, lambda: calls.append("b") or 2, runs=4)

@@ -49,7 +49,8 @@ def test_study_plan_help_points_at_the_examples_that_exist() -> None:
     assert len(COMMANDS) > 10  # the walk found the subcommands too
 
 
-@pytest.mark.parametrize(("name", "k"), [("study.toml", 1), ("study-k3.toml", 3)])
+@pytest.mark.parametrize(("name", "k"), [("study.toml", 1), ("study-k3.toml", 3)],
+                         ids=["study.toml k=1", "study-k3.toml k=3"])
 def test_the_examples_plan_the_sample_corpus_from_any_folder(name: str, k: int, tmp_path: Path) -> None:
     """As from a fresh clone: the example's input paths are relative to the file, not to the shell's folder."""
     import json

@@ -84,7 +84,7 @@ def test_more_agreement_scores_higher(crowdtruth_data: Path, name: str, open_end
 
 
 @pytest.mark.parametrize("open_ended", MODES)
-@pytest.mark.parametrize("name", FILES)
+@pytest.mark.parametrize("name", shared_params(FILES, what=WHAT))
 def test_fixture_matches_the_peer(crowdtruth_data: Path, name: str, open_ended: bool) -> None:
     path = crowdtruth_data / "unit_fixtures" / "metrics" / name
     result = ours(path, fixture_config(open_ended=open_ended))

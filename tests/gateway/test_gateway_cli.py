@@ -53,7 +53,8 @@ def test_deployed_config_has_no_private_paths() -> None:
 @pytest.mark.parametrize("args", [["--ls-url", "ftp://x", "--authoriser-url", "http://127.0.0.1:1"],
                                   ["--ls-url", "http://a;b", "--authoriser-url", "http://127.0.0.1:1"],
                                   ["--ls-url", "http://127.0.0.1:1", "--authoriser-url", "http://127.0.0.1:1",
-                                   "--listen", "127.0.0.1:99999"]])
+                                   "--listen", "127.0.0.1:99999"]],
+                         ids=["ls-url not http", "ls-url with a semicolon", "listen port out of range"])
 def test_bad_config_options_are_one_line_errors(args: list[str]) -> None:
     done = subprocess.run([sys.executable, "-m", "posthoc.cli.main", "gateway", "config", *args],
                           capture_output=True, text=True, check=False)
@@ -81,8 +82,10 @@ def _run(port: int, prefix: Path) -> subprocess.Popen[str]:
                              "--prefix", str(prefix)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-@pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
-def test_run_stops_nginx_with_the_command_also_when_killed(how: signal.Signals, tmp_path: Path) -> None:
+@pytest.mark.nginx
+@pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=lambda how: how.name)
+def test_run_stops_nginx_with_the_command_also_when_killed(how: signal.Signals, tmp_path: Path,
+                                                           nginx_binary: str) -> None:
     port = free_loopback_port()
     temp_before = set(Path("/tmp").glob("posthoc-gateway-*"))
     command = _run(port, tmp_path / "gateway")

@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -135,6 +136,7 @@ def test_twenty_thousand_generated_requests_raise_nothing_and_allow_nothing_the_
     assert 100 < allowed < 19_000  # the generator reaches both sides
 
 
+@pytest.mark.slow
 @settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(method=st.sampled_from(METHODS), uri=st.text(alphabet=st.sampled_from(list("/apitskrojec0178.%2feE5c?&=_-#;\\ "
                                                                                "\x00\u2215")), max_size=40),

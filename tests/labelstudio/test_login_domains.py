@@ -27,7 +27,8 @@ def test_names_that_slug_alike_get_different_domains() -> None:
     assert first.startswith("wned-2026-") and second.startswith("wned-2026-")
 
 
-@pytest.mark.parametrize("name", ["Étude № 1", "研究", "x" * 90, "--", "a.b"])
+@pytest.mark.parametrize("name", ["Étude № 1", "研究", "x" * 90, "--", "a.b"],
+                         ids=["accents and a symbol", "CJK", "90 characters", "only hyphens", "a dot"])
 def test_every_name_gives_a_login_label_studio_accepts(name: str) -> None:
     domain = study_email_domain(name)
     label = domain.split(".")[0]

@@ -25,8 +25,8 @@ from posthoc.synthetic import synthetic_study
 WORDS = ["b", "a", None, "é", "e\u0301", "😀", "A", "東京", "", "b", "a", np.nan, "Z", "東"]
 
 
-@pytest.mark.parametrize("dtype", ["str", object])
-@pytest.mark.parametrize("sort", [True, False])
+@pytest.mark.parametrize("dtype", ["str", object], ids=["str", "object"])
+@pytest.mark.parametrize("sort", [True, False], ids=["sorted", "unsorted"])
 def test_factorize_gives_pandas_codes_and_uniques(dtype, sort):
     values = pd.Series(WORDS, dtype=dtype)
     codes, uniques = factorize(values, sort=sort)
@@ -129,7 +129,7 @@ def test_scoring_twice_in_one_block_or_apart_gives_the_same_tables():
     assert apart.summary == inside.summary
 
 
-@pytest.mark.parametrize("parent_sorted", [True, False])
+@pytest.mark.parametrize("parent_sorted", [True, False], ids=["parent sorted", "parent unsorted"])
 def test_derived_codes_of_a_subset_are_those_pandas_gives_the_subset(parent_sorted):
     parent = pd.Series(WORDS * 3, dtype="str")
     rows = np.array([5, 0, 2, 12, 5, 7])  # a repeat, a missing value, not every unique
@@ -147,7 +147,7 @@ def test_derived_codes_of_a_subset_are_those_pandas_gives_the_subset(parent_sort
     assert len(plain[1]) == child.nunique()
 
 
-@pytest.mark.parametrize("sort", [True, False])
+@pytest.mark.parametrize("sort", [True, False], ids=["sorted", "unsorted"])
 def test_a_grouped_column_factorised_by_its_runs_gives_pandas_codes(sort):
     import pyarrow as pa
 
@@ -163,7 +163,7 @@ def test_a_grouped_column_factorised_by_its_runs_gives_pandas_codes(sort):
     assert codes_module._run_starts(shuffled.array._pa_array) is None  # short runs: hashed as pandas does
 
 
-@pytest.mark.parametrize("wide", [False, True])
+@pytest.mark.parametrize("wide", [False, True], ids=["narrow keys", "keys past 62 bits"])
 def test_nested_codes_number_the_tuples_and_their_prefixes_as_groupby_does(wide):
     rng = np.random.default_rng(9)
     # wide: the prefix ranges multiply to 2**61, and times the last key's range pass 62 bits (re-densified)
@@ -188,7 +188,7 @@ def test_nested_codes_number_the_tuples_and_their_prefixes_as_groupby_does(wide)
     assert [len(part) for part in empty] == [0, 0, 0]
 
 
-@pytest.mark.parametrize("dtype", ["str", object])
+@pytest.mark.parametrize("dtype", ["str", object], ids=["str", "object"])
 def test_category_codes_are_positions_in_the_categories(dtype):
     values = pd.Series(["edit", "verify", "remove", "verify", "édit"], dtype=dtype)
     codes = category_codes(values, ["verify", "edit", "remove", "édit"])

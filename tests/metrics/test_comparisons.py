@@ -67,7 +67,7 @@ def test_percentile_interval_and_p_value_come_from_the_same_draws_for_both_syste
     assert row["p_holm"] == pytest.approx(row["p_value"])  # one pair: Holm leaves it as it is
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("seed", [0, 1, 2], ids=lambda seed: f"seed {seed}")
 def test_holm_matches_statsmodels(seed):
     p = np.random.default_rng(seed).uniform(0, 0.2, size=9)
     p[[2, 5]] = [0.001, 0.9]
@@ -93,6 +93,7 @@ def _population_difference(population: pd.DataFrame) -> float:
     return float(value[("GT", "posthoc_precision")] - value[("E2E", "posthoc_precision")])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("interval", ["bca", "percentile"])
 def test_paired_intervals_cover_a_known_difference_and_keep_their_size_when_systems_are_equal(interval):
     # documents sampled from one population: the truth is the population's difference (GT 0.85 vs E2E 0.92)

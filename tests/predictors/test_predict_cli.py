@@ -127,7 +127,8 @@ def test_a_line_cut_off_by_a_kill_is_redone(tmp_path: Path, astral_corpus: Path)
     (["--predictor", "manifest"], "needs --source"),
     (["--predictor", "nonsense"], "not a built-in"),
     (["--predictor", "no_such_pkg_q:Model"], "cannot import no_such_pkg_q"),
-])
+], ids=["rel without --url", "nif with an ftp url", "spacy without a model", "dictionary without aliases",
+        "manifest without a source", "unknown name", "unknown module"])
 def test_bad_options_are_one_line_and_exit_2(extra: list[str], message: str, astral_corpus: Path, tmp_path: Path,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "x.jsonl"

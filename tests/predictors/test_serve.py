@@ -45,7 +45,7 @@ def test_serve_with_the_rel_predictor_and_no_manifest(rel_service: StandInREL) -
     (["--predictor", "spacy", "--spacy-model", "/no/such/pipeline"], "cannot load it"),
     (["--predictor", "rel", "--predictor-url", "http://127.0.0.1:9/", "--predict-budget", "200"],
      "must be below --timeout"),
-])
+], ids=["rel without a url", "spacy model missing", "budget above the timeout"])
 def test_serve_refuses_a_bad_predictor_before_starting(extra: list[str], message: str, tmp_path: Path,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     assert run_posthoc(["backend", "serve", *extra, "--port", str(_free_port())]) == 2

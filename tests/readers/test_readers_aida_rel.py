@@ -48,6 +48,8 @@ TAB = "\t"
          "document '7 X', mention on line 2 \\(0-5 'Pariss'\\): the surface form does not match"),
         (["-DOCSTART- (7 X)", "a", "-DOCSTART- (7 X)", "b"], "document '7 X', line 3: duplicate document id"),
     ],
+    ids=["token before DOCSTART", "I tag first in a document", "I tag after a blank line", "unknown tag",
+         "token with whitespace", "surface not the text", "duplicate document"],
 )
 def test_bad_aida(tmp_path: Path, lines: list[str], expected: str) -> None:
     path = tmp_path / "bad.tsv"
@@ -102,6 +104,8 @@ def test_rel_bare_list_for_a_single_document(tmp_path: Path) -> None:
         ({"d1": [{"start": 0}]}, 'needs "start" and "length"'),
         ({"d1": "x"}, "must be a list"),
     ],
+    ids=["unknown document", "surface not the text", "offsets outside the text", "empty span", "short prediction",
+         "prediction without length", "predictions not a list"],
 )
 def test_bad_rel(tmp_path: Path, small_documents, content: object, expected: str) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path / "rel.json"
@@ -137,6 +141,9 @@ def test_rel_needs_documents(tmp_path: Path) -> None:
         ("a.data", '{"a": [[0, 1, "x", "X"]]}', "rel"),
         ("a.data", "<?xml version='1.0'?><a/>", "wned"),
     ],
+    ids=["ttl", "nt", "xml", "jsonl", "tsv", "json", "DOCSTART is aida", "@prefix is nif",
+         "line with mentions is jsonl", "line with text is jsonl", "line with id is jsonl", "object of lists is rel",
+         "xml declaration is wned"],
 )
 def test_detect_format(tmp_path: Path, name: str, content: str, fmt: str) -> None:
     path = tmp_path / name

@@ -77,6 +77,8 @@ TEXT = "Zoë visited 東京 and Paris."
         ({"end": 14, "link": "Tokyo"}, 'with "start" and "end"'),
         ({"start": 12, "end": 14, "link": 5}, '"link" must be a string'),
     ],
+    ids=["end after the text", "start before the text", "empty span", "end before start", "surface not the text",
+         "span longer than the surface", "start a string", "start a float", "no start", "link a number"],
 )
 def test_bad_mentions_name_file_document_and_mention(tmp_path: Path, mention: dict[str, object],
                                                       expected: str) -> None:
@@ -117,6 +119,7 @@ def test_same_document_with_other_text_is_an_error(tmp_path: Path) -> None:
         (b'{"id": "a", "text": "x", "mentions": {}}\n', '"mentions" must be a list'),
         (b'{"id": "a", "text": "caf\xe9"}\n', "not UTF-8"),
     ],
+    ids=["not JSON", "not an object", "no id", "no text", "text a number", "mentions not a list", "latin-1 bytes"],
 )
 def test_malformed_lines(tmp_path: Path, content: bytes, expected: str) -> None:
     path = tmp_path / "m.jsonl"

@@ -56,6 +56,8 @@ def test_reads_the_handwritten_file() -> None:
         ("<http://ex.org/d#char=0,5> nif:referenceContext <http://ex.org/d#char=0,11> ; nif:anchorOf ",
          "not valid NIF"),
     ],
+    ids=["anchor not the text", "offsets outside the text", "empty span", "offsets not integers",
+         "context without text", "truncated turtle"],
 )
 def test_bad_nif_names_file_document_and_mention(tmp_path: Path, body: str, expected: str) -> None:
     path = tmp_path / "bad.ttl"

@@ -50,6 +50,8 @@ def _copy(tmp_path: Path) -> Path:
         ('docName="Cup_&amp;_Co"', 'docName="Missing"', "document 'Missing'.*no text file"),
         ("</wikipediaData.entityAnnotation>", "", "not well-formed XML"),
     ],
+    ids=["offset moved", "length past the text", "length 0", "offset not a number", "document without text file",
+         "unclosed element"],
 )
 def test_bad_wned_input(tmp_path: Path, old: str, new: str, expected: str) -> None:
     folder = _copy(tmp_path)

@@ -65,6 +65,7 @@ def test_extra_sections_are_appended_after_the_study_sections() -> None:
     assert "unit &lt;quality&gt;" in html
 
 
+@pytest.mark.slow
 def test_same_scores_give_byte_identical_html_across_processes(tmp_path: Path) -> None:
     first = build_report(small_scores())
     script = (

@@ -52,6 +52,7 @@ def _files(folder: Path) -> dict[str, bytes]:
             and not p.name.startswith(".posthoc-score")}
 
 
+@pytest.mark.slow
 def test_the_wrapper_updates_then_reports_nothing_new_as_success(study: dict[str, Path]) -> None:
     report = study["folder"] / "report"
     env_file = study["folder"] / "score.env"

@@ -103,11 +103,13 @@ def test_the_job_writes_report_tables_judgements_summary_and_gold(study: dict[st
     assert f"{RESAMPLES} resamples of doc_id" in html
 
 
+@pytest.mark.slow
 def test_the_same_data_gives_byte_identical_outputs(study: dict[str, Any], scored: Path, tmp_path: Path) -> None:
     _run(study, tmp_path / "again")
     assert _files(tmp_path / "again") == _files(scored)
 
 
+@pytest.mark.slow
 def test_parquet_outputs_are_byte_identical_too(study: dict[str, Any], tmp_path: Path) -> None:
     _run(study, tmp_path / "a", fmt="parquet")
     _run(study, tmp_path / "b", fmt="parquet")
@@ -128,6 +130,7 @@ def test_periodic_run_on_the_same_data_is_nothing_new_and_rewrites_nothing(study
     assert len(pd.read_csv(out / "judgements.csv")) == study["exports"][2].n_judgements
 
 
+@pytest.mark.slow
 def test_cli_exit_codes_updated_then_nothing_new(study: dict[str, Any], tmp_path: Path) -> None:
     args = ["--manifest", str(study["manifest"]), "--out", str(tmp_path / "o"), "--export-file",
             str(study["exports"][1].path), "--resamples", str(RESAMPLES), "--quiet"]
@@ -147,6 +150,7 @@ def _dead_port() -> int:
         return int(sock.getsockname()[1])
 
 
+@pytest.mark.slow
 def test_unreachable_label_studio_is_one_line_exit_3_and_outputs_untouched(scored: Path, study: dict[str, Any],
                                                                          tmp_path: Path) -> None:
     out = tmp_path / "kept"
@@ -189,6 +193,7 @@ def test_bad_input_is_one_line_exit_2_and_no_output(study: dict[str, Any], tmp_p
     assert not (tmp_path / "o" / "report.html").exists()
 
 
+@pytest.mark.slow
 def test_workers_with_other_logins_are_matched_through_the_accounts_file(study: dict[str, Any],
                                                                         tmp_path: Path) -> None:
     import shutil
@@ -218,6 +223,7 @@ def test_workers_with_other_logins_are_matched_through_the_accounts_file(study: 
     assert "foreign_annotator" not in set(pd.read_csv(tmp_path / "b" / "tables" / "exclusions.csv")["kind"])
 
 
+@pytest.mark.slow
 def test_union_option_is_reported_and_default_is_exact(study: dict[str, Any], scored: Path, tmp_path: Path) -> None:
     default = json.loads((scored / "summary.json").read_text(encoding="utf-8"))
     assert default["union"] == "exact"

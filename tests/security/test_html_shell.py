@@ -29,7 +29,7 @@ def test_a_hostile_url_is_never_a_link_and_is_shown_escaped(url: str) -> None:
     ("HTTPS://EN.WIKIPEDIA.ORG/wiki/X", "https://EN.WIKIPEDIA.ORG/wiki/X"),
     ('https://example.org/a"onmouseover="alert(1)', 'https://example.org/a"onmouseover="alert(1)'),
     ("https://example.org/<script>alert(1)</script>", "https://example.org/<script>alert(1)</script>"),
-])
+], ids=["https", "http", "spaces and non-ASCII", "upper-case scheme", "quotes in the path", "markup in the path"])
 def test_an_http_url_becomes_exactly_one_escaped_link(url: str, href: str) -> None:
     rendered = safe_link(url, text="<b>label</b>")
     assert hrefs(rendered) == [href]  # the browser's value after unescaping: the checked URL, quotes kept inside

@@ -99,6 +99,7 @@ def _assert_quiet_failure(done: subprocess.CompletedProcess[str]) -> None:
     assert "Traceback" not in output and len(done.stderr.strip().splitlines()) == 1, output
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("status", [403, 500])
 def test_cli_errors_never_print_the_token_even_when_the_server_echoes_it(manifest_path: Path, tmp_path: Path,
                                                                          status: int) -> None:
@@ -109,6 +110,7 @@ def test_cli_errors_never_print_the_token_even_when_the_server_echoes_it(manifes
             assert str(status) in done.stderr, name  # the answer is reported, with the credentials blanked
 
 
+@pytest.mark.slow
 def test_cli_errors_never_print_the_token_against_a_dead_port(manifest_path: Path, tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{_free_port()}"
     for args in _commands(manifest_path, url, tmp_path).values():
@@ -137,6 +139,7 @@ def test_a_setup_target_shows_neither_the_token_nor_the_secret() -> None:
     assert TOKEN not in shown and SECRET not in shown  # ... without what opens Label Studio and the backend
 
 
+@pytest.mark.slow
 def test_score_outputs_hold_no_token(manifest_path: Path, tmp_path: Path) -> None:
     from posthoc.export.synthetic import write_synthetic_export
     from posthoc.labelstudio.label_config import verification_tags

@@ -40,6 +40,7 @@ def test_read_sequence_csv_maps_columns(tmp_path: Path) -> None:
         ("worker,item,position,label,gold\nA,x,0,yes,1\n", "label"),
         ("worker,item,position,label,gold\nA,x,0,1,1\nA,y,0,0,1\n", "two items at position 0"),
     ],
+    ids=["no gold column", "position a word", "label a word", "two items at one position"],
 )
 def test_bad_tables_name_the_problem(tmp_path: Path, content: str, message: str) -> None:
     path = tmp_path / "bad.csv"
@@ -127,6 +128,7 @@ def test_snow_rte_b1_equals_an_independent_statsmodels_fit(shared_data: Path) ->
     np.testing.assert_allclose([fit.b0, fit.b1, fit.b2, fit.b3], peer.params, rtol=1e-7, atol=1e-9)
 
 
+@pytest.mark.slow
 def test_cli_continuous_defaults_recover_the_lag(tmp_path: Path) -> None:
     """The report of issue 10: 0-100 scores, true lag +0.4, 30 workers x 60 items, each worker their own offset
     and scale; the defaults printed b1 = -0.000 (the worker bias of z-scores was the label itself)."""
@@ -140,6 +142,7 @@ def test_cli_continuous_defaults_recover_the_lag(tmp_path: Path) -> None:
     assert abs(row["b1"] - 0.4) < 0.05 and row["b1_high"] - row["b1_low"] < 0.2
 
 
+@pytest.mark.slow
 def test_cli_on_a_table_and_on_bad_input(tmp_path: Path) -> None:
     path = tmp_path / "sim.csv"
     simulate_binary(20, 15, b1=0.8, seed=5).to_csv(path, index=False)
@@ -155,6 +158,7 @@ def test_cli_on_a_table_and_on_bad_input(tmp_path: Path) -> None:
     assert not (tmp_path / "none").exists()
 
 
+@pytest.mark.slow
 def test_cli_on_a_studys_judgements_leaves_out_failing_workers(tmp_path: Path) -> None:
     from posthoc.metrics.controls import control_results
     from posthoc.synthetic import synthetic_study

@@ -39,7 +39,8 @@ def test_verified_probability_worked_by_hand() -> None:
     assert np.allclose(verified_probability(v, np.array([2, 2]), a), both)
 
 
-@pytest.mark.parametrize("k", [1, 3])
+@pytest.mark.slow
+@pytest.mark.parametrize("k", [1, 3], ids=["k=1", "k=3"])
 def test_exact_half_widths_equal_the_spread_of_4000_simulated_studies(k: int) -> None:
     shape, truth = _shape(120, k, seed=11)
     simulated = replicate_study(shape, truth, runs=4000, seed=3, agreement=False).summary()
@@ -79,6 +80,7 @@ def test_the_plug_in_half_width_is_the_real_bootstraps() -> None:
         assert np.allclose(Z95 * np.exp(logs[metric][0]), achieved, rtol=0.06), metric
 
 
+@pytest.mark.slow
 def test_the_plug_in_agreement_half_width_is_the_real_bootstraps() -> None:
     documents, mentions, _ = synthetic_study(150, mentions_per_doc=4.0, seed=13)
     plan = plan_study(documents, mentions, StudyConfig(name="kappa", seed=13, k=3))

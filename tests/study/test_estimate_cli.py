@@ -59,6 +59,7 @@ def _snapshot(folder: Path) -> dict[str, str]:
             for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.slow
 def test_estimate_with_the_defaults_prints_a_table_and_writes_json_and_csv(tmp_path: Path) -> None:
     folder = _study_dir(tmp_path / "study")
     done = _cli("--config", "study.toml", "--no-progress", cwd=folder)
@@ -77,6 +78,7 @@ def test_estimate_with_the_defaults_prints_a_table_and_writes_json_and_csv(tmp_p
         record, sort_keys=True, indent=1, ensure_ascii=False) + "\n"  # same inputs, same bytes
 
 
+@pytest.mark.slow
 def test_options_pilot_pace_rate_runs_target_and_out(tmp_path: Path) -> None:
     folder = _study_dir(tmp_path / "study", k=3)
     pilot = pd.DataFrame({"dataset": "sample-news", "doc_id": "d", "system": ["GT", "E2E", "REL"] * 4,
@@ -109,7 +111,8 @@ def test_options_pilot_pace_rate_runs_target_and_out(tmp_path: Path) -> None:
     (("--config", "study.toml", "--target-halfwidth", "3"), "--target-halfwidth"),
     (("--config", "study.toml", "--seconds-per-region", "-2"), "--seconds-per-region"),
     (("--config", "study.toml", "--out", "study.toml"), "--out"),
-])
+], ids=["config missing", "pilot missing", "pilot without columns", "pilot without times", "one run",
+        "half-width above 1", "negative seconds", "out is the config"])
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path: Path, args: tuple[str, ...], needle: str) -> None:
     folder = _study_dir(tmp_path / "study")
     (folder / "bad.csv").write_text("a,b\n1,2\n", encoding="utf-8")
@@ -162,6 +165,7 @@ def scored_study(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return {"folder": folder, "before": without, "after": with_estimate, "plan": plan, "export": export}
 
 
+@pytest.mark.slow
 def test_the_report_sets_the_plan_against_the_outcome_when_an_estimate_lies_beside_the_manifest(
         scored_study: dict[str, Any]) -> None:
     before = scored_study["before"].report_path.read_text(encoding="utf-8")

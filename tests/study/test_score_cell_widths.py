@@ -40,6 +40,7 @@ def study(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return {"manifest": folder / "sample.manifest", "export": export.path, "plan": plan, "folder": folder}
 
 
+@pytest.mark.slow
 def test_the_default_score_writes_the_cell_widths_table_summary_and_section(study: dict[str, Any],
                                                                            tmp_path: Path) -> None:
     result = run_score_job(manifest_path=study["manifest"], out_dir=tmp_path,
@@ -68,6 +69,7 @@ def test_the_default_score_writes_the_cell_widths_table_summary_and_section(stud
     assert 'id="stop-or-go-on"' in html and "Stop now or go on" in html and "No target half-width" in html
 
 
+@pytest.mark.slow
 def test_a_saved_estimates_target_is_used_and_the_option_overrides_it(study: dict[str, Any], tmp_path: Path) -> None:
     from posthoc.study.planner.estimate import estimate_study
 
@@ -89,6 +91,7 @@ def test_a_saved_estimates_target_is_used_and_the_option_overrides_it(study: dic
     assert summary["target_halfwidth"] == "0.01" and summary["cell_widths"]["met_now"] == 0
 
 
+@pytest.mark.slow
 def test_the_cli_takes_target_and_writes_parquet(study: dict[str, Any], tmp_path: Path) -> None:
     run = subprocess.run([sys.executable, "-m", "posthoc.cli.main", "score", "--manifest", str(study["manifest"]),
                           "--export-file", str(study["export"]), "--out", str(tmp_path), "--resamples", "20",

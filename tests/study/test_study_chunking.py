@@ -83,6 +83,7 @@ def _check(text: str, spans: list[tuple[int, int]], max_chars: int) -> None:
             assert end - first_legal <= 20  # grows just enough (at most to the end of the word it is in)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(documents_with_mentions())
 def test_chunking_properties(case: tuple[str, list[tuple[int, int]], int]) -> None:

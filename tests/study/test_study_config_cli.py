@@ -81,6 +81,8 @@ def test_load_good_config(study_dir: Path) -> None:
         ('format = "jsonl"', "format = 1", r"\[\[inputs\]\] #1 format"),
         ("[study]", "[stduy]", r"unknown table"),
     ],
+    ids=["seed a string", "k 0", "max_chars negative", "tasks_per_batch 1", "n_workers 0", "control_tasks a string",
+         "name empty", "unknown key", "input missing", "system a number", "format a number", "unknown table"],
 )
 def test_bad_config_names_file_and_key(study_dir: Path, old: str, new: str, message: str) -> None:
     path = study_dir / "study.toml"

@@ -147,7 +147,7 @@ def test_reassignment_keeps_k_judges_over_passing_workers(study: dict[str, objec
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"failed": ["w099"]}, "unknown worker"),
     ({"failed": ["w001"], "left": ["w001"]}, "both failed and left"),
-])
+], ids=["unknown worker", "failed and left"])
 def test_reassignment_refuses_bad_input(study: dict[str, object], kwargs: dict[str, list[str]], message: str) -> None:
     manifest = study["manifest"]
     assert isinstance(manifest, Manifest)

@@ -38,6 +38,7 @@ def test_dry_run_prints_each_workers_additions_and_changes_nothing(planned: Path
     assert Manifest.open(planned / "m.sqlite").revisions().empty
 
 
+@pytest.mark.slow
 def test_dry_run_on_the_defaults_finds_the_target(planned: Path) -> None:
     """The target search with exactly what a user gets without flags (``--runs`` 200, seed 0, paper 000's rates):
     the same documents each run (seeded), an addition printed, nothing written."""
@@ -60,7 +61,8 @@ def test_dry_run_on_the_defaults_finds_the_target(planned: Path) -> None:
     (["extend", "--config", "study.toml", "--documents", "set0=5"], "not between"),
     (["extend", "--config", "study.toml", "--documents", "set0=12"], "--backend-url"),
     (["reassign", "--failed", "w099"], "unknown worker"),
-])
+], ids=["half-width 0", "half-width negative", "no target", "another study's config", "pilot without columns",
+        "fewer documents", "no backend url", "reassign an unknown worker"])
 def test_bad_input_is_one_line_and_exit_2_with_nothing_written(planned: Path, args: list[str], message: str) -> None:
     (planned / "other.toml").write_text((planned / "study.toml").read_text().replace("extend-test", "other"))
     (planned / "bad.csv").write_text("dataset,system\nset0,GT\n")

@@ -183,6 +183,7 @@ def test_manifest_is_read_only_for_readers(manifest: Manifest) -> None:
     assert os.access(manifest.path, os.R_OK)
 
 
+@pytest.mark.slow
 def test_a_manifest_locked_by_another_program_is_one_line_not_a_bad_file(manifest: Manifest) -> None:
     """Another program holding an exclusive lock on the manifest (SQLite's ``database is locked`` after the
     reader's 5 s): the CLI says so in one line, exit 3 (a service, retry), not "is not a study manifest"."""

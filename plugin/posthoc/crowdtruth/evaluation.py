@@ -42,6 +42,20 @@ def sentence_relation_scores(vectors: JudgementVectors) -> pd.DataFrame:
 
     ``srs(s, r) = V_s[r] / ||V_s||`` with ``V_s`` the unweighted sum of the workers' vectors.
     One row per component of the unit vectors (all annotations for a closed task).
+
+    Examples:
+        Closed task ``a, b, c``: two workers chose ``a``, one ``b``, so ``V_s = (2, 1, 0)``, ``||V_s|| = √5`` and the
+        scores are ``2/√5``, ``1/√5`` and 0.
+
+        >>> import pandas as pd
+        >>> from posthoc.crowdtruth import build_vectors
+        >>> from posthoc.crowdtruth.evaluation import sentence_relation_scores
+        >>> judgements = pd.DataFrame({"unit": ["s1"] * 3, "worker": ["w1", "w2", "w3"], "annotation": ["a", "a", "b"]})
+        >>> sentence_relation_scores(build_vectors(judgements, annotation_vector=["a", "b", "c"])).round(6)
+          unit annotation       srs
+        0   s1          a  0.894427
+        1   s1          b  0.447214
+        2   s1          c  0.000000
     """
     sums = unit_vectors(vectors).toarray()
     norms = np.sqrt((sums**2).sum(axis=1))
@@ -58,7 +72,15 @@ def sentence_relation_scores(vectors: JudgementVectors) -> pd.DataFrame:
 
 
 def clarity(scores: pd.DataFrame, *, score_column: str = "srs") -> pd.Series:
-    """A unit's clarity: its highest score over the annotations (indexed by unit)."""
+    """A unit's clarity: its highest score over the annotations (indexed by unit).
+
+    Examples:
+        >>> import pandas as pd
+        >>> from posthoc.crowdtruth.evaluation import clarity
+        >>> scores = pd.DataFrame({"unit": ["s1", "s1", "s2"], "annotation": ["a", "b", "a"], "srs": [0.89, 0.45, 0.6]})
+        >>> clarity(scores).to_dict()
+        {'s1': 0.89, 's2': 0.6}
+    """
     return scores.groupby("unit", sort=True)[score_column].max().rename("clarity")
 
 
@@ -143,6 +165,19 @@ def weighted_prf(predicted: pd.Series, reference: pd.Series, weights: pd.Series 
 
     With ``weights`` (e.g. :func:`clarity`), each unit's tp / fp / fn counts ``w_s`` instead of 1
     (seed 002 section 4); without, the usual unweighted values.
+
+    Examples:
+        Units weighted 1, 0.5 and 0.25: a true positive, a false positive and a false negative, so
+        ``p' = 1 / 1.5``, ``r' = 1 / 1.25`` and ``F1' = 2 / (2 + 0.5 + 0.25)``.
+
+        >>> import pandas as pd
+        >>> from posthoc.crowdtruth.evaluation import weighted_prf
+        >>> units = ["s1", "s2", "s3"]
+        >>> predicted = pd.Series([True, True, False], index=units)
+        >>> reference = pd.Series([True, False, True], index=units)
+        >>> result = weighted_prf(predicted, reference, pd.Series([1.0, 0.5, 0.25], index=units))
+        >>> {key: round(result[key], 6) for key in ("tp", "fp", "fn", "precision", "recall", "f1")}
+        {'tp': 1.0, 'fp': 0.5, 'fn': 0.25, 'precision': 0.666667, 'recall': 0.8, 'f1': 0.727273}
     """
     frame = pd.concat([predicted.rename("p"), reference.rename("r")], axis=1, join="inner")
     if frame.empty:
@@ -166,6 +201,21 @@ def threshold_sweep(
 
     ``threshold, tp, fp, fn, tn, precision, recall, f1`` (+ ``weighted_precision, weighted_recall,
     weighted_f1`` with ``weights``).  Default thresholds 0.01, 0.02, ..., 1.00 (the tutorial's grid).
+
+    Examples:
+        Scores 0.9, 0.6, 0.3 against a reference true, false, true. At 0.5 the first two are positive: one tp, one
+        fp, one fn, F1 ``2 / 4``; at 0.2 all three: two tp, one fp, F1 ``4 / 5``.
+
+        >>> import numpy as np
+        >>> import pandas as pd
+        >>> from posthoc.crowdtruth.evaluation import threshold_sweep
+        >>> units = ["s1", "s2", "s3"]
+        >>> scores, reference = pd.Series([0.9, 0.6, 0.3], index=units), pd.Series([True, False, True], index=units)
+        >>> sweep = threshold_sweep(scores, reference, thresholds=np.array([0.5, 0.2]))
+        >>> sweep[["threshold", "tp", "fp", "fn", "f1"]]
+           threshold   tp   fp   fn   f1
+        0        0.5  1.0  1.0  1.0  0.5
+        1        0.2  2.0  1.0  0.0  0.8
     """
     values, truth = _aligned(scores, reference, "threshold sweep")
     grid = DEFAULT_THRESHOLDS if thresholds is None else np.asarray(thresholds, dtype=float)
@@ -198,7 +248,15 @@ def threshold_sweep(
 
 
 def best_threshold(sweep: pd.DataFrame, *, column: str = "f1") -> pd.Series:
-    """The sweep row with the highest ``column`` (the lowest threshold among ties)."""
+    """The sweep row with the highest ``column`` (the lowest threshold among ties).
+
+    Examples:
+        >>> import pandas as pd
+        >>> from posthoc.crowdtruth.evaluation import best_threshold
+        >>> sweep = pd.DataFrame({"threshold": [0.2, 0.5, 0.8], "f1": [0.8, 0.8, 0.5]})
+        >>> float(best_threshold(sweep)["threshold"])  # a tie: the lower threshold
+        0.2
+    """
     return sweep.iloc[int(np.argmax(sweep[column].to_numpy()))]
 
 
@@ -207,6 +265,18 @@ def majority_vote_f1(unweighted_scores: pd.Series, reference: pd.Series) -> dict
 
     ``unweighted_scores`` is the share of workers (the unit-annotation score with all WQS = 1,
     ``uas_initial``).
+
+    Examples:
+        Shares 0.5, 0.4, 1.0 of the workers: the first and last are positive (half or more); against true, false,
+        false that is one tp and one fp: precision 1/2, recall 1/1, F1 2/3.
+
+        >>> import pandas as pd
+        >>> from posthoc.crowdtruth.evaluation import majority_vote_f1
+        >>> units = ["s1", "s2", "s3"]
+        >>> shares, reference = pd.Series([0.5, 0.4, 1.0], index=units), pd.Series([True, False, False], index=units)
+        >>> result = majority_vote_f1(shares, reference)
+        >>> result["precision"], result["recall"], round(result["f1"], 6)
+        (0.5, 1.0, 0.666667)
     """
     values, truth = _aligned(unweighted_scores, reference, "majority vote")
     predicted = values >= 0.5
@@ -223,6 +293,18 @@ def mcnemar_test(
     ``b`` counts units the first source gets right and the second wrong, ``c`` the reverse.
     ``exact`` (default: when ``b + c < 25``) uses the binomial test, else chi-square with
     continuity correction (statsmodels ``mcnemar``).
+
+    Examples:
+        The first source is right on all four units, the second wrong on three of them: ``b = 3``, ``c = 0``; the
+        exact test's p-value is ``2 * 0.5^3 = 0.25``.
+
+        >>> import pandas as pd
+        >>> from posthoc.crowdtruth.evaluation import mcnemar_test
+        >>> units = ["s1", "s2", "s3", "s4"]
+        >>> reference = pd.Series([True] * 4, index=units)
+        >>> result = mcnemar_test(reference, pd.Series([False, False, False, True], index=units), reference)
+        >>> result["b"], result["c"], result["pvalue"]
+        (3.0, 0.0, 0.25)
     """
     from statsmodels.stats.contingency_tables import mcnemar
 
@@ -252,7 +334,17 @@ def mcnemar_test(
 
 
 def rescale_scores(scores: Floats, threshold: float) -> Floats:
-    """Section 3.4's linear rescaling of scores in [0, 1] around ``threshold`` into training weights."""
+    """Section 3.4's linear rescaling of scores in [0, 1] around ``threshold`` into training weights.
+
+    Examples:
+        Threshold 0.5: 1 and 0.5 map to the ends of ``[0.85, 1]``; 0.25 is halfway to the threshold, so
+        ``-1 + 0.15 * 0.5``; 0 maps to -1.
+
+        >>> import numpy as np
+        >>> from posthoc.crowdtruth.evaluation import rescale_scores
+        >>> rescale_scores(np.array([1.0, 0.5, 0.25, 0.0]), 0.5).round(6).tolist()
+        [1.0, 0.85, -0.925, -1.0]
+    """
     if not 0.0 <= threshold <= 1.0:
         raise PosthocInputError(f"threshold {threshold} must be within [0, 1]")
     s = np.clip(np.asarray(scores, dtype=float), 0.0, 1.0)
@@ -272,6 +364,18 @@ def weighted_training_labels(
 
     ``label`` is 1 when ``score >= threshold`` else -1; ``weight`` is the rescaled score (positive
     in [0.85, 1], negative in [-1, -0.85)).
+
+    Examples:
+        Threshold 0.5: 0.75 is a positive example weighted ``0.85 + 0.15 * 0.25 / 0.5``; 0.25 a negative one weighted
+        ``-1 + 0.15 * 0.25 / 0.5``.
+
+        >>> import pandas as pd
+        >>> from posthoc.crowdtruth.evaluation import weighted_training_labels
+        >>> scores = pd.DataFrame({"unit": ["s1", "s1"], "annotation": ["cause", "treat"], "uas": [0.75, 0.25]})
+        >>> weighted_training_labels(scores, threshold=0.5).round(6)
+          unit annotation  score  label  weight
+        0   s1      cause   0.75      1   0.925
+        1   s1      treat   0.25     -1  -0.925
     """
     scores = unit_annotations[score_column].to_numpy(dtype=float)
     weights = rescale_scores(scores, threshold)

@@ -136,6 +136,30 @@ def read_crowdtruth_csv(path: str | os.PathLike[str], config: CrowdTruthConfig |
     dropped or replaced by ``none_token``, answers split on ``annotation_separator``, units judged
     by a single worker dropped.  Two judgements of one worker on one unit are an error (the peer
     keeps only one of them silently).
+
+    Examples:
+        An MTurk file (first column ``HITId``; the answers in ``Answer.*``): w1 chose two relations on unit u1,
+        w2 one; u2 was judged by w1 alone, so it is dropped.
+
+        >>> import tempfile
+        >>> import pandas as pd
+        >>> from pathlib import Path
+        >>> from posthoc.crowdtruth import read_crowdtruth_csv
+        >>> folder = tempfile.TemporaryDirectory()
+        >>> path = Path(folder.name) / "answers.csv"
+        >>> pd.DataFrame({"HITId": ["u1", "u1", "u2"], "AssignmentId": ["a1", "a2", "a3"],
+        ...               "WorkerId": ["w1", "w2", "w1"], "AcceptTime": 0, "SubmitTime": 1,
+        ...               "Answer.relation": ["cause,treat", "cause", "treat"]}).to_csv(path, index=False)
+        >>> read = read_crowdtruth_csv(path)
+        >>> read.judgements
+          unit worker annotation
+        0   u1     w1      cause
+        1   u1     w1      treat
+        2   u1     w2      cause
+        >>> read.dropped
+          unit worker                     reason
+        0   u2     w1  unit judged by one worker
+        >>> folder.cleanup()
     """
     config = config or CrowdTruthConfig()
     source = str(path)
@@ -210,6 +234,18 @@ def judgements_from_posthoc(
     unit = ``mention_id``; worker = ``worker``; annotation = ``outcome`` (``verify | edit | remove``, a
     closed task with that annotation vector).  Control items are left out unless
     ``include_controls``; mentions with a single judge are left out (agreement needs two).
+
+    Examples:
+        Mention m1 was judged by two workers and stays; m2 by one (no agreement to measure) and goes.
+
+        >>> import pandas as pd
+        >>> from posthoc.crowdtruth.io import judgements_from_posthoc
+        >>> judgements = pd.DataFrame({"mention_id": ["m1", "m1", "m2"], "worker": ["w1", "w2", "w1"],
+        ...                            "outcome": ["verify", "edit", "remove"]})
+        >>> judgements_from_posthoc(judgements)
+          unit worker annotation
+        0   m1     w1     verify
+        1   m1     w2       edit
     """
     require_columns(judgements, ("mention_id", "worker", "outcome"), table=source)
     frame = judgements
@@ -290,6 +326,18 @@ def relation_extraction_task(
 
     ``term1`` / ``term2`` are ``(start, end)`` code-point offsets into ``sentence`` (``sentence[start:end]``);
     they must be inside the sentence and must not overlap.
+
+    Examples:
+        Both terms are marked in the escaped HTML, in the order they appear.
+
+        >>> from posthoc.crowdtruth.io import relation_extraction_task
+        >>> task = relation_extraction_task("u1", "Aspirin treats pain & fever.", (0, 7), (15, 19))
+        >>> task["term1"], task["term2"]
+        ('Aspirin', 'pain')
+        >>> print(task["sentence_html"].replace("</mark>", "</mark>\\n"))
+        <p><mark title="TERM 1"><b>Aspirin</b> <sup>TERM 1</sup></mark>
+         treats <mark title="TERM 2"><b>pain</b> <sup>TERM 2</sup></mark>
+         &amp; fever.</p>
     """
     spans = sorted([(int(term1[0]), int(term1[1]), "TERM 1"), (int(term2[0]), int(term2[1]), "TERM 2")])
     for start, end, name in spans:
@@ -315,7 +363,13 @@ def relation_extraction_task(
 
 
 def multiple_choice_task(unit_id: str, text: str, question: str, options: Sequence[str]) -> dict[str, Any]:
-    """A task for ``label_configs/multiple_choice.xml`` (the options become the task's dynamic choices)."""
+    """A task for ``label_configs/multiple_choice.xml`` (the options become the task's dynamic choices).
+
+    Examples:
+        >>> from posthoc.crowdtruth.io import multiple_choice_task
+        >>> multiple_choice_task("u1", "Paris is in France.", "Is this true?", ["yes", "no"])["options"]
+        [{'value': 'yes'}, {'value': 'no'}]
+    """
     if len(set(options)) != len(options) or not options:
         raise PosthocInputError(f"unit {unit_id}: give at least one option and no option twice")
     return {"unit_id": str(unit_id), "text": text, "question": question,

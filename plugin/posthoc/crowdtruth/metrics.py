@@ -214,7 +214,29 @@ def crowdtruth_metrics(
     stop_delta: float = STOP_DELTA,
     max_iterations: int = 10_000,
 ) -> CrowdTruthResult:
-    """Run the CrowdTruth 2.0 fixed-point iteration on ``vectors`` (see the module docstring)."""
+    """Run the CrowdTruth 2.0 fixed-point iteration on ``vectors`` (see the module docstring).
+
+    Examples:
+        Open-ended, one unit: w1 and w2 chose ``a``, w3 chose ``b``. Round 1 (all scores 1): cosines w1-w2 1, the
+        others 0, so UQS ``= 1/3``; w1's WWA ``= (1 + 0) / 2``, its WUA ``= cos((1, 0), (1, 1)) = 1/√2``, WQS
+        ``= 0.3536``. Round 2 weighs pairs by WQS: w3 has 0, so UQS and w1's, w2's WQS become 1 and stay there.
+
+        >>> import pandas as pd
+        >>> from posthoc.crowdtruth import build_vectors, crowdtruth_metrics
+        >>> judgements = pd.DataFrame({"unit": ["s1", "s1", "s1"], "worker": ["w1", "w2", "w3"],
+        ...                            "annotation": ["a", "a", "b"]})
+        >>> result = crowdtruth_metrics(build_vectors(judgements))
+        >>> result.units[["unit", "uqs", "uqs_initial"]].round(4)
+          unit  uqs  uqs_initial
+        0   s1  1.0       0.3333
+        >>> result.workers[["worker", "wqs", "wqs_initial", "wwa_initial", "wua_initial"]].round(4)
+          worker  wqs  wqs_initial  wwa_initial  wua_initial
+        0     w1  1.0       0.3536          0.5       0.7071
+        1     w2  1.0       0.3536          0.5       0.7071
+        2     w3  0.0       0.0000          0.0       0.0000
+        >>> result.converged
+        True
+    """
     state = _Iteration(vectors)
     ones_w = np.ones(state.n_workers)
     wqs: Floats = ones_w.copy()

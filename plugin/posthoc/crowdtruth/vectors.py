@@ -74,6 +74,19 @@ def build_vectors(
     the task is open-ended unless ``open_ended=False`` is given, in which case the annotations seen
     (sorted) are the vector.  A closed task rejects annotations outside its vector.  Each
     ``(unit, worker)`` is one judgement; its rows are summed.
+
+    Examples:
+        A closed task with the vector ``a, b, c``: w1 and w2 chose ``a`` on unit s1, w3 chose ``b``.
+
+        >>> import pandas as pd
+        >>> from posthoc.crowdtruth import build_vectors
+        >>> judgements = pd.DataFrame({"unit": ["s1", "s1", "s1"], "worker": ["w1", "w2", "w3"],
+        ...                            "annotation": ["a", "a", "b"]})
+        >>> vectors = build_vectors(judgements, annotation_vector=["a", "b", "c"])
+        >>> vectors.matrix.toarray().tolist(), vectors.worker_index.tolist()
+        ([[1.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]], [0, 1, 2])
+        >>> build_vectors(judgements).annotations.tolist()  # open-ended: only what the workers used
+        ['a', 'b']
     """
     require_columns(judgements, JUDGEMENT_TABLE_COLUMNS, table=source)
     if judgements.empty:
@@ -143,7 +156,17 @@ def build_vectors(
 
 
 def unit_indicator(vectors: JudgementVectors) -> sp.csr_matrix:
-    """Units x judgements 0/1 matrix: row ``s`` sums the judgements of unit ``s``."""
+    """Units x judgements 0/1 matrix: row ``s`` sums the judgements of unit ``s``.
+
+    Examples:
+        Judgements 0 and 1 are on unit s1, judgement 2 on s2.
+
+        >>> import pandas as pd
+        >>> from posthoc.crowdtruth.vectors import build_vectors, unit_indicator
+        >>> judgements = pd.DataFrame({"unit": ["s1", "s1", "s2"], "worker": ["w1", "w2", "w1"], "annotation": "a"})
+        >>> unit_indicator(build_vectors(judgements)).toarray().tolist()
+        [[1.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    """
     n = vectors.n_judgements
     return sp.csr_matrix(
         (np.ones(n), (vectors.unit_index, np.arange(n))), shape=(len(vectors.units), n), dtype=float
@@ -151,7 +174,19 @@ def unit_indicator(vectors: JudgementVectors) -> sp.csr_matrix:
 
 
 def unit_vectors(vectors: JudgementVectors, worker_weights: Floats | None = None) -> sp.csr_matrix:
-    """Unit (sentence) vectors ``V[s] = sum_i w_i W[s, i]`` (units x annotations); ``w = 1`` by default."""
+    """Unit (sentence) vectors ``V[s] = sum_i w_i W[s, i]`` (units x annotations); ``w = 1`` by default.
+
+    Examples:
+        Unit s1: w1 chose ``a``, w2 chose ``a`` and ``b``: ``V = (2, 1)``; with worker weights 0.5 and 1, ``(1.5, 1)``.
+
+        >>> import numpy as np
+        >>> import pandas as pd
+        >>> from posthoc.crowdtruth.vectors import build_vectors, unit_vectors
+        >>> judgements = pd.DataFrame({"unit": "s1", "worker": ["w1", "w2", "w2"], "annotation": ["a", "a", "b"]})
+        >>> vectors = build_vectors(judgements)
+        >>> unit_vectors(vectors).toarray().tolist(), unit_vectors(vectors, np.array([0.5, 1.0])).toarray().tolist()
+        ([[2.0, 1.0]], [[1.5, 1.0]])
+    """
     weighted = vectors.matrix
     if worker_weights is not None:
         weighted = sp.diags(np.asarray(worker_weights, dtype=float)[vectors.worker_index]) @ weighted
@@ -171,7 +206,19 @@ def _unit_keys(matrix: sp.csr_matrix, unit_index: Ints, n_units: int, *, open_en
 
 
 def vectors_table(vectors: JudgementVectors) -> pd.DataFrame:
-    """The judgement vectors as a long table ``unit, worker, annotation, count`` (nonzero entries only)."""
+    """The judgement vectors as a long table ``unit, worker, annotation, count`` (nonzero entries only).
+
+    Examples:
+        A worker who names one annotation twice has count 2.
+
+        >>> import pandas as pd
+        >>> from posthoc.crowdtruth.vectors import build_vectors, vectors_table
+        >>> judgements = pd.DataFrame({"unit": "s1", "worker": ["w1", "w1", "w2"], "annotation": ["a", "a", "b"]})
+        >>> vectors_table(build_vectors(judgements))
+          unit worker annotation  count
+        0   s1     w1          a    2.0
+        1   s1     w2          b    1.0
+    """
     coo = vectors.matrix.tocoo()
     return pd.DataFrame(
         {

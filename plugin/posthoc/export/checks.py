@@ -65,7 +65,15 @@ class ExclusionLog:
 
 
 def exclusions_frame(rows: list[tuple[str, str, str, str, int]] | None = None) -> pd.DataFrame:
-    """An exclusions table (``kind, worker, task_key, detail`` strings, ``count`` int64) from ``rows``."""
+    """An exclusions table (``kind, worker, task_key, detail`` strings, ``count`` int64) from ``rows``.
+
+    Examples:
+        >>> from posthoc.export.checks import exclusions_frame
+        >>> exclusions_frame([("skipped", "w2", "t9", "", 1), ("draft", "w1", "t3", "", 1)])
+              kind worker task_key detail  count
+        0    draft     w1       t3             1
+        1  skipped     w2       t9             1
+    """
     frame = pd.DataFrame(rows or [], columns=list(EXCLUSION_COLUMNS))
     frame = frame.astype({"kind": "string", "worker": "string", "task_key": "string", "detail": "string",
                           "count": "int64"})
@@ -73,7 +81,19 @@ def exclusions_frame(rows: list[tuple[str, str, str, str, int]] | None = None) -
 
 
 def summarise_exclusions(exclusions: pd.DataFrame) -> pd.DataFrame:
-    """Counts by kind with the reason: ``kind, count, reason`` (for the report and the JSON summary)."""
+    """Counts by kind with the reason: ``kind, count, reason`` (for the report and the JSON summary).
+
+    Examples:
+        Two skipped tasks of w1 and one of w2 are 3 skipped tasks.
+
+        >>> from posthoc.export.checks import exclusions_frame, summarise_exclusions
+        >>> exclusions = exclusions_frame([("skipped", "w1", "t1", "", 2), ("skipped", "w2", "t5", "", 1)])
+        >>> summarise_exclusions(exclusions)[["kind", "count"]]
+              kind  count
+        0  skipped      3
+        >>> summarise_exclusions(exclusions).loc[0, "reason"]
+        'the worker skipped (cancelled) the task: no judgement'
+    """
     if exclusions.empty:
         return pd.DataFrame({"kind": pd.Series(dtype="string"), "count": pd.Series(dtype="int64"),
                              "reason": pd.Series(dtype="string")})

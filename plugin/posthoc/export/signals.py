@@ -56,14 +56,37 @@ R = TypeVar("R")
 
 
 def digest(value: object) -> str:
-    """SHA-256 of ``value`` as sorted JSON."""
+    """SHA-256 of ``value`` as sorted JSON.
+
+    Examples:
+        The keys are sorted first, so the order they were given in does not change the digest.
+
+        >>> import hashlib
+        >>> from posthoc.export.signals import digest
+        >>> digest({"b": 1, "a": [2, 3]}) == digest({"a": [2, 3], "b": 1})
+        True
+        >>> digest({"b": 1, "a": [2, 3]}) == hashlib.sha256(b'{"a": [2, 3], "b": 1}').hexdigest()
+        True
+    """
     return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
 def pool_map(function: Callable[[T], R], items: Sequence[T], *, threads: int,
              done: Callable[[R], None] | None = None) -> list[R]:
     """``[function(item) for item in items]`` on ``threads`` threads; the first failure is raised (the rest
-    are cancelled) as it was raised; ``done`` is called with each result as it comes."""
+    are cancelled) as it was raised; ``done`` is called with each result as it comes.
+
+    Examples:
+        Results come back in the order of ``items`` whichever thread finished first.
+
+        >>> from posthoc.export.signals import pool_map
+        >>> pool_map(lambda n: n * n, [3, 1, 2], threads=2)
+        [9, 1, 4]
+        >>> pool_map(lambda n: 1 // n, [1, 0], threads=2)
+        Traceback (most recent call last):
+        ...
+        ZeroDivisionError: integer division or modulo by zero
+    """
     if not items:
         return []
     with ThreadPoolExecutor(max_workers=max(1, min(threads, len(items))), thread_name_prefix="posthoc-export") as pool:
@@ -84,7 +107,17 @@ def pool_map(function: Callable[[T], R], items: Sequence[T], *, threads: int,
 def dm_timestamp(value: str) -> str:
     """An ISO 8601 time as Label Studio answers it (``...Z``; microseconds absent when zero) in the Data
     Manager's fixed format (:data:`DM_DATETIME`, UTC, always microseconds), so that two compare as text as in
-    time; PosthocServiceError if it is no time."""
+    time; PosthocServiceError if it is no time.
+
+    Examples:
+        Microseconds are always written, and an offset is turned into UTC (10:00 at +02:00 is 08:00 UTC).
+
+        >>> from posthoc.export.signals import dm_timestamp
+        >>> dm_timestamp("2024-05-01T10:00:00Z")
+        '2024-05-01T10:00:00.000000Z'
+        >>> dm_timestamp("2024-05-01T10:00:00.25+02:00")
+        '2024-05-01T08:00:00.250000Z'
+    """
     try:
         moment = datetime.fromisoformat(value)
     except ValueError:
@@ -95,7 +128,16 @@ def dm_timestamp(value: str) -> str:
 
 
 def since_query(baseline: str) -> dict[str, object]:
-    """The Data Manager query of the tasks holding a draft or updated after ``baseline``, most recent first."""
+    """The Data Manager query of the tasks holding a draft or updated after ``baseline``, most recent first.
+
+    Examples:
+        >>> from posthoc.export.signals import EPOCH, since_query
+        >>> query = since_query(EPOCH)
+        >>> query["filters"]["conjunction"], [item["filter"] for item in query["filters"]["items"]]
+        ('or', ['filter:tasks:draft_exists', 'filter:tasks:updated_at'])
+        >>> query["filters"]["items"][1]["value"], query["ordering"]
+        ('1970-01-01T00:00:00.000000Z', ['-tasks:updated_at'])
+    """
     return {"filters": {"conjunction": "or", "items": [
         {"filter": "filter:tasks:draft_exists", "operator": "equal", "type": "Boolean", "value": True},
         {"filter": "filter:tasks:updated_at", "operator": "greater", "type": "Datetime", "value": baseline}]},

@@ -21,7 +21,21 @@ AGREEMENT_COLUMNS = ["dataset", "n_judges", "n_verified", "count"]
 
 
 def agreement_from_verdicts(verdicts: pd.DataFrame) -> pd.DataFrame:
-    """The agreement table from :func:`~posthoc.metrics.verification.annotation_verdicts`."""
+    """The agreement table from :func:`~posthoc.metrics.verification.annotation_verdicts`.
+
+    Examples:
+        Verdict rows as :func:`~posthoc.metrics.verification.annotation_verdicts` gives them: ``Paris`` of A and B
+        (2 + 1 = 3 judges, all of them verify) is in the intersection; only A put forward ``Seine``.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics.agreement import agreement_from_verdicts
+        >>> verdicts = pd.DataFrame({"dataset": "d", "doc_id": "1", "system": ["A", "B", "A"], "start": [0, 0, 9],
+        ...                          "end": [5, 5, 14], "link": ["Paris", "Paris", "Seine"], "n_judges": [2, 1, 1],
+        ...                          "n_verify": [2, 1, 0]})
+        >>> agreement_from_verdicts(verdicts)
+          dataset  n_judges  n_verified  count
+        0       d         3           3      1
+    """
     if len(verdicts) == 0:
         return empty_table({c: "str" if c == "dataset" else "int64" for c in AGREEMENT_COLUMNS})
     dataset, dataset_names = factorize(verdicts["dataset"], sort=True)
@@ -55,5 +69,19 @@ def agreement_on_intersection(judgements: Judgements) -> pd.DataFrame:
     Reads the judgements table (control rows ignored). Returns ``dataset, n_judges, n_verified,
     count``: ``count`` annotations of ``I(d)`` were judged ``n_judges`` times and verified
     ``n_verified`` times.
+
+    Examples:
+        Systems A and B both put forward ``Paris`` (verified by 1 of its 2 judges); only A put forward ``Seine``,
+        which is outside the intersection.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics import agreement_on_intersection
+        >>> judgements = pd.DataFrame(
+        ...     [("d", "1", "A", 0, 5, "Paris", "w1", "verify"), ("d", "1", "B", 0, 5, "Paris", "w2", "remove"),
+        ...      ("d", "1", "A", 9, 14, "Seine", "w3", "verify")],
+        ...     columns=["dataset", "doc_id", "system", "start", "end", "link", "worker", "outcome"])
+        >>> agreement_on_intersection(judgements)
+          dataset  n_judges  n_verified  count
+        0       d         2           1      1
     """
     return agreement_from_verdicts(verdicts_of(judged_rows(judgements))[0])

@@ -54,6 +54,17 @@ def unit_codes(rows: Judgements, unit: str) -> tuple[Ints, Ints]:
 
     Units are numbered in the sort order of their keys (as ``groupby(sort=True)``); strata are the
     sorted datasets (one stratum for ``worker``).
+
+    Examples:
+        Rows of documents ``b``, ``a``, ``b`` of dataset ``d1`` and ``a`` of ``d2``: units are the sorted
+        ``(dataset, doc_id)`` pairs ``(d1, a), (d1, b), (d2, a)``, in strata 0, 0, 1.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics.bootstrap import unit_codes
+        >>> rows = pd.DataFrame({"dataset": ["d1", "d1", "d1", "d2"], "doc_id": ["b", "a", "b", "a"]})
+        >>> codes, strata = unit_codes(rows, "doc_id")
+        >>> codes.tolist(), strata.tolist()
+        ([1, 0, 1, 2], [0, 0, 1])
     """
     if unit not in UNITS:
         raise PosthocInputError(f"resample_unit must be one of {', '.join(UNITS)}, not {unit!r}")
@@ -77,7 +88,14 @@ def unit_codes(rows: Judgements, unit: str) -> tuple[Ints, Ints]:
 def unit_matrix(
     codes: Ints, columns: Ints, weights: Floats, n_units: int, n_columns: int
 ) -> Floats:
-    """Dense ``(n_units, n_columns)`` matrix of ``weights`` summed at ``(codes, columns)``."""
+    """Dense ``(n_units, n_columns)`` matrix of ``weights`` summed at ``(codes, columns)``.
+
+    Examples:
+        >>> import numpy as np
+        >>> from posthoc.metrics.bootstrap import unit_matrix
+        >>> unit_matrix(np.array([0, 1, 0]), np.array([1, 0, 1]), np.array([1.0, 2.0, 3.0]), 2, 2).tolist()
+        [[0.0, 4.0], [2.0, 0.0]]
+    """
     flat = codes.astype(np.int64) * n_columns + columns.astype(np.int64)
     return weighted_bincount(flat, weights, minlength=n_units * n_columns).reshape(n_units, n_columns)
 
@@ -92,6 +110,16 @@ def stratum_draws(
     units with replacement (``rng.integers``). Blocks of resamples bound the memory
     (:data:`BLOCK_CELLS`); the draws are consumed in the same order whatever the block size.
     Every consumer of these draws (:func:`resampled_sums`, a reference loop) sees the same resamples.
+
+    Examples:
+        Units 0 and 2 form stratum 0, unit 1 stratum 1: each resample draws 2 positions among the first and 1
+        among the second.
+
+        >>> import numpy as np
+        >>> from posthoc.metrics.bootstrap import stratum_draws
+        >>> blocks = list(stratum_draws(np.array([0, 1, 0]), n_resamples=3, rng=np.random.default_rng(0)))
+        >>> [(members.tolist(), first, draws.shape) for members, first, draws in blocks]
+        [([0, 2], 0, (3, 2)), ([1], 0, (3, 1))]
     """
     for stratum in np.unique(strata):
         members = np.flatnonzero(strata == stratum)
@@ -107,6 +135,14 @@ def count_weights(draws: Draws) -> Floats:
     """``(b, n)`` float weights: how often each of the ``n`` units is drawn in each of ``b`` resamples.
 
     One ``np.bincount`` of the offset draws: each row is a multinomial draw of ``n`` over ``n`` equal cells.
+
+    Examples:
+        Resample 0 drew unit 0 twice and unit 2 once; resample 1 each unit once.
+
+        >>> import numpy as np
+        >>> from posthoc.metrics.bootstrap import count_weights
+        >>> count_weights(np.array([[0, 2, 0], [1, 0, 2]])).tolist()
+        [[2.0, 0.0, 1.0], [1.0, 1.0, 1.0]]
     """
     b, n = draws.shape
     flat = (draws + (np.arange(b, dtype=draws.dtype) * n)[:, None]).ravel()
@@ -124,6 +160,20 @@ def resampled_sums(counts: Floats, strata: Ints, *, n_resamples: int, rng: np.ra
     Returns ``(n_resamples, n_columns)``. The draws of :func:`stratum_draws` become per-unit count
     weights (:func:`count_weights`) and the sums one matrix product ``weights @ counts`` per stratum
     and block; only the columns a stratum touches are multiplied, on one BLAS thread.
+
+    Examples:
+        Three units; column 0 counts 1 for each, so every resample of 3 units sums to 3. With strata ``0, 1, 1``
+        unit 0 is always drawn once and the other two draws come from units 1 and 2, so column 1 sums to
+        ``0 + {1, 2} + {1, 2}``: 2, 3 or 4.
+
+        >>> import numpy as np
+        >>> from posthoc.metrics import resampled_sums
+        >>> counts = np.array([[1, 0], [1, 1], [1, 2]])
+        >>> sums = resampled_sums(counts, np.array([0, 1, 1]), n_resamples=5, rng=np.random.default_rng(0))
+        >>> sums.shape, sums[:, 0].tolist()
+        ((5, 2), [3.0, 3.0, 3.0, 3.0, 3.0])
+        >>> set(sums[:, 1].tolist()) <= {2.0, 3.0, 4.0}
+        True
     """
     n_units, n_columns = counts.shape
     if len(strata) != n_units:
@@ -144,7 +194,14 @@ def resampled_sums(counts: Floats, strata: Ints, *, n_resamples: int, rng: np.ra
 
 
 def ratio(numerator: Floats, denominator: Floats) -> Floats:
-    """``numerator / denominator`` with NaN where the denominator is 0."""
+    """``numerator / denominator`` with NaN where the denominator is 0.
+
+    Examples:
+        >>> import numpy as np
+        >>> from posthoc.metrics.bootstrap import ratio
+        >>> ratio(np.array([2.0, 1.0]), np.array([3.0, 0.0])).round(6).tolist()
+        [0.666667, nan]
+    """
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(denominator > 0, numerator / np.where(denominator > 0, denominator, 1), np.nan)
 
@@ -167,6 +224,20 @@ def bootstrap_intervals(
     statistic: ``estimate, low, high``. Seeded: the same inputs and ``seed`` give the same bounds. ``method``:
     ``bca`` (its acceleration from the within-stratum jackknife: the totals minus one unit) or ``percentile``;
     default :data:`posthoc.metrics.intervals.DEFAULT_INTERVAL` (:mod:`posthoc.metrics.intervals`).
+
+    Examples:
+        Statistic 0: three units verified 1, 0 and 1 of 1 annotation (``2/3``); a resample draws three 0s with
+        probability ``1/27`` (3.7%) and three 1s with ``8/27``, so the 95% bounds are 0 and 1. Statistic 1:
+        every unit 2 of 2, so every resample gives 1.
+
+        >>> import numpy as np
+        >>> from posthoc.metrics import bootstrap_intervals
+        >>> numerators = np.array([[1, 2], [0, 2], [1, 2]])
+        >>> denominators = np.array([[1, 2], [1, 2], [1, 2]])
+        >>> bootstrap_intervals(numerators, denominators, n_resamples=200, method="percentile")
+           estimate  low  high
+        0  0.666667  0.0   1.0
+        1  1.000000  1.0   1.0
     """
 
     numerators = np.asarray(numerators, dtype=float)

@@ -41,7 +41,19 @@ _SHARED: ContextVar[dict[int, tuple[pa.ChunkedArray, dict[bool, tuple[Ints, pd.I
 
 @contextmanager
 def shared_factorisation() -> Iterator[None]:
-    """Within the block, :func:`factorize` factorises each Arrow-backed column once (nested blocks share)."""
+    """Within the block, :func:`factorize` factorises each Arrow-backed column once (nested blocks share).
+
+    Examples:
+        Inside the block a column is factorised once; the result is the same as outside it.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics.codes import factorize, shared_factorisation
+        >>> column = pd.Series(["b", "a", "b"], dtype="str")
+        >>> with shared_factorisation():
+        ...     inside = factorize(column, sort=True)[0].tolist()
+        >>> inside == factorize(column, sort=True)[0].tolist() == [1, 0, 1]
+        True
+    """
     if _SHARED.get() is not None:
         yield
         return
@@ -116,6 +128,13 @@ def factorize(values: pd.Series | pd.Index | Values, *, sort: bool = False) -> t
     "equal values, equal codes" (pandas' order of first appearance, or the sorted one). Within
     :func:`shared_factorisation` an Arrow-backed Series is factorised once; the codes are read-only so
     that no caller can change a shared result.
+
+    Examples:
+        >>> import pandas as pd
+        >>> from posthoc.metrics.codes import factorize
+        >>> codes, uniques = factorize(pd.Series(["b", "a", None, "b"], dtype="str"), sort=True)
+        >>> codes.tolist(), uniques.tolist(), codes.flags.writeable
+        ([1, 0, -1, 1], ['a', 'b'], False)
     """
     cache = _SHARED.get()
     arrow = _arrow(values)
@@ -144,6 +163,20 @@ def derive_codes(parent: pd.Series, rows: Ints, child: pd.Series) -> None:
     Within :func:`shared_factorisation`, when ``parent`` was factorised: the codes of those rows,
     renumbered over the uniques they use (so exactly ``pd.factorize(child, sort=True)`` when the parent's
     were sorted), instead of hashing the child's strings again. Otherwise nothing happens.
+
+    Examples:
+        The child holds rows 2 and 0 of the parent (``c``, ``a``): its sorted codes are those pandas gives it.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics.codes import derive_codes, factorize, shared_factorisation
+        >>> parent = pd.Series(["a", "b", "c"], dtype="str")
+        >>> child = parent.iloc[[2, 0]].reset_index(drop=True)
+        >>> with shared_factorisation():
+        ...     _ = factorize(parent, sort=True)
+        ...     derive_codes(parent, [2, 0], child)
+        ...     codes, uniques = factorize(child, sort=True)
+        >>> codes.tolist(), uniques.tolist()
+        ([1, 0], ['a', 'c'])
     """
     cache = _SHARED.get()
     parent_arrow, child_arrow = _arrow(parent), _arrow(child)
@@ -203,6 +236,15 @@ def dense_codes(*keys: Ints) -> tuple[Ints, Ints]:
     fits in 62 bits (re-densified when it would not), then densified once: by a presence map when the
     range is small (codes then follow the key order), else by a hash factorisation. Callers must not
     rely on the numbering beyond "equal tuples, equal codes".
+
+    Examples:
+        Rows 0 and 2 hold the tuple ``(1, 0)``: one code, first seen at row 0 (the numbering itself is not promised).
+
+        >>> import numpy as np
+        >>> from posthoc.metrics.codes import dense_codes
+        >>> codes, first = dense_codes(np.array([1, 0, 1]), np.array([0, 0, 0]))
+        >>> bool(codes[0] == codes[2] != codes[1]), sorted(first.tolist())
+        (True, [0, 1])
     """
     if len(keys[0]) == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
@@ -236,6 +278,16 @@ def nested_codes(*keys: Ints) -> tuple[Ints, Ints, Ints]:
     Keys as :func:`dense_codes`'. Both numberings come from one ``argsort`` of the rows' mixed-radix key
     (the outer key is its quotient by the last key's range), instead of two densifications and two scans
     for first rows. Callers must not rely on the numberings beyond "equal tuples, equal codes".
+
+    Examples:
+        Tuples ``(0, 1), (0, 2), (1, 1), (0, 1)``: three inner codes (rows 0 and 3 share one) in two outer ones.
+
+        >>> import numpy as np
+        >>> from posthoc.metrics.codes import nested_codes
+        >>> inner, outer, rows = nested_codes(np.array([0, 0, 1, 0]), np.array([1, 2, 1, 1]))
+        >>> same_outer = outer[inner[0]] == outer[inner[1]] != outer[inner[2]]
+        >>> len(set(inner.tolist())), bool(inner[0] == inner[3]), bool(same_outer)
+        (3, True, True)
     """
     if len(keys[0]) == 0:
         empty = np.zeros(0, dtype=np.int64)
@@ -259,6 +311,15 @@ def sorted_codes(*keys: Ints) -> tuple[Ints, Ints]:
     With keys from ``pd.factorize(..., sort=True)`` the numbering is that of ``groupby(sort=True)``.
     One mixed-radix int64 key is sorted (a presence map when its range is small, else one ``argsort`` of
     the rows' keys) when the key ranges allow it, else a ``lexsort`` of the tuples.
+
+    Examples:
+        The tuples ``(1, 0), (0, 5), (1, 0)`` in sort order: ``(0, 5)`` is 0, ``(1, 0)`` is 1.
+
+        >>> import numpy as np
+        >>> from posthoc.metrics.codes import sorted_codes
+        >>> codes, first = sorted_codes(np.array([1, 0, 1]), np.array([0, 5, 0]))
+        >>> codes.tolist(), first.tolist()
+        ([1, 0, 1], [1, 0])
     """
     arrays = [np.asarray(key, dtype=np.int64) for key in keys]
     if len(arrays[0]) == 0:
@@ -286,6 +347,12 @@ def category_codes(values: pd.Series, categories: Sequence[str]) -> Ints:
     """Each value's index in ``categories`` as int64, for values already validated to be among them.
 
     An Arrow-backed column is looked up by one ``pyarrow.compute.index_in``; any other by comparisons.
+
+    Examples:
+        >>> import pandas as pd
+        >>> from posthoc.metrics.codes import category_codes
+        >>> category_codes(pd.Series(["edit", "verify", "remove"], dtype="str"), ["verify", "edit", "remove"]).tolist()
+        [1, 0, 2]
     """
     arrow = _arrow(values)
     if arrow is not None and isinstance(values.dtype, pd.StringDtype):
@@ -304,6 +371,12 @@ def take_strings(names: Sequence[Any] | pd.Index | Values, codes: Ints) -> pd.ap
     """``pd.array(np.asarray(names, dtype=object)[codes], dtype="str")``, built by one take of the few names.
 
     The same array (``str`` dtype, equal values), without converting one Python string per row.
+
+    Examples:
+        >>> import numpy as np
+        >>> from posthoc.metrics.codes import take_strings
+        >>> take_strings(["A", "B"], np.array([1, 0, 1])).tolist()
+        ['B', 'A', 'B']
     """
     return pd.array(np.asarray(names, dtype=object), dtype="str").take(np.asarray(codes, dtype=np.int64))
 
@@ -313,6 +386,14 @@ def column_codes(column: pd.Series, *, sort: bool = False) -> Ints:
 
     An integer column is its own codes without ``sort``; with ``sort`` its ranks come from a presence
     map when its range is small (offsets), else from ``pd.factorize``. Other columns: :func:`factorize`.
+
+    Examples:
+        An integer column is its own codes; with ``sort`` its ranks.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics.codes import column_codes
+        >>> column_codes(pd.Series([30, 10, 30])).tolist(), column_codes(pd.Series([30, 10, 30]), sort=True).tolist()
+        ([30, 10, 30], [1, 0, 1])
     """
     if pd.api.types.is_integer_dtype(column.dtype):
         values = column.to_numpy(np.int64)
@@ -331,6 +412,15 @@ def aligned_codes(columns: Sequence[pd.Series]) -> list[Ints]:
 
     Each column is factorised on its own (:func:`factorize`, shared within a block) and their few uniques
     once together; integer columns are their values (shifted to start at 1).
+
+    Examples:
+        ``b`` gets one code in both tables, a missing value 0.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics.codes import aligned_codes
+        >>> left, right = aligned_codes([pd.Series(["a", "b"], dtype="str"), pd.Series(["b", None], dtype="str")])
+        >>> bool(left[1] == right[0]), int(right[1])
+        (True, 0)
     """
     if all(pd.api.types.is_integer_dtype(column.dtype) for column in columns):
         values = [column.to_numpy(np.int64) for column in columns]
@@ -359,6 +449,15 @@ def shared_codes(
 
     Equal tuples get equal codes in every frame (missing values are a value of their own). ``rows``
     (one index array or None per frame) gives codes of those rows of a frame only, without a copy of them.
+
+    Examples:
+        >>> import pandas as pd
+        >>> from posthoc.metrics.codes import shared_codes
+        >>> first = pd.DataFrame({"doc": ["1", "2"], "start": [0, 0]})
+        >>> second = pd.DataFrame({"doc": ["2", "1"], "start": [0, 5]})
+        >>> a, b = shared_codes([first, second], ["doc", "start"])
+        >>> bool(a[1] == b[0]), bool(a[0] != b[1])
+        (True, True)
     """
     picks = list(rows) if rows is not None else [None] * len(frames)
     per_key = [
@@ -372,7 +471,14 @@ def shared_codes(
 
 
 def lookup(codes: Ints, targets: Ints) -> Ints:
-    """For each of ``codes``, the position of the same code in ``targets`` (unique codes), or -1."""
+    """For each of ``codes``, the position of the same code in ``targets`` (unique codes), or -1.
+
+    Examples:
+        >>> import numpy as np
+        >>> from posthoc.metrics.codes import lookup
+        >>> lookup(np.array([7, 3, 9]), np.array([3, 7])).tolist()
+        [1, 0, -1]
+    """
     if len(codes) == 0:
         return np.zeros(0, dtype=np.int64)
     size = int(max(codes.max(initial=0), targets.max(initial=0))) + 1

@@ -31,7 +31,13 @@ RANKED: Final = {"precision": "posthoc_precision", "recall": "posthoc_recall", "
 
 
 def system_order(systems: list[str], gt_system: str = GT_SYSTEM) -> list[str]:
-    """The ground truth first, then the other systems alphabetically (the report's order)."""
+    """The ground truth first, then the other systems alphabetically (the report's order).
+
+    Examples:
+        >>> from posthoc.metrics.comparisons import system_order
+        >>> system_order(["REL", "GT", "E2E", "REL"])
+        ['GT', 'E2E', 'REL']
+    """
     return sorted(set(systems), key=lambda name: (name != gt_system, name))
 
 

@@ -28,6 +28,25 @@ def control_results(judgements: Judgements, *, pass_threshold: float = 1.0, excl
     Reads ``worker, outcome, is_control, expected_outcome``. One row per worker of the table
     (sorted); ``excluded`` is True for failing workers when ``exclude`` (the metrics then drop
     all their judgements).
+
+    Examples:
+        w1 got both control annotations right (pass rate 2/2), w2 one of two (1/2, excluded under the paper's
+        rule); w3 judged no control.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics import control_results
+        >>> judgements = pd.DataFrame({
+        ...     "worker": ["w1", "w1", "w2", "w2", "w3"],
+        ...     "outcome": ["verify", "remove", "verify", "verify", "verify"],
+        ...     "is_control": [True, True, True, True, False],
+        ...     "expected_outcome": ["verify", "remove", "verify", "remove", None]})
+        >>> control_results(judgements)
+          worker  n_control  n_passed  pass_rate  excluded
+        0     w1          2         2        1.0     False
+        1     w2          2         1        0.5      True
+        2     w3          0         0        NaN     False
+        >>> control_results(judgements, pass_threshold=0.5)["excluded"].tolist()
+        [False, False, False]
     """
     require_columns(judgements, ["worker", "outcome"], table="judgements")
     if not 0 <= pass_threshold <= 1:

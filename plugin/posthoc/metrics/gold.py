@@ -84,6 +84,33 @@ def corrected_gold(
     worker, outcome, new_link, surface``; control rows ignored; drop failing workers first);
     ``mentions``: the mentions table with GT under ``gt_system``. Returns ``dataset, doc_id,
     system, start, end, surface, link, link_original, is_nil, source``.
+
+    Examples:
+        GT's ``Paris`` verified, ``Seine`` edited to ``Seine_(river)`` (normalised to its Wikipedia URL), ``Lyon``
+        removed, ``Nice`` never judged; system A's verified ``Metz`` overlaps no GT mention (outcome E), so it is
+        added.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics import corrected_gold
+        >>> judgements = pd.DataFrame(
+        ...     [("d", "1", "GT", 0, 5, "Paris", "w1", "verify", None),
+        ...      ("d", "1", "GT", 10, 15, "Seine", "w1", "edit", "Seine_(river)"),
+        ...      ("d", "1", "GT", 20, 24, "Lyon", "w1", "remove", None),
+        ...      ("d", "1", "A", 40, 44, "Metz", "w1", "verify", None)],
+        ...     columns=["dataset", "doc_id", "system", "start", "end", "link", "worker", "outcome", "new_link"])
+        >>> mentions = pd.DataFrame(
+        ...     [("d", "1", "GT", 0, 5, "Paris"), ("d", "1", "GT", 10, 15, "Seine"), ("d", "1", "GT", 20, 24, "Lyon"),
+        ...      ("d", "1", "GT", 30, 34, "Nice"), ("d", "1", "A", 40, 44, "Metz")],
+        ...     columns=["dataset", "doc_id", "system", "start", "end", "link"])
+        >>> gold = corrected_gold(judgements, mentions)
+        >>> gold[["system", "start", "end", "link_original", "source"]]
+          system  start  end  link_original          source
+        0     GT      0    5          Paris        verified
+        1     GT     10   15  Seine_(river)          edited
+        2     GT     30   34           Nice        unjudged
+        3     GT     40   44           Metz  added_verified
+        >>> gold.loc[1, "link"]
+        'https://en.wikipedia.org/wiki/Seine_(river)'
     """
     rows = judged_rows(judgements)
     verdicts, codes = verdicts_of(rows, ties_verified=ties_verified)

@@ -60,7 +60,16 @@ def _text_columns(frame: pd.DataFrame, columns: tuple[str, ...], table: str) -> 
 
 
 def is_control(judgements: Judgements) -> Bools:
-    """Boolean mask of control rows (``is_control`` True; absent column = no controls)."""
+    """Boolean mask of control rows (``is_control`` True; absent column = no controls).
+
+    Examples:
+        >>> import pandas as pd
+        >>> from posthoc.metrics.inputs import is_control
+        >>> is_control(pd.DataFrame({"is_control": [True, None, False]})).tolist()
+        [True, False, False]
+        >>> is_control(pd.DataFrame({"worker": ["w1", "w2"]})).tolist()
+        [False, False]
+    """
     if "is_control" not in judgements.columns:
         return np.zeros(len(judgements), dtype=bool)
     return judgements["is_control"].fillna(False).astype(bool).to_numpy()
@@ -71,6 +80,24 @@ def judged_rows(judgements: Judgements, *, keep_controls: bool = False) -> Judge
 
     Raises :class:`PosthocInputError` for missing columns, non-integer offsets, empty key columns
     and ``outcome`` values other than ``verify | edit | remove``.
+
+    Examples:
+        The control row goes, offsets given as text become integers; an outcome outside verify / edit / remove is
+        refused.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics.inputs import judged_rows
+        >>> judgements = pd.DataFrame(
+        ...     [("d", "1", "A", "0", "5", "Paris", "w1", "verify", False),
+        ...      ("d", "c", "A", 0, 4, "Lyon", "w1", "edit", True)],
+        ...     columns=["dataset", "doc_id", "system", "start", "end", "link", "worker", "outcome", "is_control"])
+        >>> rows = judged_rows(judgements)
+        >>> len(rows), rows["start"].dtype.name, int(rows["end"].iloc[0])
+        (1, 'int64', 5)
+        >>> judged_rows(judgements.assign(outcome="maybe"))
+        Traceback (most recent call last):
+        ...
+        posthoc.errors.PosthocInputError: judgements table: column outcome must be one of verify, edit, remove; ...
     """
     require_columns(judgements, JUDGEMENT_NEEDS, table="judgements")
     frame = judgements if keep_controls else judgements.loc[~is_control(judgements)]
@@ -91,6 +118,18 @@ def mention_rows(mentions: Mentions) -> Mentions:
     """The validated mentions table (offsets as int64, key columns as str), duplicates dropped.
 
     Duplicates (same dataset, document, system, span and link) count once: an annotation is a set member.
+
+    Examples:
+        The same annotation twice counts once.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics.inputs import mention_rows
+        >>> mentions = pd.DataFrame([("d", "1", "GT", 0, 5, "Paris")] * 2 + [("d", "1", "GT", 9, 14, "Seine")],
+        ...                         columns=["dataset", "doc_id", "system", "start", "end", "link"])
+        >>> mention_rows(mentions)[["start", "end", "link"]]
+           start  end   link
+        0      0    5  Paris
+        1      9   14  Seine
     """
     require_columns(mentions, MENTION_NEEDS, table="mentions")
     frame = mentions.copy()

@@ -58,19 +58,49 @@ Mask: TypeAlias = "Bools | StratumMask"
 
 
 def check_method(method: str) -> None:
+    """:class:`PosthocInputError` unless ``method`` is one of :data:`METHODS`.
+
+    Examples:
+        >>> from posthoc.metrics.intervals import check_method
+        >>> check_method("bca")
+        >>> check_method("normal")
+        Traceback (most recent call last):
+        ...
+        posthoc.errors.PosthocInputError: interval method must be one of bca, percentile, not 'normal'
+    """
     if method not in METHODS:
         raise PosthocInputError(f"interval method must be one of {', '.join(METHODS)}, not {method!r}")
 
 
 def normal_cdf(values: Floats) -> Floats:
-    """``Phi`` elementwise (``scipy.special.ndtr``, imported when first needed)."""
+    """``Phi`` elementwise (``scipy.special.ndtr``, imported when first needed).
+
+    Examples:
+        ``Phi(0) = 1/2`` by symmetry; ``Phi(1.959964) = 0.975``, the 95% two-sided point.
+
+        >>> import numpy as np
+        >>> from posthoc.metrics.intervals import normal_cdf
+        >>> normal_cdf(np.array([0.0, 1.959964])).round(6).tolist()
+        [0.5, 0.975]
+    """
     from scipy.special import ndtr
 
     return np.asarray(ndtr(np.asarray(values, dtype=float)), dtype=float)
 
 
 def normal_quantile(levels: Floats) -> Floats:
-    """``Phi^-1`` of levels clipped into (0, 1) (``+-8.2`` at the clip; ``scipy.special.ndtri``)."""
+    """``Phi^-1`` of levels clipped into (0, 1) (``+-8.2`` at the clip; ``scipy.special.ndtri``).
+
+    Examples:
+        The inverse of :func:`normal_cdf`; a level of 0 or 1 is clipped instead of giving an infinity.
+
+        >>> import numpy as np
+        >>> from posthoc.metrics.intervals import normal_quantile
+        >>> normal_quantile(np.array([0.5, 0.975])).round(6).tolist()
+        [0.0, 1.959964]
+        >>> bool(np.isfinite(normal_quantile(np.array([0.0, 1.0]))).all())
+        True
+    """
     from scipy.special import ndtri
 
     return np.asarray(ndtri(np.clip(np.asarray(levels, dtype=float), 1e-16, 1 - 1e-16)), dtype=float)
@@ -81,6 +111,16 @@ def acceleration(jackknife: Floats, mask: Mask | None = None) -> Floats:
 
     ``mask`` (same shape, default all): the units of each statistic's stratum; a statistic whose
     jackknife values are all equal (or NaN) gets 0.
+
+    Examples:
+        Jackknife values ``0, 0, 3`` (mean 1): deviations ``mean - value = 1, 1, -2``, squares sum 6, cubes sum
+        ``1 + 1 - 8 = -6``, so ``a = -6 / (6 * 6^1.5) = -1 / 6^1.5``; equal values give 0.
+
+        >>> import numpy as np
+        >>> from posthoc.metrics.intervals import acceleration
+        >>> accel = acceleration(np.array([[0.0, 2.0], [0.0, 2.0], [3.0, 2.0]]))
+        >>> accel.round(6).tolist(), round(-1 / 6**1.5, 6)
+        ([-0.068041, 0.0], -0.068041)
     """
     values = np.asarray(jackknife, dtype=float)
     if isinstance(mask, StratumMask):  # each stratum's block alone: the same sums without the other units' zeros
@@ -112,7 +152,19 @@ def _share_below(samples: Floats, point: Floats) -> tuple[Floats, Ints]:
 
 
 def bias_correction(samples: Floats, estimate: Floats) -> Floats:
-    """``z0`` per statistic; the share is kept within ``[1 / 2B, 1 - 1 / 2B]`` so ``z0`` stays finite."""
+    """``z0`` per statistic; the share is kept within ``[1 / 2B, 1 - 1 / 2B]`` so ``z0`` stays finite.
+
+    Examples:
+        Two of four resamples below the estimate 0.25 give ``z0 = Phi^-1(1/2) = 0``; all four below 0.9 is kept at
+        ``1 - 1/(2 * 4)``, so ``z0 = Phi^-1(7/8)``.
+
+        >>> import numpy as np
+        >>> from posthoc.metrics.intervals import bias_correction, normal_quantile
+        >>> samples = np.array([[0.1, 0.1], [0.2, 0.2], [0.3, 0.3], [0.5, 0.4]])
+        >>> z0 = bias_correction(samples, np.array([0.25, 0.9]))
+        >>> z0.round(6).tolist(), round(float(normal_quantile(np.array([7 / 8]))[0]), 6)
+        ([0.0, 1.150349], 1.150349)
+    """
     share, n = _share_below(samples, estimate)
     half = 0.5 / np.maximum(n, 1)
     return np.where(np.isnan(share), np.nan, normal_quantile(np.clip(np.nan_to_num(share), half, 1 - half)))
@@ -127,7 +179,17 @@ def _corrections(samples: Floats, estimate: Floats, jackknife: Floats | None,
 
 def expansion(n_units: Ints | None, tail: float, shape: tuple[int, ...]) -> Floats:
     """The normal quantile of ``tail`` per statistic, expanded for ``n`` units: ``sqrt(n / (n - 1)) t_{n-1}(tail)``
-    (Hesterberg 2015 section 5.2); unexpanded ``z`` without ``n_units`` or below 2 units."""
+    (Hesterberg 2015 section 5.2); unexpanded ``z`` without ``n_units`` or below 2 units.
+
+    Examples:
+        With 10 units the 2.5% point ``-1.959964`` becomes ``sqrt(10/9) t_9(0.025) = 1.054093 * -2.262157``; with
+        no unit count it stays the normal one.
+
+        >>> import numpy as np
+        >>> from posthoc.metrics.intervals import expansion
+        >>> expansion(np.array([10]), 0.025, (1,)).round(6).tolist(), expansion(None, 0.025, (1,)).round(6).tolist()
+        ([-2.384523], [-1.959964])
+    """
     z = np.full(shape, _NORMAL.inv_cdf(tail))
     if n_units is None:
         return z
@@ -162,7 +224,18 @@ def _levels(z0: Floats, accel: Floats, z: Floats) -> Floats:
 
 def column_quantiles(samples: Floats, levels: Floats, *, ordered: Floats | None = None) -> Floats:
     """Each column's quantile at its own level (linear interpolation over its non-NaN resamples); ``ordered``:
-    the samples already sorted along axis 0 (NaN last), to sort once for several levels."""
+    the samples already sorted along axis 0 (NaN last), to sort once for several levels.
+
+    Examples:
+        Column 0 ``1, 2, 3, 4`` at level 0.5: position ``0.5 * 3 = 1.5``, between 2 and 3, so 2.5; column 1 has a
+        NaN, so its level 1.0 is the last of its 3 values.
+
+        >>> import numpy as np
+        >>> from posthoc.metrics.intervals import column_quantiles
+        >>> samples = np.array([[4.0, 1.0], [1.0, np.nan], [3.0, 7.0], [2.0, 5.0]])
+        >>> column_quantiles(samples, np.array([0.5, 1.0])).tolist()
+        [2.5, 7.0]
+    """
     ordered = np.sort(samples, axis=0) if ordered is None else ordered
     n = (~np.isnan(samples)).sum(axis=0)
     position = np.clip(np.nan_to_num(levels), 0, 1) * np.maximum(n - 1, 0)
@@ -179,6 +252,15 @@ def percentile_interval(samples: Floats, *, confidence: float = 0.95) -> tuple[F
 
     ``numpy.quantile`` (linear interpolation) on the columns without NaN, in one call;
     ``numpy.nanquantile`` (the same rule on the non-NaN resamples) only on columns that have one.
+
+    Examples:
+        Resamples ``0, 1, ..., 100`` of one statistic: the 2.5% and 97.5% points are 2.5 and 97.5.
+
+        >>> import numpy as np
+        >>> from posthoc.metrics.intervals import percentile_interval
+        >>> low, high = percentile_interval(np.arange(101.0).reshape(-1, 1))
+        >>> low.round(9).tolist(), high.round(9).tolist()
+        ([2.5], [97.5])
     """
     if not 0 < confidence < 1:
         raise PosthocInputError(f"confidence must be between 0 and 1, not {confidence}")
@@ -264,7 +346,17 @@ def interval_and_p(samples: Floats, estimate: Floats, *, method: str = "bca",
 
 
 def holm(p: Floats) -> Floats:
-    """Holm's step-down adjusted p-values (Holm 1979) of one family; NaN entries stay NaN and do not count."""
+    """Holm's step-down adjusted p-values (Holm 1979) of one family; NaN entries stay NaN and do not count.
+
+    Examples:
+        Three p-values sorted ``0.01, 0.02, 0.04`` are multiplied by 3, 2, 1: ``0.03, 0.04, 0.04`` (each at least
+        the one before it); a NaN stays NaN and does not count.
+
+        >>> import numpy as np
+        >>> from posthoc.metrics.intervals import holm
+        >>> holm(np.array([0.04, 0.01, np.nan, 0.02])).round(6).tolist()
+        [0.04, 0.03, nan, 0.04]
+    """
     p = np.asarray(p, dtype=float)
     adjusted = np.full(p.shape, np.nan)
     present = np.flatnonzero(~np.isnan(p))

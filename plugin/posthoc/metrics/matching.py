@@ -25,7 +25,16 @@ FLAGS: Final = ("same_span_same_link", "same_span", "overlap_same_link", "overla
 
 
 def spans_overlap(start_a: Ints, end_a: Ints, start_b: Ints, end_b: Ints) -> Bools:
-    """Element-wise: do ``[start_a, end_a)`` and ``[start_b, end_b)`` share a code point (or are identical)?"""
+    """Element-wise: do ``[start_a, end_a)`` and ``[start_b, end_b)`` share a code point (or are identical)?
+
+    Examples:
+        ``[0, 5)`` and ``[4, 9)`` share code point 4; ``[0, 5)`` and ``[5, 9)`` only touch.
+
+        >>> import numpy as np
+        >>> from posthoc.metrics import spans_overlap
+        >>> spans_overlap(np.array([0, 0]), np.array([5, 5]), np.array([4, 5]), np.array([9, 9])).tolist()
+        [True, False]
+    """
     overlap: Bools = ((start_a < end_b) & (start_b < end_a)) | ((start_a == start_b) & (end_a == end_b))
     return overlap
 
@@ -90,6 +99,15 @@ def code_flags(
     """:func:`match_flags` on integer codes: rows ``left`` of ``codes`` matched against rows ``right``.
 
     ``left`` and ``right`` are index arrays (or boolean masks) into the arrays of ``codes``.
+
+    Examples:
+        Row 0 (``[0, 5)`` link 7) against rows 1 (``[0, 5)`` link 8) and 2 (``[3, 9)`` link 7) of one document.
+
+        >>> import numpy as np
+        >>> from posthoc.metrics.matching import SpanCodes, code_flags
+        >>> codes = SpanCodes.of(np.array([0, 0, 0]), np.array([0, 0, 3]), np.array([5, 5, 9]), np.array([7, 8, 7]))
+        >>> {name: flag.tolist() for name, flag in code_flags(codes, np.array([0]), np.array([1, 2])).items()}
+        {'same_span_same_link': [False], 'same_span': [True], 'overlap_same_link': [True], 'overlap': [True]}
     """
     wanted = list(flags)
     unknown = sorted(set(wanted) - set(FLAGS))
@@ -125,6 +143,19 @@ def match_flags(left: pd.DataFrame, right: pd.DataFrame, *, flags: Iterable[str]
     ``same_span``            identical span, any link;
     ``overlap_same_link``    overlapping span (identical included), same link (relaxed match);
     ``overlap``              overlapping span, any link.
+
+    Examples:
+        ``Paris [0, 5)`` has its twin on the right; ``Seine [9, 14)`` overlaps ``[10, 14)`` linked elsewhere.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics import match_flags
+        >>> columns = ["dataset", "doc_id", "start", "end", "link"]
+        >>> left = pd.DataFrame([("d", "1", 0, 5, "Paris"), ("d", "1", 9, 14, "Seine")], columns=columns)
+        >>> right = pd.DataFrame([("d", "1", 0, 5, "Paris"), ("d", "1", 10, 14, "Seine_river")], columns=columns)
+        >>> match_flags(left, right, flags=["same_span_same_link", "overlap_same_link", "overlap"])
+           same_span_same_link  overlap_same_link  overlap
+        0                 True               True     True
+        1                False              False     True
     """
     n, both = len(left), [left, right]
     # each table's columns coded on their own and aligned (no concatenated copy of the strings)
@@ -142,6 +173,16 @@ def overlap_components(group: Ints, start: Ints, end: Ints) -> Ints:
     Two spans of one group are in one component when a chain of overlapping spans (:func:`spans_overlap`)
     joins them. One sort and a running maximum of the ends: linear after the sort. Codes are numbered in the
     order of (group, first start) of the components.
+
+    Examples:
+        In group 0, ``[0, 5)`` and ``[8, 12)`` are joined through ``[4, 9)``; ``[20, 22)`` stands alone; group 1's
+        ``[0, 5)`` is another component although its span is that of the first.
+
+        >>> import numpy as np
+        >>> from posthoc.metrics.matching import overlap_components
+        >>> group, start, end = np.array([0, 0, 0, 0, 1]), np.array([0, 8, 4, 20, 0]), np.array([5, 12, 9, 22, 5])
+        >>> overlap_components(group, start, end).tolist()
+        [0, 0, 0, 1, 2]
     """
     n = len(group)
     if n == 0:

@@ -66,6 +66,21 @@ def document_counts(
 
     Plus the per-document ``precision, recall, f1`` and ``in_scope`` used by macro averaging.
     Rows exist for every document of a dataset and every non-GT system present in that dataset.
+
+    Examples:
+        GT has ``Paris [0, 5)`` and ``Seine [9, 14)``; system A has ``Paris [0, 5)`` and ``Seine [10, 14)``. Strict:
+        1 of A's 2 annotations is in GT and 1 of GT's 2 is found; overlap: both, both ways.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics import document_counts
+        >>> mentions = pd.DataFrame(
+        ...     [("d", "1", "GT", 0, 5, "Paris"), ("d", "1", "GT", 9, 14, "Seine"),
+        ...      ("d", "1", "A", 0, 5, "Paris"), ("d", "1", "A", 10, 14, "Seine")],
+        ...     columns=["dataset", "doc_id", "system", "start", "end", "link"])
+        >>> document_counts(mentions)[["matching", "tp_system", "n_system", "tp_gt", "n_gt", "precision", "recall"]]
+          matching  tp_system  n_system  tp_gt  n_gt  precision  recall
+        0  overlap          2         2      2     2        1.0     1.0
+        1   strict          1         2      1     2        0.5     0.5
     """
     return counts_of_rows(mention_rows(mentions), gt_system=gt_system, matching=matching)
 
@@ -147,7 +162,23 @@ def counts_of_rows(rows: Mentions, *, gt_system: str, matching: Sequence[str] = 
 
 
 def scores_from_counts(counts: pd.DataFrame, *, averaging: Sequence[str] = AVERAGINGS) -> pd.DataFrame:
-    """Micro / macro scores from :func:`document_counts` (see :func:`preannotation_scores`)."""
+    """Micro / macro scores from :func:`document_counts` (see :func:`preannotation_scores`).
+
+    Examples:
+        Two documents' strict counts: ``1 / 2`` and ``1 / 1`` of the system's annotations right (micro ``2 / 3``,
+        macro ``(0.5 + 1) / 2``), all of GT's found.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics.preannotation import scores_from_counts
+        >>> counts = pd.DataFrame({"dataset": "d", "doc_id": ["1", "2"], "system": "A", "matching": "strict",
+        ...                        "tp_system": [1, 1], "n_system": [2, 1], "tp_gt": [1, 1], "n_gt": [1, 1],
+        ...                        "in_scope": True, "precision": [0.5, 1.0], "recall": [1.0, 1.0],
+        ...                        "f1": [2 / 3, 1.0]})
+        >>> scores_from_counts(counts)[["averaging", "precision", "recall"]].round(6)
+          averaging  precision  recall
+        0     macro   0.750000     1.0
+        1     micro   0.666667     1.0
+    """
     unknown = sorted(set(averaging) - set(AVERAGINGS))
     if unknown:
         raise PosthocInputError(f"preannotation: unknown averaging {unknown}; use one of {', '.join(AVERAGINGS)}")
@@ -193,5 +224,22 @@ def preannotation_scores(
     matching, averaging, precision, recall, f1, n_documents, tp_system, n_system, tp_gt, n_gt``
     (``n_documents`` = documents in scope; counts summed over the dataset). See the module
     docstring for the matching and averaging rules.
+
+    Examples:
+        Document 1 as in :func:`document_counts`' example, and document 2 where GT has ``Lyon`` and A nothing.
+        Strict micro: precision ``1/2``, recall ``1/3``, F1 ``2 (1/2)(1/3) / (1/2 + 1/3) = 0.4``; strict macro:
+        the mean of document 1's ``0.5`` and document 2's ``0`` (GT annotations, no system annotation).
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics import preannotation_scores
+        >>> mentions = pd.DataFrame(
+        ...     [("d", "1", "GT", 0, 5, "Paris"), ("d", "1", "GT", 9, 14, "Seine"), ("d", "2", "GT", 0, 4, "Lyon"),
+        ...      ("d", "1", "A", 0, 5, "Paris"), ("d", "1", "A", 10, 14, "Seine")],
+        ...     columns=["dataset", "doc_id", "system", "start", "end", "link"])
+        >>> scores = preannotation_scores(mentions, matching=["strict"])
+        >>> scores[["averaging", "precision", "recall", "f1", "n_documents", "tp_gt", "n_gt"]]
+          averaging  precision    recall    f1  n_documents  tp_gt  n_gt
+        0     macro       0.25  0.250000  0.25            2      1     3
+        1     micro       0.50  0.333333  0.40            2      1     3
     """
     return scores_from_counts(document_counts(mentions, gt_system=gt_system, matching=matching), averaging=averaging)

@@ -38,6 +38,15 @@ def fleiss_kappa_table(counts: Ints) -> float:
 
     ``P_i = (Σ_j n_ij² - n) / (n (n - 1))``, ``p_j = Σ_i n_ij / (N n)``,
     ``kappa = (mean P_i - Σ p_j²) / (1 - Σ p_j²)``. NaN when chance agreement is 1.
+
+    Examples:
+        Two items, three raters: item 1 ``3 : 0`` (``P_1 = 1``), item 2 ``1 : 2`` (``P_2 = (1 + 4 - 3) / 6 = 1/3``);
+        ``p = (4/6, 2/6)``, chance ``5/9``, ``kappa = (2/3 - 5/9) / (1 - 5/9) = 1/4``.
+
+        >>> import numpy as np
+        >>> from posthoc.metrics import fleiss_kappa_table
+        >>> round(fleiss_kappa_table(np.array([[3, 0], [1, 2]])), 6)
+        0.25
     """
     table = np.asarray(counts, dtype=float)
     if table.ndim != 2 or table.shape[0] == 0:
@@ -60,6 +69,15 @@ def krippendorff_alpha(counts: Ints) -> float:
     Items with fewer than 2 values are not pairable and are dropped. With ``o`` the coincidence
     matrix (``o_ck = Σ_u n_uc (n_uk - [c = k]) / (m_u - 1)``) and ``n_c`` its margins,
     ``alpha = 1 - (n - 1) Σ_{c≠k} o_ck / Σ_{c≠k} n_c n_k``. NaN when there is no variation.
+
+    Examples:
+        The same table as :func:`fleiss_kappa_table`'s: coincidences ``o = [[3, 1], [1, 1]]``, margins ``(4, 2)``,
+        ``n = 6``; ``alpha = 1 - 5 * 2 / (2 * 4 * 2) = 0.375``.
+
+        >>> import numpy as np
+        >>> from posthoc.metrics import krippendorff_alpha
+        >>> round(krippendorff_alpha(np.array([[3, 0], [1, 2]])), 6)
+        0.375
     """
     table = np.asarray(counts, dtype=float)
     if table.ndim != 2:
@@ -82,6 +100,20 @@ def reliability_from_verdicts(verdicts: pd.DataFrame) -> pd.DataFrame:
     """``dataset, measure, value, n_items`` (measures ``fleiss_kappa``, ``krippendorff_alpha``) per dataset.
 
     Empty (with those columns) when no annotation has 2 or more judges (k == 1).
+
+    Examples:
+        Two annotations, three judges each: ``3 : 0 : 0`` and ``1 : 2 : 0`` (verify : edit : remove). Remove was
+        never chosen, so this is the two-category table of :func:`fleiss_kappa_table`'s example: kappa 1/4,
+        alpha 0.375.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics.reliability import reliability_from_verdicts
+        >>> verdicts = pd.DataFrame({"dataset": ["d", "d"], "n_judges": [3, 3], "n_verify": [3, 1], "n_edit": [0, 2],
+        ...                          "n_remove": [0, 0]})
+        >>> reliability_from_verdicts(verdicts).round(6)
+          dataset             measure  value  n_items
+        0       d        fleiss_kappa  0.250        2
+        1       d  krippendorff_alpha  0.375        2
     """
     rows = []
     for dataset, part in verdicts.loc[verdicts["n_judges"] >= 2].groupby("dataset", sort=True):
@@ -97,7 +129,18 @@ def reliability_from_verdicts(verdicts: pd.DataFrame) -> pd.DataFrame:
 
 
 def crowd_frame(rows: Judgements, codes: Ints) -> pd.DataFrame:
-    """crowd-kit's ``task, worker, label`` frame: task = annotation index, label = outcome."""
+    """crowd-kit's ``task, worker, label`` frame: task = annotation index, label = outcome.
+
+    Examples:
+        >>> import numpy as np
+        >>> import pandas as pd
+        >>> from posthoc.metrics.reliability import crowd_frame
+        >>> rows = pd.DataFrame({"worker": ["w1", "w2"], "outcome": ["verify", "edit"]})
+        >>> crowd_frame(rows, np.array([0, 0]))
+           task worker   label
+        0     0     w1  verify
+        1     0     w2    edit
+    """
     return pd.DataFrame(
         {
             "task": codes,
@@ -112,6 +155,18 @@ def majority_vote(judgements: Judgements) -> pd.Series:
 
     Returns a Series indexed like :func:`~posthoc.metrics.verification.annotation_verdicts`' rows
     (its row number), values verify / edit / remove.
+
+    Examples:
+        Three judges: ``Paris`` verify, verify, edit; ``Seine`` remove three times.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics import majority_vote
+        >>> judgements = pd.DataFrame(
+        ...     [("d", "1", "A", 0, 5, "Paris", w, o) for w, o in [("w1", "verify"), ("w2", "verify"), ("w3", "edit")]]
+        ...     + [("d", "1", "A", 9, 14, "Seine", w, "remove") for w in ("w1", "w2", "w3")],
+        ...     columns=["dataset", "doc_id", "system", "start", "end", "link", "worker", "outcome"])
+        >>> majority_vote(judgements).tolist()
+        ['verify', 'remove']
     """
     from crowdkit.aggregation import MajorityVote
 
@@ -121,7 +176,20 @@ def majority_vote(judgements: Judgements) -> pd.Series:
 
 
 def dawid_skene(judgements: Judgements, *, n_iter: int = 100, tol: float = 1e-5) -> pd.Series:
-    """crowd-kit ``DawidSkene`` labels of each annotation (control rows ignored); indexed like :func:`majority_vote`."""
+    """crowd-kit ``DawidSkene`` labels of each annotation (control rows ignored); indexed like :func:`majority_vote`.
+
+    Examples:
+        With the judges of :func:`majority_vote`'s example, Dawid-Skene agrees with the majority.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics import dawid_skene
+        >>> judgements = pd.DataFrame(
+        ...     [("d", "1", "A", 0, 5, "Paris", w, o) for w, o in [("w1", "verify"), ("w2", "verify"), ("w3", "edit")]]
+        ...     + [("d", "1", "A", 9, 14, "Seine", w, "remove") for w in ("w1", "w2", "w3")],
+        ...     columns=["dataset", "doc_id", "system", "start", "end", "link", "worker", "outcome"])
+        >>> dawid_skene(judgements).tolist()
+        ['verify', 'remove']
+    """
     from crowdkit.aggregation import DawidSkene
 
     rows = judged_rows(judgements)

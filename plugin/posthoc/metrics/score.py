@@ -109,6 +109,22 @@ def rates_with_intervals(
     intervals as :func:`score_judgements` for the same rows and seed. ``union``: the verification union
     ``exact`` (default) or ``overlap`` (:mod:`posthoc.metrics.verification`); ``interval``: ``bca`` or
     ``percentile`` (:mod:`posthoc.metrics.intervals`).
+
+    Examples:
+        System A, three documents of one annotation each: verified, verified, removed (``r = 2/3``, ``n = 3``).
+        A resample of 3 documents draws only the removed one with probability ``1/27`` (3.7%) and only verified ones
+        with ``8/27``, so the 95% percentile bounds are 0 and 1.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics import rates_with_intervals
+        >>> judgements = pd.DataFrame(
+        ...     [("d", "1", "A", 0, 5, "Paris", "w1", "verify"), ("d", "2", "A", 0, 5, "Seine", "w1", "verify"),
+        ...      ("d", "3", "A", 0, 4, "Lyon", "w1", "remove")],
+        ...     columns=["dataset", "doc_id", "system", "start", "end", "link", "worker", "outcome"])
+        >>> rates = rates_with_intervals(judgements, n_resamples=200, interval="percentile")
+        >>> rates.loc[rates["metric"] == "verification_rate", ["system", "value", "low", "high", "n"]]
+          system     value  low  high  n
+        0      A  0.666667  0.0   1.0  3
     """
     return _checked_rates(judgements, resample_unit=resample_unit, n_resamples=n_resamples, seed=seed,
                           confidence=confidence, ties_verified=ties_verified, union=union, interval=interval,
@@ -123,7 +139,27 @@ def compare_systems(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(rates, comparisons)``: :func:`rates_with_intervals` and the paired comparisons of every pair of systems
     of a dataset from the same resamples (:func:`posthoc.metrics.comparisons.paired_comparisons`; seed 000 RQ1).
-    Options as :func:`rates_with_intervals`; ``gt_system`` is put first in each pair."""
+    Options as :func:`rates_with_intervals`; ``gt_system`` is put first in each pair.
+
+    Examples:
+        A verified 2 of 3 annotations, B 1 of the same 3; the union holds A's 2, so recall is 2/2 and 1/2 and F1
+        ``2 (2/3) 1 / (2/3 + 1) = 0.8`` and ``2 (1/3)(1/2) / (1/3 + 1/2) = 0.4``.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics import compare_systems
+        >>> judgements = pd.DataFrame(
+        ...     [("d", doc, system, 0, 5, link, worker, outcome) for system, worker, outcomes in
+        ...      [("A", "w1", ["verify", "verify", "remove"]), ("B", "w2", ["verify", "remove", "remove"])]
+        ...      for doc, link, outcome in zip(["1", "2", "3"], ["Paris", "Seine", "Lyon"], outcomes)],
+        ...     columns=["dataset", "doc_id", "system", "start", "end", "link", "worker", "outcome"])
+        >>> rates, comparisons = compare_systems(judgements, n_resamples=200, interval="percentile")
+        >>> comparisons[["system_a", "system_b", "metric", "value_a", "value_b", "difference"]]
+          system_a system_b             metric   value_a   value_b  difference
+        0        A        B  posthoc_precision  0.666667  0.333333    0.333333
+        1        A        B     posthoc_recall  1.000000  0.500000    0.500000
+        2        A        B         posthoc_f1  0.800000  0.400000    0.400000
+        3        A        B  verification_rate  0.666667  0.333333    0.333333
+    """
     return _checked_rates(judgements, resample_unit=resample_unit, n_resamples=n_resamples, seed=seed,
                           confidence=confidence, ties_verified=ties_verified, union=union, interval=interval,
                           gt_system=gt_system)
@@ -294,6 +330,28 @@ def score_judgements(judgements: Judgements, mentions: Mentions, *,
     ``mention_rate``, the share of annotations whose mention was right (verified or edited). ``comparisons`` and
     ``rankings``: every pair of systems of a dataset, from the rates' own resamples (seed 000 RQ1). The summary
     is JSON-able and deterministic (no timestamps).
+
+    Examples:
+        System A's three annotations: ``Paris`` (in GT) and ``Seine`` (not in GT) verified, ``Lyon`` removed. The
+        verification rate is ``2/3``; the union ``{Paris, Seine}`` is one A (in GT) and one E (missing from GT).
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics import score_judgements
+        >>> judgements = pd.DataFrame(
+        ...     [("d", "1", "A", 0, 5, "Paris", "w1", "verify"), ("d", "2", "A", 0, 5, "Seine", "w1", "verify"),
+        ...      ("d", "3", "A", 0, 4, "Lyon", "w1", "remove")],
+        ...     columns=["dataset", "doc_id", "system", "start", "end", "link", "worker", "outcome"])
+        >>> mentions = pd.DataFrame(
+        ...     [("d", "1", "GT", 0, 5, "Paris"), ("d", "1", "A", 0, 5, "Paris"), ("d", "2", "A", 0, 5, "Seine"),
+        ...      ("d", "3", "A", 0, 4, "Lyon")], columns=["dataset", "doc_id", "system", "start", "end", "link"])
+        >>> scores = score_judgements(judgements, mentions)
+        >>> scores.rates.loc[scores.rates["metric"] == "verification_rate", ["system", "value", "n"]]
+          system     value  n
+        0      A  0.666667  3
+        >>> scores.union_outcomes.loc[scores.union_outcomes["count"] > 0, ["outcome", "count", "share"]]
+          outcome  count  share
+        0       A      1    0.5
+        4       E      1    0.5
     """
     _check_options(options.n_resamples, options.resample_unit, options.confidence)
     check_union(options.union)

@@ -34,6 +34,20 @@ def classify_against_gt(annotations: pd.DataFrame, gt: Mentions) -> Strings:
     """The outcome letter A..E of each row of ``annotations`` against the ``gt`` annotations.
 
     Both tables need ``dataset, doc_id, start, end, link``; returns an array of letters aligned with ``annotations``.
+
+    Examples:
+        One annotation for each letter against GT ``Paris [0, 5)``, ``Seine [10, 15)`` and ``Lyon [20, 24)``.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics import classify_against_gt
+        >>> columns = ["dataset", "doc_id", "start", "end", "link"]
+        >>> gt = pd.DataFrame([("d", "1", 0, 5, "Paris"), ("d", "1", 10, 15, "Seine"), ("d", "1", 20, 24, "Lyon")],
+        ...                   columns=columns)
+        >>> annotations = pd.DataFrame(
+        ...     [("d", "1", 0, 5, "Paris"), ("d", "1", 10, 15, "Seine_river"), ("d", "1", 1, 5, "Paris"),
+        ...      ("d", "1", 21, 24, "Lyon_city"), ("d", "1", 30, 34, "Nice")], columns=columns)
+        >>> classify_against_gt(annotations, gt).tolist()
+        ['A', 'B', 'C', 'D', 'E']
     """
     flags = match_flags(annotations, gt)
     return np.select(
@@ -44,12 +58,42 @@ def classify_against_gt(annotations: pd.DataFrame, gt: Mentions) -> Strings:
 
 
 def outcomes_from_union(union: pd.DataFrame, gt: Mentions) -> pd.DataFrame:
-    """``dataset, outcome, count, share`` of a union table against GT (see :func:`union_outcomes_against_gt`)."""
+    """``dataset, outcome, count, share`` of a union table against GT (see :func:`union_outcomes_against_gt`).
+
+    Examples:
+        A union of ``Paris`` (in GT: A) and ``Nice`` (overlapping nothing: E).
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics.union import outcomes_from_union
+        >>> columns = ["dataset", "doc_id", "start", "end", "link"]
+        >>> union = pd.DataFrame([("d", "1", 0, 5, "Paris"), ("d", "1", 30, 34, "Nice")], columns=columns)
+        >>> gt = pd.DataFrame([("d", "1", 0, 5, "Paris")], columns=columns)
+        >>> outcomes_from_union(union, gt)[["outcome", "count", "share"]]
+          outcome  count  share
+        0       A      1    0.5
+        1       B      0    0.0
+        2       C      0    0.0
+        3       D      0    0.0
+        4       E      1    0.5
+    """
     return outcomes_from_letters(union, classify_against_gt(union, gt))
 
 
 def outcomes_from_letters(union: pd.DataFrame, letters: Strings) -> pd.DataFrame:
-    """``dataset, outcome, count, share`` from the union and the letter of each of its rows."""
+    """``dataset, outcome, count, share`` from the union and the letter of each of its rows.
+
+    Examples:
+        Letters A, A, E of one dataset: shares 2/3 and 1/3 (every letter gets a row).
+
+        >>> import numpy as np
+        >>> import pandas as pd
+        >>> from posthoc.metrics.union import outcomes_from_letters
+        >>> table = outcomes_from_letters(pd.DataFrame({"dataset": ["d", "d", "d"]}), np.array(["A", "A", "E"]))
+        >>> table.loc[table["count"] > 0, ["outcome", "count", "share"]].round(6)
+          outcome  count     share
+        0       A      2  0.666667
+        4       E      1  0.333333
+    """
     if len(union) == 0:
         return empty_table({"dataset": "str", "outcome": "str", "count": "int64", "share": "float64"})
     dataset, datasets = factorize(union["dataset"], sort=True)
@@ -77,6 +121,26 @@ def union_outcomes_against_gt(
     whose ``gt_system`` rows are the ground truth. Returns ``dataset, outcome, count, share`` with
     every letter for every dataset that has a non-empty union; ``union``: ``exact`` or ``overlap``
     (:mod:`posthoc.metrics.verification`; an overlap member is classified by its whole span).
+
+    Examples:
+        System A's verified ``Paris`` is in GT (A); its verified ``Nice`` overlaps no GT mention (E); its removed
+        ``Seine`` is not in the union. The union has 2 members: one A, one E.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics import union_outcomes_against_gt
+        >>> judgements = pd.DataFrame(
+        ...     [("d", "1", "A", 0, 5, "Paris", "w1", "verify"), ("d", "1", "A", 10, 15, "Seine", "w1", "remove"),
+        ...      ("d", "1", "A", 30, 34, "Nice", "w1", "verify")],
+        ...     columns=["dataset", "doc_id", "system", "start", "end", "link", "worker", "outcome"])
+        >>> mentions = pd.DataFrame([("d", "1", "GT", 0, 5, "Paris")],
+        ...                         columns=["dataset", "doc_id", "system", "start", "end", "link"])
+        >>> union_outcomes_against_gt(judgements, mentions)
+          dataset outcome  count  share
+        0       d       A      1    0.5
+        1       d       B      0    0.0
+        2       d       C      0    0.0
+        3       d       D      0    0.0
+        4       d       E      1    0.5
     """
     members = union_from_verdicts(annotation_verdicts(judgements, ties_verified=ties_verified), union=union)
     rows = mention_rows(mentions)

@@ -50,7 +50,16 @@ UNIONS = ("exact", "overlap")
 
 
 def check_union(union: str) -> None:
-    """:class:`PosthocInputError` unless ``union`` is one of :data:`UNIONS`."""
+    """:class:`PosthocInputError` unless ``union`` is one of :data:`UNIONS`.
+
+    Examples:
+        >>> from posthoc.metrics.verification import check_union
+        >>> check_union("overlap")
+        >>> check_union("inexact")
+        Traceback (most recent call last):
+        ...
+        posthoc.errors.PosthocInputError: union must be one of exact, overlap, not 'inexact'
+    """
     if union not in UNIONS:
         raise PosthocInputError(f"union must be one of {', '.join(UNIONS)}, not {union!r}")
 
@@ -61,6 +70,24 @@ def verdicts_of(rows: Judgements, *, ties_verified: bool = False) -> tuple[pd.Da
     Returns ``(verdicts, codes)``: ``verdicts`` has ``dataset, doc_id, system, start, end, link,
     mention_id, n_judges, n_verify, n_edit, n_remove, verified, mention_right`` sorted by the key;
     ``codes[i]`` is the verdict row of judgement ``i``.
+
+    Examples:
+        Three judgements of two annotations: ``codes`` says which verdict row each judgement belongs to.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics.inputs import judged_rows
+        >>> from posthoc.metrics.verification import verdicts_of
+        >>> judgements = pd.DataFrame(
+        ...     [("d", "1", "A", 9, 14, "Seine", "w1", "remove"), ("d", "1", "A", 0, 5, "Paris", "w1", "verify"),
+        ...      ("d", "1", "A", 0, 5, "Paris", "w2", "verify")],
+        ...     columns=["dataset", "doc_id", "system", "start", "end", "link", "worker", "outcome"])
+        >>> verdicts, codes = verdicts_of(judged_rows(judgements))
+        >>> verdicts[["start", "link", "n_judges", "n_verify", "verified"]]
+           start   link  n_judges  n_verify  verified
+        0      0  Paris         2         2      True
+        1      9  Seine         1         0     False
+        >>> codes.tolist()
+        [1, 0, 0]
     """
     keys = list(SYSTEM_ANNOTATION)
     codes, first = sorted_codes(*[column_codes(rows[key], sort=True) for key in keys])  # groupby(keys) order
@@ -93,13 +120,42 @@ def annotation_verdicts(judgements: Judgements, *, ties_verified: bool = False) 
     Columns ``dataset, doc_id, system, start, end, link, mention_id, n_judges, n_verify, n_edit,
     n_remove, verified, mention_right``; ``verified`` is the majority rule of the module docstring,
     ``mention_right`` the same rule for verify or edit.
+
+    Examples:
+        Two judges of one annotation: one verify of two is a tie, not a majority, unless ``ties_verified``.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics import annotation_verdicts
+        >>> judgements = pd.DataFrame(
+        ...     [("d", "1", "A", 0, 5, "Paris", "w1", "verify"), ("d", "1", "A", 0, 5, "Paris", "w2", "edit")],
+        ...     columns=["dataset", "doc_id", "system", "start", "end", "link", "worker", "outcome"])
+        >>> annotation_verdicts(judgements)[["link", "n_judges", "n_verify", "n_edit", "verified", "mention_right"]]
+            link  n_judges  n_verify  n_edit  verified  mention_right
+        0  Paris         2         1       1     False           True
+        >>> bool(annotation_verdicts(judgements, ties_verified=True).loc[0, "verified"])
+        True
     """
     return verdicts_of(judged_rows(judgements), ties_verified=ties_verified)[0]
 
 
 def rates_from_verdicts(verdicts: pd.DataFrame) -> pd.DataFrame:
     """``dataset, system, n_annotations, n_verified, verification_rate, n_mention_right, mention_rate`` from
-    :func:`annotation_verdicts`."""
+    :func:`annotation_verdicts`.
+
+    Examples:
+        The verdicts of :func:`verdicts_of`'s example: 1 of 2 annotations verified.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics.verification import annotation_verdicts, rates_from_verdicts
+        >>> judgements = pd.DataFrame(
+        ...     [("d", "1", "A", 9, 14, "Seine", "w1", "remove"), ("d", "1", "A", 0, 5, "Paris", "w1", "verify"),
+        ...      ("d", "1", "A", 0, 5, "Paris", "w2", "verify")],
+        ...     columns=["dataset", "doc_id", "system", "start", "end", "link", "worker", "outcome"])
+        >>> rates_from_verdicts(annotation_verdicts(judgements))[["system", "n_annotations", "n_verified",
+        ...                                                       "verification_rate"]]
+          system  n_annotations  n_verified  verification_rate
+        0      A              2           1                0.5
+    """
     grouped = verdicts.groupby(["dataset", "system"], sort=True)
     table = grouped["verified"].agg(n_annotations="size", n_verified="sum").reset_index()
     table["n_verified"] = table["n_verified"].astype("int64")
@@ -114,6 +170,21 @@ def verification_rates(judgements: Judgements, *, ties_verified: bool = False) -
 
     Returns ``dataset, system, n_annotations, n_verified, verification_rate, n_mention_right, mention_rate``
     (the share of annotations whose mention was right: verified or edited, section 4).
+
+    Examples:
+        Three annotations of system A, one judge each: two verified and one edited, so ``r = 2/3``; the edited
+        one's mention was right, so the mention rate is ``3/3``.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics import verification_rates
+        >>> judgements = pd.DataFrame(
+        ...     [("d", "1", "A", 0, 5, "Paris", "w1", "verify"), ("d", "1", "A", 9, 14, "Seine", "w1", "verify"),
+        ...      ("d", "2", "A", 0, 4, "Lyon", "w1", "edit")],
+        ...     columns=["dataset", "doc_id", "system", "start", "end", "link", "worker", "outcome"])
+        >>> rates = verification_rates(judgements)
+        >>> rates[["system", "n_annotations", "n_verified", "verification_rate", "mention_rate"]]
+          system  n_annotations  n_verified  verification_rate  mention_rate
+        0      A              3           2           0.666667           1.0
     """
     return rates_from_verdicts(annotation_verdicts(judgements, ties_verified=ties_verified))
 
@@ -123,6 +194,20 @@ def union_members(verdicts: pd.DataFrame, *, union: str = "exact") -> Ints:
 
     Members are numbered as the rows of :func:`union_from_verdicts`: sorted by ``dataset, doc_id, start,
     end, link`` of the member (its first start and last end for ``union="overlap"``).
+
+    Examples:
+        A's ``Paris [0, 5)`` and B's ``Paris [2, 7)`` are two members of the exact union but one of the overlap
+        union; the removed ``Seine`` is in neither (-1).
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics.verification import annotation_verdicts, union_members
+        >>> judgements = pd.DataFrame(
+        ...     [("d", "1", "A", 0, 5, "Paris", "w1", "verify"), ("d", "1", "B", 2, 7, "Paris", "w2", "verify"),
+        ...      ("d", "1", "B", 9, 14, "Seine", "w2", "remove")],
+        ...     columns=["dataset", "doc_id", "system", "start", "end", "link", "worker", "outcome"])
+        >>> verdicts = annotation_verdicts(judgements)
+        >>> union_members(verdicts).tolist(), union_members(verdicts, union="overlap").tolist()
+        ([0, 1, -1], [0, 0, -1])
     """
     check_union(union)
     verified = verdicts["verified"].to_numpy(bool)
@@ -152,7 +237,22 @@ def union_members(verdicts: pd.DataFrame, *, union: str = "exact") -> Ints:
 
 
 def union_from_verdicts(verdicts: pd.DataFrame, *, union: str = "exact") -> pd.DataFrame:
-    """The verification union ``V(d)`` from :func:`annotation_verdicts` (see :func:`verification_union`)."""
+    """The verification union ``V(d)`` from :func:`annotation_verdicts` (see :func:`verification_union`).
+
+    Examples:
+        The judgements of :func:`union_members`' example: the overlap union's member spans from the first start to
+        the last end.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics.verification import annotation_verdicts, union_from_verdicts
+        >>> judgements = pd.DataFrame(
+        ...     [("d", "1", "A", 0, 5, "Paris", "w1", "verify"), ("d", "1", "B", 2, 7, "Paris", "w2", "verify"),
+        ...      ("d", "1", "B", 9, 14, "Seine", "w2", "remove")],
+        ...     columns=["dataset", "doc_id", "system", "start", "end", "link", "worker", "outcome"])
+        >>> union_from_verdicts(annotation_verdicts(judgements), union="overlap")[["start", "end", "link", "systems"]]
+           start  end   link systems
+        0      0    7  Paris     A,B
+    """
     member = union_members(verdicts, union=union)
     chosen = np.flatnonzero(member >= 0)
     codes = member[chosen]
@@ -191,7 +291,22 @@ def union_from_verdicts(verdicts: pd.DataFrame, *, union: str = "exact") -> pd.D
 
 def covered_members(verdicts: pd.DataFrame, *, union: str = "exact") -> pd.DataFrame:
     """``dataset, system, n_covered``: per dataset and system, the union members holding one of its verified
-    annotations (the numerator of posthoc recall; ``n_verified`` for the exact union)."""
+    annotations (the numerator of posthoc recall; ``n_verified`` for the exact union).
+
+    Examples:
+        The judgements of :func:`union_members`' example: in the overlap union each system covers its one member.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics.verification import annotation_verdicts, covered_members
+        >>> judgements = pd.DataFrame(
+        ...     [("d", "1", "A", 0, 5, "Paris", "w1", "verify"), ("d", "1", "B", 2, 7, "Paris", "w2", "verify"),
+        ...      ("d", "1", "B", 9, 14, "Seine", "w2", "remove")],
+        ...     columns=["dataset", "doc_id", "system", "start", "end", "link", "worker", "outcome"])
+        >>> covered_members(annotation_verdicts(judgements), union="overlap")
+          dataset system  n_covered
+        0       d      A          1
+        1       d      B          1
+    """
     member = union_members(verdicts, union=union)
     verified = member >= 0
     pairs = pd.DataFrame({"dataset": verdicts.loc[verified, "dataset"].to_numpy(),
@@ -208,6 +323,21 @@ def verification_union(judgements: Judgements, *, ties_verified: bool = False, u
     which systems had it verified). ``union="exact"``: a member is a distinct verified ``(dataset, doc_id,
     start, end, link)``; ``union="overlap"``: overlapping verified annotations with the same link are one
     member (module docstring). An edited annotation is not in the union, with either link.
+
+    Examples:
+        Systems A and B both had ``Paris`` verified, B also ``Lyon``; A's ``Seine`` was removed. The union holds
+        ``Paris`` once (from two systems) and ``Lyon``.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics import verification_union
+        >>> judgements = pd.DataFrame(
+        ...     [("d", "1", "A", 0, 5, "Paris", "w1", "verify"), ("d", "1", "A", 9, 14, "Seine", "w1", "remove"),
+        ...      ("d", "1", "B", 0, 5, "Paris", "w2", "verify"), ("d", "1", "B", 20, 24, "Lyon", "w2", "verify")],
+        ...     columns=["dataset", "doc_id", "system", "start", "end", "link", "worker", "outcome"])
+        >>> verification_union(judgements)[["start", "end", "link", "n_systems", "systems"]]
+           start  end   link  n_systems systems
+        0      0    5  Paris          2     A,B
+        1     20   24   Lyon          1       B
     """
     return union_from_verdicts(annotation_verdicts(judgements, ties_verified=ties_verified), union=union)
 
@@ -215,7 +345,27 @@ def verification_union(judgements: Judgements, *, ties_verified: bool = False, u
 def precision_recall_from(rates: pd.DataFrame, union: pd.DataFrame, *, covered: pd.DataFrame | None = None
                           ) -> pd.DataFrame:
     """Posthoc precision / recall / F1 from :func:`rates_from_verdicts` and :func:`union_from_verdicts`;
-    ``covered`` (:func:`covered_members`) gives recall's numerator for the overlap union."""
+    ``covered`` (:func:`covered_members`) gives recall's numerator for the overlap union.
+
+    Examples:
+        The judgements of :func:`union_members`' example, overlap union (1 member): A is 1 of 1 verified, recall
+        1/1; B 1 of 2 verified (precision 1/2), covering the one member (recall 1), F1 ``2 (1/2) / (3/2) = 2/3``.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics.verification import (annotation_verdicts, covered_members, precision_recall_from,
+        ...                                           rates_from_verdicts, union_from_verdicts)
+        >>> judgements = pd.DataFrame(
+        ...     [("d", "1", "A", 0, 5, "Paris", "w1", "verify"), ("d", "1", "B", 2, 7, "Paris", "w2", "verify"),
+        ...      ("d", "1", "B", 9, 14, "Seine", "w2", "remove")],
+        ...     columns=["dataset", "doc_id", "system", "start", "end", "link", "worker", "outcome"])
+        >>> verdicts = annotation_verdicts(judgements)
+        >>> table = precision_recall_from(rates_from_verdicts(verdicts), union_from_verdicts(verdicts, union="overlap"),
+        ...                               covered=covered_members(verdicts, union="overlap"))
+        >>> table[["system", "n_union", "precision", "recall", "f1"]]
+          system  n_union  precision  recall        f1
+        0      A        1        1.0     1.0  1.000000
+        1      B        1        0.5     1.0  0.666667
+    """
     sizes = union.groupby("dataset").size().rename("n_union")
     table = rates.join(sizes, on="dataset")
     table["n_union"] = table["n_union"].fillna(0).astype("int64")
@@ -238,6 +388,21 @@ def posthoc_precision_recall(judgements: Judgements, *, ties_verified: bool = Fa
     Returns ``dataset, system, n_annotations, n_verified, n_union, precision, recall, f1``; recall
     and F1 are NaN when the dataset's union is empty, F1 is 0 when precision and recall are 0.
     ``union``: ``exact`` (default) or ``overlap`` (module docstring).
+
+    Examples:
+        The union of :func:`verification_union`'s example has 2 members. A: 1 of 2 verified (precision 1/2),
+        covering 1 of 2 members (recall 1/2), F1 1/2; B: 2 of 2 and 2 of 2, F1 1.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics import posthoc_precision_recall
+        >>> judgements = pd.DataFrame(
+        ...     [("d", "1", "A", 0, 5, "Paris", "w1", "verify"), ("d", "1", "A", 9, 14, "Seine", "w1", "remove"),
+        ...      ("d", "1", "B", 0, 5, "Paris", "w2", "verify"), ("d", "1", "B", 20, 24, "Lyon", "w2", "verify")],
+        ...     columns=["dataset", "doc_id", "system", "start", "end", "link", "worker", "outcome"])
+        >>> posthoc_precision_recall(judgements)[["system", "n_verified", "n_union", "precision", "recall", "f1"]]
+          system  n_verified  n_union  precision  recall   f1
+        0      A           1        2        0.5     0.5  0.5
+        1      B           2        2        1.0     1.0  1.0
     """
     verdicts = annotation_verdicts(judgements, ties_verified=ties_verified)
     covered = covered_members(verdicts, union=union) if union == "overlap" else None
@@ -250,12 +415,41 @@ def outcome_shares(judgements: Judgements) -> pd.DataFrame:
 
     One row per ``(dataset, system, outcome)`` for every outcome verify / edit / remove (zero
     counts included): ``dataset, system, outcome, count, share``; the unit is a judgement.
+
+    Examples:
+        Four judgements of system A: two verify, one edit, one remove (every outcome gets a row, zeros too).
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics import outcome_shares
+        >>> judgements = pd.DataFrame(
+        ...     [("d", "1", "A", 0, 5, "Paris", "w1", "verify"), ("d", "1", "A", 0, 5, "Paris", "w2", "verify"),
+        ...      ("d", "1", "A", 9, 14, "Seine", "w1", "edit"), ("d", "1", "A", 9, 14, "Seine", "w2", "remove")],
+        ...     columns=["dataset", "doc_id", "system", "start", "end", "link", "worker", "outcome"])
+        >>> outcome_shares(judgements)[["outcome", "count", "share"]]
+          outcome  count  share
+        0  verify      2   0.50
+        1    edit      1   0.25
+        2  remove      1   0.25
     """
     return shares_from_rows(judged_rows(judgements))
 
 
 def shares_from_rows(rows: Judgements) -> pd.DataFrame:
-    """:func:`outcome_shares` of already validated, control-free judgement rows."""
+    """:func:`outcome_shares` of already validated, control-free judgement rows.
+
+    Examples:
+        >>> import pandas as pd
+        >>> from posthoc.metrics.inputs import judged_rows
+        >>> from posthoc.metrics.verification import shares_from_rows
+        >>> judgements = pd.DataFrame(
+        ...     [("d", "1", "A", 0, 5, "Paris", "w1", "verify"), ("d", "1", "A", 9, 14, "Seine", "w1", "remove")],
+        ...     columns=["dataset", "doc_id", "system", "start", "end", "link", "worker", "outcome"])
+        >>> shares_from_rows(judged_rows(judgements))[["outcome", "count", "share"]]
+          outcome  count  share
+        0  verify      1    0.5
+        1    edit      0    0.0
+        2  remove      1    0.5
+    """
     if len(rows) == 0:
         return empty_table({"dataset": "str", "system": "str", "outcome": "str", "count": "int64", "share": "float64"})
     dataset, dataset_names = factorize(rows["dataset"], sort=True)

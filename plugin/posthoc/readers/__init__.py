@@ -79,7 +79,23 @@ _EXTENSIONS: Final = {
 
 
 def detect_format(path: str | os.PathLike[str]) -> str:
-    """The format of ``path`` from its extension, else from its first bytes; PosthocInputError if unknown."""
+    """The format of ``path`` from its extension, else from its first bytes; PosthocInputError if unknown.
+
+    Examples:
+        The extension decides when it is known (the file need not exist); else the first bytes do.
+
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> from posthoc.readers import detect_format
+        >>> detect_format("gold.ttl"), detect_format("aida.tsv"), detect_format("system.json")
+        ('nif', 'aida', 'rel')
+        >>> folder = tempfile.TemporaryDirectory()
+        >>> path = Path(folder.name) / "corpus.txt"
+        >>> _ = path.write_text("-DOCSTART- (1 EU)", encoding="utf-8")
+        >>> detect_format(path)
+        'aida'
+        >>> folder.cleanup()
+    """
     path = Path(path)
     if path.is_dir():
         if any(path.glob("*.xml")) and (path / "RawText").is_dir():
@@ -137,6 +153,30 @@ def read_mentions(
     system whose output this is (``GT`` for the ground truth). ``documents``: a documents table
     giving the texts (required for REL, optional for JSONL lines without text). ``progress``: a
     tqdm bar over documents. Nothing is written; errors are :class:`PosthocInputError`.
+
+    Examples:
+        A JSONL line with the example of :mod:`posthoc.readers.jsonl`: offsets count code points (``東京`` is 12-14),
+        a ``null`` link is NIL, a bare title becomes its Wikipedia URL; the dataset is the file's stem.
+
+        >>> import json
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> from posthoc.readers import read_mentions
+        >>> folder = tempfile.TemporaryDirectory()
+        >>> path = Path(folder.name) / "news.jsonl"
+        >>> line = {"id": "doc-1", "text": "Zoë flew to 東京.",
+        ...         "mentions": [{"start": 0, "end": 3, "surface": "Zoë", "link": None},
+        ...                      {"start": 12, "end": 14, "surface": "東京", "link": "Tokyo"}]}
+        >>> _ = path.write_text(json.dumps(line, ensure_ascii=False), encoding="utf-8")
+        >>> corpus = read_mentions(path)
+        >>> corpus.documents
+          dataset doc_id             text
+        0    news  doc-1  Zoë flew to 東京.
+        >>> corpus.mentions[["system", "start", "end", "surface", "link", "is_nil"]]
+          system  start  end surface                                 link  is_nil
+        0     GT      0    3     Zoë                                 nil:    True
+        1     GT     12   14      東京  https://en.wikipedia.org/wiki/Tokyo   False
+        >>> folder.cleanup()
     """
     path = Path(path)
     if fmt is not None and fmt not in FORMATS:

@@ -97,7 +97,27 @@ def _link(columns: list[str]) -> str | None:
 
 def read_aida(path: Path, *, dataset: str, system: str, documents: pd.DataFrame | None = None,
               progress: bool = False) -> Corpus:
-    """Read an AIDA-CoNLL TSV file (layout and text rule in the module docstring)."""
+    """Read an AIDA-CoNLL TSV file (layout and text rule in the module docstring).
+
+    Examples:
+        Tokens joined with one space give the text ``Ann met Bob .``; ``Bob`` is the mention at 8-11 and its YAGO2
+        name is the link.
+
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> from posthoc.readers.aida import read_aida
+        >>> folder = tempfile.TemporaryDirectory()
+        >>> path = Path(folder.name) / "toy.tsv"
+        >>> lines = ["-DOCSTART- (1 toy)", "Ann", "met", "\\t".join(["Bob", "B", "Bob", "Bob_Marley"]), "."]
+        >>> _ = path.write_text("\\n".join(lines) + "\\n", encoding="utf-8")
+        >>> corpus = read_aida(path, dataset="toy", system="GT")
+        >>> corpus.documents.loc[0, "doc_id"], corpus.documents.loc[0, "text"]
+        ('1 toy', 'Ann met Bob .')
+        >>> corpus.mentions[["start", "end", "surface", "link"]]
+           start  end surface                                    link
+        0      8   11     Bob  https://en.wikipedia.org/wiki/Bob_Marley
+        >>> folder.cleanup()
+    """
     builder = CorpusBuilder(path, dataset=dataset, system=system)
     parsed: list[_Document] = []
     current: _Document | None = None

@@ -19,13 +19,31 @@ _MENTION_DTYPES = {name: str(dtype) for name, dtype in empty_mentions().dtypes.i
 
 
 def documents_frame(rows: list[tuple[str, str, str]] | None = None) -> pd.DataFrame:
-    """A documents table (``dataset, doc_id, text`` as pandas ``string``) from ``rows``."""
+    """A documents table (``dataset, doc_id, text`` as pandas ``string``) from ``rows``.
+
+    Examples:
+        >>> from posthoc.readers.corpus import documents_frame
+        >>> frame = documents_frame([("news", "doc-1", "Zoë flew to 東京.")])
+        >>> frame.dtypes.astype(str).tolist(), frame.loc[0, "text"]
+        (['string', 'string', 'string'], 'Zoë flew to 東京.')
+    """
     frame = pd.DataFrame(rows or [], columns=list(DOCUMENT_COLUMNS))
     return frame.astype("string").reset_index(drop=True)
 
 
 def mentions_frame(rows: list[tuple[object, ...]] | None = None) -> pd.DataFrame:
-    """A mentions table with the dtypes of :func:`posthoc.tables.empty_mentions` from ``rows``."""
+    """A mentions table with the dtypes of :func:`posthoc.tables.empty_mentions` from ``rows``.
+
+    Examples:
+        >>> from posthoc.readers.corpus import mentions_frame
+        >>> frame = mentions_frame([("news", "doc-1", "GT", 12, 14, "東京", "https://en.wikipedia.org/wiki/Tokyo",
+        ...                          "Tokyo", False)])
+        >>> frame[["start", "end", "surface", "is_nil"]]
+           start  end surface  is_nil
+        0     12   14      東京   False
+        >>> len(mentions_frame()), list(mentions_frame().columns) == list(frame.columns)
+        (0, True)
+    """
     if not rows:
         return empty_mentions()
     frame = pd.DataFrame(rows, columns=list(MENTION_COLUMNS))

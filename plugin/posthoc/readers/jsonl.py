@@ -33,7 +33,25 @@ from posthoc.readers.validate import CorpusBuilder
 
 def read_jsonl(path: Path, *, dataset: str, system: str, documents: pd.DataFrame | None = None,
                progress: bool = False) -> Corpus:
-    """Read a JSONL mentions file (format in the module docstring) into a :class:`Corpus`."""
+    """Read a JSONL mentions file (format in the module docstring) into a :class:`Corpus`.
+
+    Examples:
+        Usually called through :func:`posthoc.readers.read_mentions`; ``dataset`` and ``system`` are the defaults of
+        lines that do not name theirs.
+
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> from posthoc.readers.jsonl import read_jsonl
+        >>> folder = tempfile.TemporaryDirectory()
+        >>> path = Path(folder.name) / "out.jsonl"
+        >>> _ = path.write_text('{"id": "d1", "text": "Ann met Bob.", "system": "REL", '
+        ...                     '"mentions": [{"start": 8, "end": 11, "link": "Bob_Marley"}]}', encoding="utf-8")
+        >>> corpus = read_jsonl(path, dataset="toy", system="GT")
+        >>> corpus.mentions[["dataset", "system", "surface", "link"]]
+          dataset system surface                                    link
+        0     toy    REL     Bob  https://en.wikipedia.org/wiki/Bob_Marley
+        >>> folder.cleanup()
+    """
     builder = CorpusBuilder(path, dataset=dataset, system=system)
     known = _known_texts(documents)
     seen: set[tuple[str, str, str]] = set()

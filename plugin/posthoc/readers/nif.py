@@ -43,7 +43,17 @@ _CHAR = re.compile(r"#char=(\d+),(\d+)$")
 
 
 def doc_id_of(context: str) -> str:
-    """The document id of a context URI (see the module docstring)."""
+    """The document id of a context URI (see the module docstring).
+
+    Examples:
+        A context URI's id is the URI before ``#``; the writers' own base is taken off (and unquoted).
+
+        >>> from posthoc.readers.nif import doc_id_of
+        >>> doc_id_of("http://aksw.org/N3/Reuters-128/1#char=0,1036")
+        'http://aksw.org/N3/Reuters-128/1'
+        >>> doc_id_of("http://posthoc.invalid/doc%201#char=0,11")
+        'doc 1'
+    """
     base = context.split("#", 1)[0]
     if base.startswith(WRITER_BASE_URI):
         return unquote(base[len(WRITER_BASE_URI):])
@@ -63,7 +73,30 @@ def _integer(node: Node | None, fallback: int | None) -> object:
 
 def read_nif(path: Path, *, dataset: str, system: str, documents: pd.DataFrame | None = None,
              progress: bool = False) -> Corpus:
-    """Read a NIF 2.0 file (format in the module docstring) into a validated :class:`Corpus`."""
+    """Read a NIF 2.0 file (format in the module docstring) into a validated :class:`Corpus`.
+
+    Examples:
+        A context of 12 characters and one mention; ``#char=8,11`` gives its offsets, a GERBIL ``notInWiki`` link is
+        NIL.
+
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> from posthoc.readers.nif import read_nif
+        >>> folder = tempfile.TemporaryDirectory()
+        >>> path = Path(folder.name) / "toy.ttl"
+        >>> _ = path.write_text(
+        ...     "@prefix nif: <http://persistence.uni-leipzig.org/nlp2rdf/ontologies/nif-core#> .\\n"
+        ...     "@prefix itsrdf: <http://www.w3.org/2005/11/its/rdf#> .\\n"
+        ...     '<http://ex.org/d1#char=0,12> a nif:Context ; nif:isString "Ann met Bob." .\\n'
+        ...     "<http://ex.org/d1#char=8,11> nif:referenceContext <http://ex.org/d1#char=0,12> ;\\n"
+        ...     '    nif:anchorOf "Bob" ; itsrdf:taIdentRef <http://aksw.org/notInWiki/Bob_Smith> .\\n',
+        ...     encoding="utf-8")
+        >>> corpus = read_nif(path, dataset="toy", system="GT")
+        >>> corpus.mentions[["doc_id", "start", "end", "surface", "link", "is_nil"]]
+                     doc_id  start  end surface           link  is_nil
+        0  http://ex.org/d1      8   11     Bob  nil:Bob_Smith    True
+        >>> folder.cleanup()
+    """
     builder = CorpusBuilder(path, dataset=dataset, system=system)
     graph = Graph()
     try:

@@ -33,7 +33,26 @@ _FIELDS = ("start", "length", "mention", "entity", "confidence", "ner_score", "t
 
 def read_rel(path: Path, *, dataset: str, system: str, documents: pd.DataFrame | None = None,
              progress: bool = False) -> Corpus:
-    """Read a REL output JSON file against ``documents`` (forms in the module docstring)."""
+    """Read a REL output JSON file against ``documents`` (forms in the module docstring).
+
+    Examples:
+        REL's ``[start, length, mention, entity, ...]`` on the text of ``documents``: ``Bob`` starts at 8, length 3.
+
+        >>> import json
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> from posthoc.readers.corpus import documents_frame
+        >>> from posthoc.readers.rel import read_rel
+        >>> folder = tempfile.TemporaryDirectory()
+        >>> path = Path(folder.name) / "rel.json"
+        >>> _ = path.write_text(json.dumps({"d1": [[8, 3, "Bob", "Bob_Marley", 0.9, 0.99, "PER"]]}), encoding="utf-8")
+        >>> documents = documents_frame([("toy", "d1", "Ann met Bob.")])
+        >>> corpus = read_rel(path, dataset="toy", system="REL", documents=documents)
+        >>> corpus.mentions[["start", "end", "surface", "link"]]
+           start  end surface                                    link
+        0      8   11     Bob  https://en.wikipedia.org/wiki/Bob_Marley
+        >>> folder.cleanup()
+    """
     builder = CorpusBuilder(path, dataset=dataset, system=system)
     if documents is None:
         raise builder.fail("REL output has no document text; pass documents= (e.g. the ground truth's documents)")

@@ -133,6 +133,20 @@ def validate_corpus(corpus: Corpus, *, source: str = "corpus") -> None:
     duplicate ``(dataset, doc_id)``, a mention of an unknown document, offsets outside the text,
     ``end <= start``, a ``surface`` that is not ``text[start:end]``, or ``is_nil`` disagreeing
     with a ``nil:`` link.
+
+    Examples:
+        An end offset moved by one no longer reads the surface: the error names the document and the mention.
+
+        >>> import pandas as pd
+        >>> from posthoc.readers import Corpus, validate_corpus
+        >>> from posthoc.readers.corpus import documents_frame, mentions_frame
+        >>> documents = documents_frame([("news", "doc-1", "Zoë flew to 東京.")])
+        >>> mentions = mentions_frame([("news", "doc-1", "GT", 12, 14, "東京", "Tokyo", "Tokyo", False)])
+        >>> validate_corpus(Corpus(documents, mentions))  # nothing to say
+        >>> validate_corpus(Corpus(documents, mentions.assign(end=13)), source="remapped")
+        Traceback (most recent call last):
+        ...
+        posthoc.errors.PosthocInputError: remapped, document 'doc-1', mention 0 ... the text at the offsets reads '東'
     """
     documents = corpus.documents
     duplicated = documents.duplicated(["dataset", "doc_id"])

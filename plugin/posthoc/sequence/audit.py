@@ -45,6 +45,23 @@ def audit_orders(judgements: Sequences, *, min_shared: int = 3, max_pairs: int =
     Options: ``min_shared`` items two workers must share to be compared; ``max_pairs`` caps the pairs compared
     (a seeded sample beyond it); ``warn_tau`` is the mean pairwise tau above which workers are said to have
     seen one order.
+
+    Examples:
+        Both workers were served in their planned order (tau 1); w2's plan is w1's reversed, so their orders of
+        the three shared items disagree on every pair (tau -1): independent orders, no warning.
+
+        >>> import pandas as pd
+        >>> from posthoc.sequence import audit_orders
+        >>> judgements = pd.DataFrame({"worker": ["w1"] * 3 + ["w2"] * 3, "item": list("abccba"),
+        ...                            "position": [0, 1, 2, 0, 1, 2],
+        ...                            "created_at": ["2024-01-01T10:00", "2024-01-01T10:01", "2024-01-01T10:02"] * 2})
+        >>> audit = audit_orders(judgements)
+        >>> audit.per_worker
+          worker  n  served_vs_planned_tau  share_in_planned_order
+        0     w1  3                    1.0                     1.0
+        1     w2  3                    1.0                     1.0
+        >>> audit.mean_pairwise_tau, audit.n_pairs, audit.shared_order_warning
+        (-1.0, 1, False)
     """
     require_columns(judgements, ("worker", "item", "position"), message="order audit needs column(s) {missing}")
     data = judgements.drop_duplicates(["worker", "item"]).copy()

@@ -23,7 +23,21 @@ BINS = ("low", "middle", "high")
 
 
 def standardise_per_worker(table: Sequences) -> Sequences:
-    """The sequence table with each worker's labels as z-scores (workers with constant labels dropped)."""
+    """The sequence table with each worker's labels as z-scores (workers with constant labels dropped).
+
+    Examples:
+        w1's labels ``1, 2, 3`` (mean 2, standard deviation 1) become ``-1, 0, 1``; w2 gave 5 everywhere and goes.
+
+        >>> import pandas as pd
+        >>> from posthoc.sequence import standardise_per_worker
+        >>> table = pd.DataFrame({"worker": ["w1"] * 3 + ["w2"] * 2, "sequence": "s", "item": ["a", "b", "c", "a", "b"],
+        ...                       "position": [0, 1, 2, 0, 1], "label": [1, 2, 3, 5, 5], "gold": None})
+        >>> standardise_per_worker(table)[["worker", "item", "label"]]
+          worker item  label
+        0     w1    a   -1.0
+        1     w1    b    0.0
+        2     w1    c    1.0
+    """
     return standardise_labels(validate_sequence_table(table))
 
 
@@ -42,7 +56,26 @@ class AfterPrevious:
 
 
 def scores_after_previous(table: Sequences) -> AfterPrevious:
-    """Table 5 of seed 004 for any continuous sequence table."""
+    """Table 5 of seed 004 for any continuous sequence table.
+
+    Examples:
+        Two workers rate items a, b, c as 1, 2, 3 (z-scores -1, 0, 1), so a is low, b middle, c high. w1 sees a, b,
+        c: b follows a low item (z 0), c a middle one (z 1); w2 sees c, b, a: b follows a high item (z 0), a a
+        middle one (z -1). Middle: ``(1 - 1) / 2 = 0``; one judgement each after low and high, too few for the test.
+
+        >>> import pandas as pd
+        >>> from posthoc.sequence import scores_after_previous
+        >>> table = pd.DataFrame({"worker": ["w1"] * 3 + ["w2"] * 3, "sequence": "s", "item": list("abccba"),
+        ...                       "position": [0, 1, 2, 0, 1, 2], "label": [1, 2, 3, 3, 2, 1], "gold": None})
+        >>> after = scores_after_previous(table)
+        >>> after.means
+              bin  n  mean
+        0     low  1   0.0
+        1  middle  2   0.0
+        2    high  1   0.0
+        >>> after.all_mean, after.high_minus_low, after.p_value
+        (0.0, 0.0, nan)
+    """
     data = standardise_per_worker(table)
     quality = data.groupby("item")["label"].mean()
     ranks = quality.rank(method="first")

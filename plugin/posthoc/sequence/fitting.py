@@ -70,14 +70,39 @@ def _jackknife(params: Floats, exog: Floats, residual: Floats, weight: Floats, g
 
 
 def fit_linear(endog: Floats, exog: Floats, groups: Ints, *, confidence: float) -> Fitted:
-    """OLS of ``endog`` on ``exog`` (the caller adds the constant); ``groups`` are 0-based worker codes."""
+    """OLS of ``endog`` on ``exog`` (the caller adds the constant); ``groups`` are 0-based worker codes.
+
+    Examples:
+        Labels exactly ``1 + 2 x``: the coefficients are 1 and 2, and leaving any worker out changes nothing (se 0).
+
+        >>> import numpy as np
+        >>> from posthoc.sequence.fitting import fit_linear
+        >>> x = np.array([0.0, 1.0, 2.0, 3.0, 4.0, 5.0])
+        >>> exog = np.column_stack([np.ones(6), x])
+        >>> fitted = fit_linear(1 + 2 * x, exog, np.array([0, 0, 1, 1, 2, 2]), confidence=0.95)
+        >>> fitted.params.round(6).tolist(), fitted.se.round(6).tolist()
+        ([1.0, 2.0], [0.0, 0.0])
+    """
     params = _solve(exog.T @ exog, exog.T @ endog)
     return _jackknife(params, exog, endog - exog @ params, np.ones(len(endog)), groups, confidence=confidence,
                       note="")
 
 
 def fit_logistic(endog: Floats, exog: Floats, groups: Ints, *, confidence: float) -> Fitted:
-    """Logit of 0/1 ``endog`` on ``exog`` by Newton-Raphson; separation and non-convergence are noted."""
+    """Logit of 0/1 ``endog`` on ``exog`` by Newton-Raphson; separation and non-convergence are noted.
+
+    Examples:
+        With one 0/1 regressor the logit fits each group's share: 1 of 4 labels are 1 where ``x = 0`` (``b0 =
+        logit(1/4) = -log 3``), 3 of 4 where ``x = 1`` (``b0 + b1 = log 3``, so ``b1 = 2 log 3``).
+
+        >>> import numpy as np
+        >>> from posthoc.sequence.fitting import fit_logistic
+        >>> x = np.array([0.0, 0, 0, 0, 1, 1, 1, 1])
+        >>> labels = np.array([1.0, 0, 0, 0, 1, 1, 1, 0])
+        >>> fitted = fit_logistic(labels, np.column_stack([np.ones(8), x]), np.array([0, 1] * 4), confidence=0.95)
+        >>> np.allclose(fitted.params, [-np.log(3), 2 * np.log(3)]), fitted.params.round(6).tolist(), fitted.note
+        (True, [-1.098612, 2.197225], '')
+    """
     params: Floats = np.zeros(exog.shape[1])
     converged = False
     for _ in range(_MAX_ITERATIONS):

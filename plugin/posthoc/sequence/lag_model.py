@@ -69,13 +69,30 @@ class LagFit:
 
 
 def is_binary(labels: pd.Series) -> bool:
-    """True when every label is 0 or 1."""
+    """True when every label is 0 or 1.
+
+    Examples:
+        >>> import pandas as pd
+        >>> from posthoc.sequence.lag_model import is_binary
+        >>> is_binary(pd.Series([0, 1, None, 1])), is_binary(pd.Series([0, 0.5, 1])), is_binary(pd.Series([None]))
+        (True, False, False)
+    """
     values = labels.dropna().unique()
     return len(values) > 0 and set(np.asarray(values, dtype=float).tolist()) <= {0.0, 1.0}
 
 
 def standardise_labels(table: Sequences) -> Sequences:
-    """Each worker's labels as z-scores (seed 004 section 3.3); workers with one distinct value are dropped."""
+    """Each worker's labels as z-scores (seed 004 section 3.3); workers with one distinct value are dropped.
+
+    Examples:
+        w1's labels ``2, 4`` (mean 3, sample standard deviation √2) become ``∓1/√2``; w2 gave one value and goes.
+
+        >>> import pandas as pd
+        >>> from posthoc.sequence.lag_model import standardise_labels
+        >>> table = pd.DataFrame({"worker": ["w1", "w1", "w2", "w2"], "label": [2.0, 4.0, 3.0, 3.0]})
+        >>> standardise_labels(table)["label"].round(6).tolist()
+        [-0.707107, 0.707107]
+    """
     grouped = table.groupby("worker")["label"]
     mean = grouped.transform("mean")
     std = grouped.transform("std", ddof=1)
@@ -91,6 +108,20 @@ def lagged_design(table: Sequences, *, worker_bias: bool = True, standardise: bo
     the labels as given), ``tertile`` (0, 1, 2: the third of the sequence the item sits in). The first item of
     every sequence has no previous label and is dropped. ``standardise`` z-scores each worker's labels (and so
     ``previous``) *after* the bias is computed (see the module docstring).
+
+    Examples:
+        One worker labels ``1, 0, 1``: the first item has no previous label and goes; the bias of position 1 is the
+        mean of the other labels ``(1 + 1) / 2``, of position 2 ``(1 + 0) / 2``; ranks 1 and 2 of 3 fall in
+        tertiles ``3 * 1 // 3 = 1`` and ``3 * 2 // 3 = 2``.
+
+        >>> import pandas as pd
+        >>> from posthoc.sequence import lagged_design
+        >>> table = pd.DataFrame({"worker": "w1", "sequence": "h1", "item": ["a", "b", "c"], "position": [0, 1, 2],
+        ...                       "label": [1, 0, 1], "gold": None})
+        >>> lagged_design(table)[["position", "label", "previous", "bias", "tertile"]]
+           position  label  previous  bias  tertile
+        0         1    0.0       1.0   1.0        1
+        1         2    1.0       0.0   0.5        2
     """
     data = validate_sequence_table(table)
     totals = data.groupby("worker")["label"].transform("sum")
@@ -129,6 +160,22 @@ def fit_lag1(table: Sequences, *, kind: str = "auto", worker_bias: bool = True, 
     Standard errors: the leave-one-worker-out jackknife (CV3) with t(G - 1), binary and continuous.
     A model that cannot be fitted (too few rows or workers, a singular design) gives NaN coefficients and a
     ``note`` saying why, never an exception; separation is noted beside the coefficients.
+
+    Examples:
+        Three workers alternate ``0.2, 0.8, 0.2, ...`` over 13 items, so every label is ``1 - previous``: the
+        linear fit (no bias control, no gold) is exactly ``b0 = 1``, ``b1 = -1`` on ``3 x 12`` rows.
+
+        >>> import pandas as pd
+        >>> from posthoc.sequence import fit_lag1
+        >>> table = pd.DataFrame(
+        ...     [(w, w, f"i{p}", p, [0.2, 0.8][(p + start) % 2], None)
+        ...      for w, start in [("w1", 0), ("w2", 1), ("w3", 0)] for p in range(13)],
+        ...     columns=["worker", "sequence", "item", "position", "label", "gold"])
+        >>> fit = fit_lag1(table, worker_bias=False)
+        >>> fit.kind, round(fit.b0, 6), round(fit.b1, 6), fit.n, fit.n_workers
+        ('continuous', 1.0, -1.0, 36, 3)
+        >>> fit.note
+        'no gold: model without the gold control'
     """
     if kind not in ("auto", "binary", "continuous"):
         raise PosthocInputError(f"kind must be auto, binary or continuous, not {kind!r}")
@@ -180,6 +227,19 @@ def worker_subsets(table: Sequences, *, good_threshold: float = 0.6, good_correl
 
     ``moderate`` lists workers who varied their label somewhere; :func:`subset_rows` further drops every
     single sequence (HIT) in which a worker gave one label to all items, the paper's opportunistic workers.
+
+    Examples:
+        Binary labels with gold: w1 agrees with gold on 3 of 4 items (75%, good at the paper's 60%), w2 on 1 of 4
+        (bad), w3 gave 1 everywhere (not moderate; 2 of 4 right, bad).
+
+        >>> import pandas as pd
+        >>> from posthoc.sequence.lag_model import worker_subsets
+        >>> gold = [1, 0, 1, 0]
+        >>> labels = {"w1": [1, 0, 1, 1], "w2": [0, 1, 0, 0], "w3": [1, 1, 1, 1]}
+        >>> rows = [(w, w, f"i{p}", p, label, gold[p]) for w, row in labels.items() for p, label in enumerate(row)]
+        >>> table = pd.DataFrame(rows, columns=["worker", "sequence", "item", "position", "label", "gold"])
+        >>> worker_subsets(table)
+        {'all': ['w1', 'w2', 'w3'], 'moderate': ['w1', 'w2'], 'good': ['w1'], 'bad': ['w2', 'w3']}
     """
     data = validate_sequence_table(table)
     binary = is_binary(data["label"]) if kind == "auto" else kind == "binary"
@@ -199,7 +259,18 @@ def worker_subsets(table: Sequences, *, good_threshold: float = 0.6, good_correl
 
 
 def subset_rows(design: pd.DataFrame, subsets: dict[str, list[str]], name: str) -> pd.DataFrame:
-    """The rows of a lagged design in subset ``name`` (``moderate`` also drops constant sequences)."""
+    """The rows of a lagged design in subset ``name`` (``moderate`` also drops constant sequences).
+
+    Examples:
+        ``moderate`` also drops a sequence in which its worker gave one label to every item.
+
+        >>> import pandas as pd
+        >>> from posthoc.sequence.lag_model import subset_rows
+        >>> design = pd.DataFrame({"worker": ["w1", "w1", "w2"], "constant_sequence": [False, True, False]})
+        >>> subsets = {"all": ["w1", "w2"], "moderate": ["w1"], "good": [], "bad": []}
+        >>> len(subset_rows(design, subsets, "all")), len(subset_rows(design, subsets, "moderate"))
+        (3, 1)
+    """
     rows = design[design["worker"].isin(set(subsets[name]))]
     if name == "moderate":
         rows = rows[~rows["constant_sequence"]]
@@ -218,6 +289,23 @@ def lag1_by_subset(table: Sequences, *, kind: str = "auto", worker_bias: bool = 
     """b1 per worker subset (seed 004 Tables 1-3).
 
     Columns: ``subset, kind, b0, b1, b2, b3, b1_se, b1_low, b1_high, b1_p, n, n_workers, note``.
+
+    Examples:
+        The table of :func:`fit_lag1`'s example: every worker varied their label (``moderate`` = ``all``); without
+        gold no worker can be called good or bad, so those subsets have no rows.
+
+        >>> import pandas as pd
+        >>> from posthoc.sequence import lag1_by_subset
+        >>> table = pd.DataFrame(
+        ...     [(w, w, f"i{p}", p, [0.2, 0.8][(p + start) % 2], None)
+        ...      for w, start in [("w1", 0), ("w2", 1), ("w3", 0)] for p in range(13)],
+        ...     columns=["worker", "sequence", "item", "position", "label", "gold"])
+        >>> lag1_by_subset(table, worker_bias=False)[["subset", "b0", "b1", "n", "n_workers"]].round(6)
+             subset   b0   b1   n  n_workers
+        0       all  1.0 -1.0  36          3
+        1  moderate  1.0 -1.0  36          3
+        2      good  NaN  NaN   0          0
+        3       bad  NaN  NaN   0          0
     """
     subsets = worker_subsets(table, good_threshold=good_threshold, good_correlation=good_correlation, kind=kind)
     kind, design = _design_for(table, kind, worker_bias=worker_bias, standardise=standardise)
@@ -235,6 +323,23 @@ def lag1_by_tertile(table: Sequences, *, kind: str = "auto", worker_bias: bool =
     """b1 per worker subset and position tertile (seed 004 Table 4).
 
     Columns: ``subset, tertile`` (1, 2, 3) and those of :func:`lag1_by_subset`.
+
+    Examples:
+        The table of :func:`fit_lag1`'s example: of the 13 items of a sequence, ranks 1-4, 5-8 and 9-12 fall in
+        tertiles 1, 2 and 3 (``min(3 rank // 13, 2)``), 4 rows a worker each, and ``b1 = -1`` in each.
+
+        >>> import pandas as pd
+        >>> from posthoc.sequence import lag1_by_tertile
+        >>> table = pd.DataFrame(
+        ...     [(w, w, f"i{p}", p, [0.2, 0.8][(p + start) % 2], None)
+        ...      for w, start in [("w1", 0), ("w2", 1), ("w3", 0)] for p in range(13)],
+        ...     columns=["worker", "sequence", "item", "position", "label", "gold"])
+        >>> fits = lag1_by_tertile(table, worker_bias=False)
+        >>> fits.loc[fits["subset"] == "all", ["tertile", "b1", "n", "n_workers"]].round(6)
+           tertile   b1   n  n_workers
+        0        1 -1.0  12          3
+        1        2 -1.0  12          3
+        2        3 -1.0  12          3
     """
     subsets = worker_subsets(table, good_threshold=good_threshold, good_correlation=good_correlation, kind=kind)
     kind, design = _design_for(table, kind, worker_bias=worker_bias, standardise=standardise)

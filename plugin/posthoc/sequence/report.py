@@ -39,7 +39,13 @@ NOT_ESTIMABLE_COLUMNS = ("b0", "b1", "b1_se", "b1_low", "b1_high", "b1_p", "b2",
 
 
 def not_estimable(note: object) -> bool:
-    """Whether a fit's note says its coefficients mean nothing (separation, no convergence)."""
+    """Whether a fit's note says its coefficients mean nothing (separation, no convergence).
+
+    Examples:
+        >>> from posthoc.sequence.report import not_estimable
+        >>> not_estimable("quasi-separation: |coefficient| > 10"), not_estimable(None), not_estimable("no gold")
+        (True, False, False)
+    """
     text = str(note or "")
     return "separation" in text or "did not converge" in text
 
@@ -47,7 +53,17 @@ def not_estimable(note: object) -> bool:
 def shown_fits(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` as the report shows it: the coefficients and p-values of a fit that is not estimable
     (:func:`not_estimable`) blanked, so no run-away b1 (e.g. -243.8 with p = 0.037) is read as an effect; the
-    note keeps the reason. The tables written as CSV / Parquet keep every number."""
+    note keeps the reason. The tables written as CSV / Parquet keep every number.
+
+    Examples:
+        >>> import pandas as pd
+        >>> from posthoc.sequence.report import shown_fits
+        >>> fits = pd.DataFrame({"subset": ["all", "good"], "b1": [0.31, -243.8], "note": ["", "separation"]})
+        >>> shown_fits(fits)
+          subset    b1                        note
+        0    all  0.31
+        1   good  None  not estimable: separation
+    """
     if "note" not in frame or frame.empty:
         return frame
     mask = frame["note"].map(not_estimable)
@@ -62,7 +78,17 @@ def shown_fits(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def separation_note(*frames: pd.DataFrame) -> str:
-    """A sentence naming the fits whose notes report separation or non-convergence, or ``""``."""
+    """A sentence naming the fits whose notes report separation or non-convergence, or ``""``.
+
+    Examples:
+        >>> import pandas as pd
+        >>> from posthoc.sequence.report import separation_note
+        >>> by_tertile = pd.DataFrame({"subset": ["all", "bad"], "tertile": [1, 3], "note": ["", "did not converge"]})
+        >>> separation_note(by_tertile)[:40]
+        'Separation in bad tertile 3: a label is '
+        >>> separation_note(pd.DataFrame({"subset": ["all"], "note": [""]}))
+        ''
+    """
     hits = []
     for frame in frames:
         for row in frame.itertuples(index=False):

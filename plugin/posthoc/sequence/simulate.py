@@ -27,7 +27,18 @@ def simulate_binary(n_workers: int, n_items: int, *, b0: float = -1.0, b1: float
                     gold_rate: float = 0.5, shared_order: bool = False, worker_sd: float = 0.0,
                     seed: int = 0) -> pd.DataFrame:
     """A binary sequence table from the logistic lag-1 model with known b0, b1, b2; ``worker_sd`` gives each
-    worker their own bias (a normal offset on the logit scale)."""
+    worker their own bias (a normal offset on the logit scale).
+
+    Examples:
+        One row a judgement, each worker's own order of the items (seeded: the same table for the same seed).
+
+        >>> from posthoc.sequence.simulate import simulate_binary
+        >>> table = simulate_binary(3, 5, b1=0.5, seed=1)
+        >>> len(table), sorted(table["worker"].unique()), sorted(set(table["label"]) | set(table["gold"])) == [0.0, 1.0]
+        (15, ['w000', 'w001', 'w002'], True)
+        >>> table.equals(simulate_binary(3, 5, b1=0.5, seed=1))
+        True
+    """
     rng = np.random.default_rng(seed)
     workers_rng = np.random.default_rng([seed, 1])
     gold = (rng.random(n_items) < gold_rate).astype(float)
@@ -47,7 +58,16 @@ def simulate_continuous(n_workers: int, n_items: int, *, b1: float = 0.0, noise:
                         shared_order: bool = False, centre: float = 0.0, offset_sd: float = 0.0,
                         scale_range: tuple[float, float] = (1.0, 1.0), seed: int = 0) -> pd.DataFrame:
     """A continuous sequence table: Z(t) = q + b1 Z(t-1) + N(0, noise^2), q ~ N(0, 1) known per item (gold),
-    label = centre + offset + scale Z(t) per worker (defaults: label = Z)."""
+    label = centre + offset + scale Z(t) per worker (defaults: label = Z).
+
+    Examples:
+        With ``noise=0`` and ``b1=0`` each label is its item's quality, the gold column.
+
+        >>> from posthoc.sequence.simulate import simulate_continuous
+        >>> table = simulate_continuous(2, 4, noise=0.0, seed=3)
+        >>> len(table), bool((table["label"] == table["gold"]).all())
+        (8, True)
+    """
     rng = np.random.default_rng(seed)
     workers_rng = np.random.default_rng([seed, 1])  # offsets and scales: the same Z for the same seed
     quality = rng.normal(0.0, 1.0, n_items)

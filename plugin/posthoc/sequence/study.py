@@ -54,6 +54,25 @@ def task_outcomes(judgements: Judgements, *, include_controls: bool = False,
     ``item`` is ``item_id`` (chunk x system) when the judgements have it, else the task key. Control tasks are
     left out unless ``include_controls``; ``exclude_workers`` (for example the workers the main metrics
     excluded for failing their control task) are left out.
+
+    Examples:
+        Two workers, two tasks of two regions each: w1 verified both regions of t1 and one of t2; w2 both of t2
+        and none of t1.
+
+        >>> import pandas as pd
+        >>> from posthoc.sequence import task_outcomes
+        >>> rows = [("w1", "t1", 0, "verify"), ("w1", "t1", 0, "verify"), ("w1", "t2", 1, "verify"),
+        ...         ("w1", "t2", 1, "remove"), ("w2", "t2", 0, "verify"), ("w2", "t2", 0, "verify"),
+        ...         ("w2", "t1", 1, "remove"), ("w2", "t1", 1, "edit")]
+        >>> judgements = pd.DataFrame(rows, columns=["worker", "task_key", "position", "outcome"]).assign(
+        ...     dataset="d", system="A", is_control=False)
+        >>> tasks = task_outcomes(judgements)
+        >>> tasks[["worker", "task_key", "position", "n", "n_verified", "all_verified", "verify_share"]]
+          worker task_key  position  n  n_verified  all_verified  verify_share
+        0     w1       t1         0  2         2.0           1.0           1.0
+        1     w1       t2         1  2         1.0           0.0           0.5
+        2     w2       t2         0  2         2.0           1.0           1.0
+        3     w2       t1         1  2         0.0           0.0           0.0
     """
     require_columns(judgements, _NEEDED, message="judgements table lacks column(s) {missing}")
     rows = judgements if include_controls else judgements[~judgements["is_control"].astype(bool)]
@@ -80,6 +99,24 @@ def sequence_table_from_judgements(judgements: Judgements, *, label: str = "all_
 
     Columns of :data:`~posthoc.sequence.table.SEQUENCE_COLUMNS`; one sequence a worker (one project each,
     served in the planned order). ``label``: ``all_verified`` or ``verify_share``.
+
+    Examples:
+        The judgements of :func:`task_outcomes`' example: each task's gold is the other worker's label on it
+        (w1's t1 gets w2's 0, w2's t1 gets w1's 1).
+
+        >>> import pandas as pd
+        >>> from posthoc.sequence import sequence_table_from_judgements
+        >>> rows = [("w1", "t1", 0, "verify"), ("w1", "t1", 0, "verify"), ("w1", "t2", 1, "verify"),
+        ...         ("w1", "t2", 1, "remove"), ("w2", "t2", 0, "verify"), ("w2", "t2", 0, "verify"),
+        ...         ("w2", "t1", 1, "remove"), ("w2", "t1", 1, "edit")]
+        >>> judgements = pd.DataFrame(rows, columns=["worker", "task_key", "position", "outcome"]).assign(
+        ...     dataset="d", system="A", is_control=False)
+        >>> sequence_table_from_judgements(judgements)
+          worker sequence item  position  label  gold
+        0     w1       w1   t1         0    1.0   0.0
+        1     w1       w1   t2         1    0.0   1.0
+        2     w2       w2   t2         0    1.0   0.0
+        3     w2       w2   t1         1    0.0   1.0
     """
     if label not in TASK_LABELS:
         raise PosthocInputError(f"label must be one of {', '.join(TASK_LABELS)}, not {label!r}")

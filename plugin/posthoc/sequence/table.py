@@ -38,6 +38,18 @@ def validate_sequence_table(table: Sequences, *, source: str = "sequence table")
     """Check columns and values; return a copy with clean dtypes sorted by worker, sequence, position.
 
     Raises :class:`PosthocInputError` naming ``source``, the column and the first bad rows.
+
+    Examples:
+        Rows come back sorted by worker, sequence and position, labels as floats and positions as integers.
+
+        >>> import pandas as pd
+        >>> from posthoc.sequence import validate_sequence_table
+        >>> table = pd.DataFrame({"worker": ["w1", "w1"], "sequence": "h1", "item": ["b", "a"], "position": ["1", "0"],
+        ...                       "label": [0, 1], "gold": [None, 1]})
+        >>> validate_sequence_table(table)
+          worker sequence item  position  label  gold
+        0     w1       h1    a         0    1.0   1.0
+        1     w1       h1    b         1    0.0   NaN
     """
     require_columns(table, SEQUENCE_COLUMNS,
                     message=f"{source}: missing column(s) {{missing}}; needs {', '.join(SEQUENCE_COLUMNS)}")
@@ -75,6 +87,23 @@ def read_sequence_csv(path: str | Path, *, worker: str = "worker", sequence: str
 
     ``sequence=None`` treats each worker's rows as one sequence; ``gold=None`` leaves gold empty.
     The separator is sniffed from the extension (``.tsv`` -> tab) unless ``sep`` is given.
+
+    Examples:
+        A file of one stream a worker (no sequence column) and no gold, its columns named differently.
+
+        >>> import tempfile
+        >>> import pandas as pd
+        >>> from pathlib import Path
+        >>> from posthoc.sequence import read_sequence_csv
+        >>> folder = tempfile.TemporaryDirectory()
+        >>> path = Path(folder.name) / "ratings.csv"
+        >>> pd.DataFrame({"annotator": ["w1", "w1"], "item": ["a", "b"], "order": [0, 1],
+        ...               "score": [3, 5]}).to_csv(path, index=False)
+        >>> read_sequence_csv(path, worker="annotator", sequence=None, position="order", label="score", gold=None)
+          worker sequence item  position  label  gold
+        0     w1       w1    a         0    3.0   NaN
+        1     w1       w1    b         1    5.0   NaN
+        >>> folder.cleanup()
     """
     path = Path(path)
     try:
@@ -105,6 +134,23 @@ def read_snow_rte(path: str | Path) -> pd.DataFrame:
     The sequence is the HIT (``hit_id_prefix20``), the position ``pos_in_hit_fileorder``: the fixed in-HIT
     item order as the released files give it, which is the best available guess of what workers saw, not a
     record of it (seed 004 section 3.1 assumes every worker of a HIT saw the same order).
+
+    Examples:
+        Two judgements of one worker in one HIT, with the release's column names.
+
+        >>> import tempfile
+        >>> import pandas as pd
+        >>> from pathlib import Path
+        >>> from posthoc.sequence import read_snow_rte
+        >>> folder = tempfile.TemporaryDirectory()
+        >>> path = Path(folder.name) / "rte_sequence_by_assignment.csv"
+        >>> pd.DataFrame({"!amt_worker_ids": ["w1", "w1"], "hit_id_prefix20": "h1", "orig_id": [17, 4],
+        ...               "pos_in_hit_fileorder": [1, 0], "response": [0, 1], "gold": [0, 1]}).to_csv(path, index=False)
+        >>> read_snow_rte(path)
+          worker sequence item  position  label  gold
+        0     w1       h1    4         0    1.0   1.0
+        1     w1       h1   17         1    0.0   0.0
+        >>> folder.cleanup()
     """
     return read_sequence_csv(path, worker="!amt_worker_ids", sequence="hit_id_prefix20", item="orig_id",
                              position="pos_in_hit_fileorder", label="response", gold="gold", sep=",")
