@@ -43,11 +43,13 @@ def annotations_from_label_studio(url: str, token: str, manifest: Manifest) -> p
     from posthoc.jobs.setup_record import default_setup_file, recorded_project_ids
     from posthoc.labelstudio import records as ls
     from posthoc.labelstudio.client import LabelStudioClient
+    from posthoc.labelstudio.versions import warn_if_unsupported
     from posthoc.study.live.progress import annotations_from_tasks
     from posthoc.study.live.projects import find_study_projects
 
     keys = set(manifest.tasks()["task_key"])
     client = LabelStudioClient(url, token)
+    warn_if_unsupported(client)  # one line for a server outside 1.20-1.23
     study = str(manifest.study)
     known = recorded_project_ids(default_setup_file(Path(manifest.path)), study=study).values()
     found = find_study_projects(client, study, manifest.workers(), known_ids=known, any_worker=True)

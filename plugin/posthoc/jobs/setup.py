@@ -62,6 +62,7 @@ from posthoc.labelstudio.calls import PROJECT_COUNTS, PROJECT_FIELDS
 from posthoc.labelstudio.client import LabelStudioClient
 from posthoc.labelstudio.payloads import has_links, manifest_prediction, prediction_regions, regions_differ
 from posthoc.labelstudio.tasks import task_data
+from posthoc.labelstudio.versions import warn_if_unsupported
 from posthoc.labelstudio.views import ensure_tabs
 from posthoc.lazy import Lazy
 from posthoc.study.live.projects import MARKER, find_study_projects, marker_html, project_marker, project_markers
@@ -357,6 +358,7 @@ def create_study(manifest: Manifest | str | os.PathLike[str], *, url: str, token
     accounts_path = Path(accounts_file) if accounts_file is not None else default_accounts_file(Path(opened.path))
     client = LabelStudioClient(url, token, hide=[backend_secret])
     client.whoami()
+    warn_if_unsupported(client)  # one line for a server outside 1.20-1.23
     check_backend_health(backend_url, wait=backend_wait)
     study = str(opened.study)
     workers = list(opened.workers())
