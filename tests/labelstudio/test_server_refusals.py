@@ -36,10 +36,13 @@ def guarded(ls_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Iter
         server.stop()
 
 
-def personal_access_token(server: Any) -> str:
-    """A personal access token of the server's admin, made as a person makes one: logged in, ``POST /api/token/``."""
+@pytest.fixture(scope="module")
+def personal(guarded: Any) -> str:
+    """A personal access token of the guarded server's admin, made as a person makes one: logged in,
+    ``POST /api/token/`` (one a user: a second answers 409)."""
     from posthoc.labelstudio.users import login
 
+    server = guarded
     session = login(server.url, server.username, server.password)
     assert session is not None
     try:
@@ -58,8 +61,7 @@ def legacy_tokens(server: Any, token: str, *, enabled: bool) -> None:
                                                  json={"legacy_api_tokens_enabled": enabled}, ok=(200,))
 
 
-def test_a_refused_legacy_token_quotes_the_server_and_says_how_to_go_on(guarded: Any) -> None:
-    personal = personal_access_token(guarded)
+def test_a_refused_legacy_token_quotes_the_server_and_says_how_to_go_on(guarded: Any, personal: str) -> None:
     legacy_tokens(guarded, personal, enabled=False)
     try:
         with pytest.raises(PosthocServiceError) as refused:
@@ -78,12 +80,13 @@ def test_a_refused_legacy_token_quotes_the_server_and_says_how_to_go_on(guarded:
     assert LabelStudioClient(guarded.url, guarded.token).whoami()["email"] == guarded.username
 
 
-def test_a_backend_on_loopback_names_the_two_settings_and_the_alternative(guarded: Any, tmp_path: Path) -> None:
+def test_a_backend_on_loopback_names_the_two_settings_and_the_alternative(guarded: Any, personal: str,
+                                                                          tmp_path: Path) -> None:
     from posthoc.jobs.setup import create_study
 
-    manifest = small_sample_manifest(tmp_path / "m.sqlite", name="ssrf", n_documents=2, n_workers=1)
+    manifest = small_sample_manifest(tmp_path / "m.sqlite", name="ssrf")
     with run_backend(Path(manifest.path)) as backend_url, pytest.raises(PosthocServiceError) as refused:
-        create_study(manifest, url=guarded.url, token=personal_access_token(guarded), backend_url=backend_url)
+        create_study(manifest, url=guarded.url, token=personal, backend_url=backend_url)
     message = str(refused.value)
     assert "\n" not in message
     assert re.search(r"answered 403: \"URL resolves to a reserved network address \(block: 127\.0\.0\.0/8\)\"",
