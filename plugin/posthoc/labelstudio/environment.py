@@ -129,8 +129,8 @@ def run_label_studio_command(data_dir: Path, credentials: Credentials, args: lis
     # the management commands would otherwise (re)create the admin on every call
     for key in ("LABEL_STUDIO_USERNAME", "LABEL_STUDIO_PASSWORD", "LABEL_STUDIO_USER_TOKEN"):
         env.pop(key, None)
-    done = subprocess.run([label_studio_executable(), *args], env=env, capture_output=True, text=True,
-                          timeout=timeout, check=False)
+    executable = label_studio_executable(f"label-studio {args[0]} (on a local data dir)")
+    done = subprocess.run([executable, *args], env=env, capture_output=True, text=True, timeout=timeout, check=False)
     if done.returncode != 0:
         tail = (done.stdout + done.stderr)[-2000:]
         raise PosthocServiceError(f"label-studio {args[0]} failed (exit {done.returncode}): {tail}")
