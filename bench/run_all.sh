@@ -5,7 +5,8 @@
 #   bash bench/run_all.sh                      # every bench
 #   bash bench/run_all.sh score_bench eaglet_bench   # some of them
 #
-# Environment: BENCH_TIMEOUT (seconds per bench, default 900, study_scale_bench 3000; BENCH_TIMEOUT_<NAME> for one bench, e.g.
+# Environment: BENCH_TIMEOUT (seconds per bench, default 900, study_scale_bench 3000, ls_versions_bench 3600;
+# BENCH_TIMEOUT_<NAME> for one bench, e.g.
 # BENCH_TIMEOUT_crowdtruth_bench=1200), BENCH_LOCK (a lock file each bench takes for its own run only, so
 # benches on a shared machine never run beside other heavy jobs; e.g. /tmp/posthoc-heavy.lock), PYTHON.
 # A bench that fails, disagrees with its baseline or runs out of time is reported; the others still run;
@@ -31,6 +32,8 @@ for bench in "${benches[@]}"; do
   default_limit=900
   # a real Label Studio set up with 37,000 tasks, annotated and scored: about 30 minutes
   [ "$name" = study_scale_bench ] && default_limit=3000
+  # four Label Studio releases, each installed into its own venv on the first run (then reused), started and driven
+  [ "$name" = ls_versions_bench ] && default_limit=3600
   limit=${!limit_var:-${BENCH_TIMEOUT:-$default_limit}}
   command=(timeout --signal=INT --kill-after=30 "$limit" "$python" "$bench")
   if [ -n "${BENCH_LOCK:-}" ]; then

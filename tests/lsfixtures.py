@@ -33,10 +33,10 @@ _counter = itertools.count(1)
 
 
 def _require_label_studio() -> None:
-    """Fail (never skip): label-studio is a hard dependency of the project (pyproject.toml)."""
+    """Fail (never skip): label-studio is in the ``test`` extra (pyproject.toml), which the suite needs."""
     if importlib.util.find_spec("label_studio") is None:
-        pytest.fail("label-studio is not installed, but it is a hard dependency of posthoc-review: run "
-                    "`pip install -e .` (or bash scripts/test.sh) and rerun", pytrace=False)
+        pytest.fail("label-studio is not installed, but the tests need it (the test extra includes the server "
+                    "extra): run `pip install -e '.[test]'` (or bash scripts/test.sh) and rerun", pytrace=False)
 
 
 def _build_once(target: Path, make: Callable[[Path], None]) -> Path:

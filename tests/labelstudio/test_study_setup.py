@@ -272,8 +272,10 @@ def _counted_rerun(study, ls_server, *, verify: bool = False) -> tuple[Any, list
     return again, seen
 
 
-#: a rerun's calls: listings, and each worker's user by id (the accounts file knows their ids: no member listing)
-RERUN_LISTINGS = {"/api/current-user/whoami", "/api/users/N/", "/api/projects/", "/api/webhooks/", "/api/dm/views/"}
+#: a rerun's calls: listings, and each worker's user by id (the accounts file knows their ids: no member listing),
+#: and the server's release, asked once (a server outside 1.20-1.23 gets a warning line: issue 44)
+RERUN_LISTINGS = {"/api/current-user/whoami", "/api/version", "/api/users/N/", "/api/projects/", "/api/webhooks/",
+                  "/api/dm/views/"}
 
 
 def test_a_rerun_with_nothing_to_do_reads_a_few_listings_and_writes_nothing(study, ls_server) -> None:

@@ -48,7 +48,10 @@ def demo_command(out_dir: Path, simulate: bool, serve: bool, ls_port: int | None
     duplicates nothing.
     """
     from posthoc.jobs.demo import run_demo
+    from posthoc.labelstudio.environment import label_studio_version
     from posthoc.processes import restore_interrupt_signals
+
+    label_studio_version("posthoc demo")  # the lean install (no server package): one line, before anything is made
 
     restore_interrupt_signals()  # Ctrl-C / SIGTERM stop the demo also when SIGINT was inherited as ignored
     if gateway_port is not None and not port_is_free(gateway_port):  # before anything starts or is written

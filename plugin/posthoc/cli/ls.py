@@ -11,6 +11,7 @@ from posthoc.cli.exit_codes import exit_codes_epilog
 from posthoc.errors import PosthocServiceError
 from posthoc.labelstudio.capacity import SQLITE_ANNOTATORS_AT_ONCE, sqlite_load_warning
 from posthoc.labelstudio.database import read_database
+from posthoc.labelstudio.environment import label_studio_version
 from posthoc.labelstudio.ports import LOOPBACK, port_is_free
 from posthoc.labelstudio.server import (
     GATEWAY_FOLDER,
@@ -72,7 +73,10 @@ def start_command(data_dir: Path, port: int | None, timeout: float, database: st
 
     A keeper process holds the servers (Label Studio and, with --gateway, nginx and the authoriser): if this
     command is killed before they answer, all of them stop; `posthoc ls stop` stops all of them.
+
+    Needs the Label Studio server package: pip install 'posthoc-review[server]'.
     """
+    label_studio_version("posthoc ls start")  # the lean install: one line (exit 2) before DATA_DIR is made
     if port is not None and read_state(data_dir) is None and not port_is_free(port):
         # before DATA_DIR or its credentials are made: a failed start leaves nothing behind
         raise PosthocServiceError(f"port {port} on {LOOPBACK} is in use; choose another with --port")

@@ -92,7 +92,7 @@ def create_command(manifest_path: Path, ls_url: str | None, data_dir: Path | Non
     from posthoc.labelstudio.url import check_url
 
     check_url(ls_url)
-    check_url(backend_url, what="--backend-url")
+    check_url(backend_url, what="--backend-url", label_studio=False)
     if gateway_url is not None:
         check_url(gateway_url, what="--gateway-url")
     if not token:

@@ -26,10 +26,12 @@ def connect(url: str, token: str, *, timeout: float = 60.0) -> LabelStudioClient
     """A client for ``url`` after checking it answers ``/health`` and accepts the token; PosthocServiceError if
     it does not (PosthocInputError if ``url`` is not an http(s) URL)."""
     from posthoc.labelstudio.url import check_url
+    from posthoc.labelstudio.versions import warn_if_unsupported
 
     client = LabelStudioClient(check_url(url), token, timeout=timeout)
     client.health(timeout=HEALTH_TIMEOUT)
     client.whoami()
+    warn_if_unsupported(client)  # one line for a server outside 1.20-1.23
     return client
 
 

@@ -63,6 +63,7 @@ from posthoc.labelstudio.calls import PROJECT_COUNTS, PROJECT_FIELDS
 from posthoc.labelstudio.client import LabelStudioClient
 from posthoc.labelstudio.payloads import has_links, manifest_prediction, prediction_regions, regions_differ
 from posthoc.labelstudio.tasks import study_task_data
+from posthoc.labelstudio.versions import warn_if_unsupported
 from posthoc.labelstudio.views import ensure_tabs
 from posthoc.study.live.projects import MARKER, find_study_projects, marker_html, project_marker, project_markers
 from posthoc.study.plan.logins import default_accounts_file, read_accounts
@@ -336,6 +337,7 @@ def create_study(study: Study, target: SetupTarget, options: SetupOptions | None
     accounts_path = Path(options.accounts_file) if options.accounts_file is not None else study.accounts_file
     client = LabelStudioClient(target.url, target.token, hide=[target.backend_secret])
     client.whoami()
+    warn_if_unsupported(client)  # one line for a server outside 1.20-1.23
     check_backend_health(target.backend_url, wait=options.backend_wait)
     workers = list(study.workers)
     if not workers:

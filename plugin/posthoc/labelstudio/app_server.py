@@ -37,6 +37,7 @@ from pathlib import Path
 from posthoc.errors import PosthocInputError, PosthocServiceError
 from posthoc.labelstudio.credentials import Credentials
 from posthoc.labelstudio.database import DatabaseSettings, choose_database
+from posthoc.labelstudio.environment import label_studio_version
 from posthoc.labelstudio.ports import LOOPBACK
 from posthoc.labelstudio.server import START_TIMEOUT, LabelStudioServer, stop_process_group
 from posthoc.processes import die_with_parent, pid_alive
@@ -52,7 +53,9 @@ ACCESS_FORMAT = '%(p)s "%(r)s" %(s)s %(D)s'
 
 
 def label_studio_root() -> Path:
-    """The installed ``label_studio`` package folder (its modules import each other as top-level ``core``...)."""
+    """The installed ``label_studio`` package folder (its modules import each other as top-level ``core``...); exit 2
+    with how to install it on the lean install (:func:`~posthoc.labelstudio.environment.label_studio_version`)."""
+    label_studio_version("Label Studio under gunicorn")
     import label_studio
 
     return Path(label_studio.__file__).resolve().parent

@@ -52,6 +52,7 @@ from posthoc.errors import PosthocServiceError, answer_summary, connection_failu
 from posthoc.http import NO_RETRY, jwt_claims, retrying_client
 from posthoc.labelstudio import records as ls
 from posthoc.labelstudio.calls import ApiCalls, CallOptions
+from posthoc.labelstudio.refusals import refusal_detail
 from posthoc.labelstudio.server_log import LogMark, failure_reason, known_log, log_mark
 
 if TYPE_CHECKING:
@@ -185,9 +186,8 @@ class LabelStudioClient(ApiCalls):
 
     def _answered(self, method: str, path: str, status: int, body: str, *,
                   since: LogMark | None = None) -> PosthocServiceError:
-        detail = (failure_reason(since) if status >= 500 else None) or answer_summary(self.redact(body))
-        if status == 401:
-            detail = "the API token was refused (check the token; a legacy token needs the legacy token scheme)"
+        detail = (refusal_detail(status, self.redact(body)) or (failure_reason(since) if status >= 500 else None)
+                  or answer_summary(self.redact(body)))
         return PosthocServiceError(f"Label Studio {method} {path} answered {status}: {detail}")
 
     def _unreachable(self, method: str, path: str, exc: BaseException, *,

@@ -24,7 +24,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from posthoc.errors import PosthocServiceError
+from posthoc.errors import PosthocInputError, PosthocServiceError
 from posthoc.labelstudio.credentials import Credentials
 from posthoc.labelstudio.database import DatabaseSettings, read_database
 
@@ -55,24 +55,44 @@ ML_TIMEOUT_ENV: dict[str, str] = {
 }
 
 
-def label_studio_version() -> str:
-    """The installed ``label-studio`` version (raises PosthocServiceError when it is not installed)."""
+#: How to install the Label Studio server: the ``server`` extra (``label-studio`` itself). The jobs that talk to a
+#: server elsewhere (``study plan / create / status``, ``score``) need only label-studio-sdk, always installed.
+SERVER_EXTRA_HINT = "pip install 'posthoc-review[server]' (from a clone: pip install -e '.[server]')"
+
+
+def server_package_missing(what: str) -> PosthocInputError:
+    """The one line (exit 2) for ``what`` (a command) on an install without the ``label-studio`` package."""
+    return PosthocInputError(f"{what} needs the Label Studio server package (label-studio), which this install "
+                             f"leaves out: {SERVER_EXTRA_HINT}")
+
+
+def label_studio_version(what: str = "this command") -> str:
+    """The installed ``label-studio`` version; :func:`server_package_missing` (exit 2) naming ``what`` when the
+    distribution or its ``label_studio`` module is not installed (the lean install: the jobs alone)."""
+    from importlib.metadata import PackageNotFoundError, version
+    from importlib.util import find_spec
+
     try:
-        from importlib.metadata import version
+        installed = version("label-studio")
+        module = find_spec("label_studio")
+    except (PackageNotFoundError, ImportError, ValueError):
+        raise server_package_missing(what) from None
+    if module is None:
+        raise server_package_missing(what)
+    return installed
 
-        return version("label-studio")
-    except Exception as exc:  # PackageNotFoundError
-        raise PosthocServiceError("label-studio is not installed: pip install label-studio") from exc
 
-
-def label_studio_executable() -> str:
-    """Path of the ``label-studio`` command (next to this Python first, then on PATH)."""
+def label_studio_executable(what: str = "this command") -> str:
+    """Path of the ``label-studio`` command (next to this Python first, then on PATH); exit 2 naming ``what``
+    when the server package is not installed here."""
+    label_studio_version(what)
     beside = Path(sys.executable).with_name("label-studio")
     if beside.is_file():
         return str(beside)
     found = shutil.which("label-studio")
     if not found:
-        raise PosthocServiceError("the label-studio command is not on PATH: pip install label-studio")
+        raise PosthocServiceError("the label-studio command is not on PATH although the package is installed: "
+                                  f"put {Path(sys.executable).parent} on PATH")
     return found
 
 
@@ -109,8 +129,8 @@ def run_label_studio_command(data_dir: Path, credentials: Credentials, args: lis
     # the management commands would otherwise (re)create the admin on every call
     for key in ("LABEL_STUDIO_USERNAME", "LABEL_STUDIO_PASSWORD", "LABEL_STUDIO_USER_TOKEN"):
         env.pop(key, None)
-    done = subprocess.run([label_studio_executable(), *args], env=env, capture_output=True, text=True,
-                          timeout=timeout, check=False)
+    executable = label_studio_executable(f"label-studio {args[0]} (on a local data dir)")
+    done = subprocess.run([executable, *args], env=env, capture_output=True, text=True, timeout=timeout, check=False)
     if done.returncode != 0:
         tail = (done.stdout + done.stderr)[-2000:]
         raise PosthocServiceError(f"label-studio {args[0]} failed (exit {done.returncode}): {tail}")

@@ -126,8 +126,8 @@ class LabelStudioServer:
         if self.database.engine != "sqlite":
             write_database(self.data_dir, self.database)
         self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
-        command = [label_studio_executable(), "start", "--no-browser", "--internal-host", LOOPBACK,
-                   "--port", str(port)]
+        command = [label_studio_executable("a local Label Studio"), "start", "--no-browser", "--internal-host",
+                   LOOPBACK, "--port", str(port)]
         # a server of this command only (not detached) dies with it, also when this process is SIGKILL-ed
         self.process = subprocess.Popen(command, env=self.environment(), stdout=self._log,
                                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

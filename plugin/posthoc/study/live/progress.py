@@ -83,10 +83,12 @@ def annotations_from_label_studio(url: str, token: str, manifest: Manifest, *,
     by id, or every project's markers while some worker's is unknown
     (:func:`posthoc.study.live.projects.find_study_projects`)."""
     from posthoc.labelstudio.client import LabelStudioClient
+    from posthoc.labelstudio.versions import warn_if_unsupported
     from posthoc.study.live.projects import find_study_projects
 
     keys = set(manifest.tasks()["task_key"])
     client = LabelStudioClient(url, token)
+    warn_if_unsupported(client)  # one line for a server outside 1.20-1.23
     study = str(manifest.study)
     found = find_study_projects(client, study, manifest.workers(), known_ids=known_ids, any_worker=True)
     tasks: list[ls.Task] = []
