@@ -83,10 +83,12 @@ def test_a_refused_legacy_token_quotes_the_server_and_says_how_to_go_on(guarded:
 def test_a_backend_on_loopback_names_the_two_settings_and_the_alternative(guarded: Any, personal: str,
                                                                           tmp_path: Path) -> None:
     from posthoc.jobs.setup import create_study
+    from posthoc.jobs.setup_options import SetupTarget
+    from posthoc.study.plan.study import Study
 
     manifest = small_sample_manifest(tmp_path / "m.sqlite", name="ssrf")
     with run_backend(Path(manifest.path)) as backend_url, pytest.raises(PosthocServiceError) as refused:
-        create_study(manifest, url=guarded.url, token=personal, backend_url=backend_url)
+        create_study(Study(manifest), SetupTarget(url=guarded.url, token=personal, backend_url=backend_url))
     message = str(refused.value)
     assert "\n" not in message
     assert re.search(r"answered 403: \"URL resolves to a reserved network address \(block: 127\.0\.0\.0/8\)\"",
