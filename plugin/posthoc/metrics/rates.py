@@ -373,7 +373,7 @@ def point_rates(stats: RateStatistics) -> dict[str, tuple[Floats, Ints]]:
         >>> rows = judged_rows(pd.DataFrame([("d", "1", "A", "Paris", "verify"), ("d", "2", "A", "Seine", "remove"),
         ...     ("d", "1", "B", "Paris", "verify")], columns=["dataset", "doc_id", "system", "link", "outcome"]).assign(
         ...     start=0, end=5, worker="w1"))
-        >>> [array.tolist() for array in point_rates(rate_statistics(rows, resample_unit="doc_id"))["posthoc_precision"]]
+        >>> [v.tolist() for v in point_rates(rate_statistics(rows, resample_unit="doc_id"))["posthoc_precision"]]
         [[0.5, 1.0], [2, 1]]
     """
     precision = stats.n_verified / stats.n_annotations
