@@ -72,7 +72,8 @@ def result_section(
         >>> import pandas as pd
         >>> from posthoc.crowdtruth import build_vectors, crowdtruth_metrics
         >>> from posthoc.crowdtruth.report import result_section
-        >>> judgements = pd.DataFrame({"unit": ["<s1>"] * 3, "worker": ["w1", "w2", "w3"], "annotation": ["a", "a", "b"]})
+        >>> judgements = pd.DataFrame({"unit": ["<s1>"] * 3, "worker": ["w1", "w2", "w3"],
+        ...                            "annotation": ["a", "a", "b"]})
         >>> section = result_section(crowdtruth_metrics(build_vectors(judgements)))
         >>> section.title, "&lt;s1&gt;" in section.body_html, "<s1>" in section.body_html
         ('CrowdTruth disagreement metrics', True, False)
