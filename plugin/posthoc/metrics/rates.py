@@ -126,8 +126,7 @@ def rate_statistics(
     the verification union (:mod:`posthoc.metrics.verification`).
 
     Examples:
-        A's ``Paris`` (doc 1) verified, its ``Seine`` (doc 2) removed, B's ``Paris`` verified: A 1 of 2, B 1 of 1, one
-        exact union member; 2 documents (units) by 7 x 2 group slots + 1 dataset slot.
+        A verified 1 of 2 (doc 1 ``Paris``; doc 2 ``Seine`` removed), B 1 of 1, 1 union member; 2 docs x (7 x 2 + 1).
 
         >>> import pandas as pd
         >>> from posthoc.metrics.inputs import judged_rows
