@@ -103,6 +103,24 @@ def filter_and_rescore(
     1. Score all units; units whose UQS is below ``mean - unit_sd * sd`` (population sd) are left out.
     2. Score the workers on the remaining units; workers with WQS below ``worker_threshold`` are removed.
     3. Re-score every unit (including those left out in step 1) on the remaining workers' judgements.
+
+    Examples:
+        Two units judged as in :func:`~posthoc.crowdtruth.metrics.crowdtruth_metrics`' example (w1, w2 ``a``; w3
+        ``b``): both UQS are 1, so the sd is 0, the cutoff 1 and no unit is below it; w3's WQS is 0 < 0.5, so w3 goes,
+        and w1 and w2 agree on every unit: UQS 1.
+
+        >>> import pandas as pd
+        >>> from posthoc.crowdtruth import build_vectors
+        >>> from posthoc.crowdtruth.evaluation import filter_and_rescore
+        >>> judgements = pd.DataFrame({"unit": ["s1"] * 3 + ["s2"] * 3, "worker": ["w1", "w2", "w3"] * 2,
+        ...                            "annotation": ["a", "a", "b"] * 2})
+        >>> filtered = filter_and_rescore(build_vectors(judgements), worker_threshold=0.5)
+        >>> len(filtered.dropped_units), filtered.dropped_workers["worker"].tolist()
+        (0, ['w3'])
+        >>> filtered.result.units[["unit", "uqs"]].round(4)
+          unit  uqs
+        0   s1  1.0
+        1   s2  1.0
     """
     first = crowdtruth_metrics(vectors)
     uqs = first.units["uqs"].to_numpy()

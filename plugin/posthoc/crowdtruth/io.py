@@ -281,6 +281,18 @@ def judgements_from_label_studio(
     (default: the task id); worker = the annotation's ``completed_by``; annotations = the choices of
     the control ``from_name``.  Cancelled (skipped) annotations and annotations without that control
     are left out.
+
+    Examples:
+        Task 7: user 3 chose ``treats`` and ``causes`` (two rows); user 4's cancelled annotation is left out.
+
+        >>> from posthoc.crowdtruth.io import judgements_from_label_studio
+        >>> choice = {"from_name": "relation", "type": "choices", "value": {"choices": ["treats", "causes"]}}
+        >>> tasks = [{"id": 7, "data": {"sid": "s1"}, "annotations": [{"completed_by": 3, "result": [choice]},
+        ...                                                          {"completed_by": 4, "was_cancelled": True}]}]
+        >>> judgements_from_label_studio(tasks, unit_field="sid")
+          unit worker annotation
+        0   s1      3     treats
+        1   s1      3     causes
     """
     if isinstance(tasks, (str, os.PathLike)):
         source = str(tasks)

@@ -65,6 +65,23 @@ def run_crowdtruth(
     ``positive_annotation``).  ``threshold`` splits weighted training labels; by default the best-F1
     threshold when there is a reference, else 0.5.  ``worker_threshold`` adds the section 3.3
     filtering (reported; the main tables stay unfiltered).
+
+    Examples:
+        :func:`~posthoc.crowdtruth.metrics.crowdtruth_metrics`' example (w1, w2 ``a``; w3 ``b``; converged UAS: ``a``
+        1, ``b`` 0). No reference, so the labels' threshold is 0.5: ``a`` is positive, weighted
+        ``0.85 + 0.15 (1 - 0.5) / (1 - 0.5) = 1``, ``b`` negative, ``-1 + 0.15 x 0 / 0.5 = -1``.
+
+        >>> import pandas as pd
+        >>> from posthoc.crowdtruth.pipeline import run_crowdtruth
+        >>> judgements = pd.DataFrame({"unit": ["s1", "s1", "s1"], "worker": ["w1", "w2", "w3"],
+        ...                            "annotation": ["a", "a", "b"]})
+        >>> run = run_crowdtruth(judgements)
+        >>> run.summary["n_units"], run.summary["n_judgements"], run.summary["label_threshold"], run.section.title
+        (1, 3, 0.5, 'CrowdTruth disagreement metrics')
+        >>> run.tables["weighted_labels"]
+          unit annotation  score  label  weight
+        0   s1          a    1.0      1     1.0
+        1   s1          b    0.0     -1    -1.0
     """
     vectors = build_vectors(judgements, annotation_vector=annotation_vector, open_ended=open_ended)
     result = crowdtruth_metrics(vectors, max_iterations=max_iterations)

@@ -18,7 +18,20 @@ use_figure_fonts()  # CJK and emoji names drawn as glyphs when such fonts are in
 
 
 def sweep_figure(sweep: pd.DataFrame, *, majority_f1: float | None = None, best: pd.Series | None = None) -> Figure:
-    """F1 (and weighted F1') against the positive / negative threshold, with majority vote as a line."""
+    """F1 (and weighted F1') against the positive / negative threshold, with majority vote as a line.
+
+    Examples:
+        A two-row sweep with weighted F1' and a majority-vote F1: three lines (F1, F1' and majority vote's level).
+
+        >>> import pandas as pd
+        >>> from posthoc.crowdtruth.report import sweep_figure
+        >>> sweep = pd.DataFrame({"threshold": [0.25, 0.75], "f1": [0.5, 1.0], "weighted_f1": [0.6, 1.0]})
+        >>> axes = sweep_figure(sweep, majority_f1=0.8).axes[0]
+        >>> axes.get_xlabel(), axes.get_ylabel()
+        ('threshold (positive when score >= threshold)', 'F1 against the reference')
+        >>> [line.get_label() for line in axes.get_lines()]
+        ['F1 (unit-annotation score)', "clarity-weighted F1'", 'majority vote']
+    """
     figure = Figure(figsize=(6.4, 3.6))
     FigureCanvasAgg(figure)
     axes = figure.add_subplot(1, 1, 1)
@@ -51,7 +64,20 @@ def result_section(
     notes: tuple[str, ...] = (),
     max_rows: int = 25,
 ) -> Section:
-    """A report section: summary, lowest-quality units and workers, annotations, and the evaluation."""
+    """A report section: summary, lowest-quality units and workers, annotations, and the evaluation.
+
+    Examples:
+        A unit named ``<s1>`` appears in the units' table escaped, never as a tag.
+
+        >>> import pandas as pd
+        >>> from posthoc.crowdtruth import build_vectors, crowdtruth_metrics
+        >>> from posthoc.crowdtruth.report import result_section
+        >>> judgements = pd.DataFrame({"unit": ["<s1>"] * 3, "worker": ["w1", "w2", "w3"],
+        ...                            "annotation": ["a", "a", "b"]})
+        >>> section = result_section(crowdtruth_metrics(build_vectors(judgements)))
+        >>> section.title, "&lt;s1&gt;" in section.body_html, "<s1>" in section.body_html
+        ('CrowdTruth disagreement metrics', True, False)
+    """
     units, workers = result.units, result.workers
     summary = pd.DataFrame(
         {

@@ -112,7 +112,21 @@ class _Columns:
 
 
 def judgement_sort(frame: Judgements) -> Judgements:
-    """Judgement rows in the table's order (worker, position, task, span, mention; stable), index reset."""
+    """Judgement rows in the table's order (worker, position, task, span, mention; stable), index reset.
+
+    Examples:
+        By worker first, then position: w1's row comes before w2's though listed after it.
+
+        >>> import pandas as pd
+        >>> from posthoc.export.flatten import judgement_sort
+        >>> rows = pd.DataFrame({"worker": ["w2", "w1", "w1"], "position": [0, 1, 0], "task_key": ["k3", "k2", "k1"],
+        ...                      "start": [0, 0, 0], "end": [5, 5, 5], "mention_id": ["m3", "m2", "m1"]})
+        >>> judgement_sort(rows)[["worker", "position", "task_key"]]
+          worker  position task_key
+        0     w1         0       k1
+        1     w1         1       k2
+        2     w2         0       k3
+    """
     return frame.sort_values(_SORT, kind="stable").reset_index(drop=True)
 
 
@@ -126,13 +140,41 @@ class Flattened:
 
 
 def empty_judgements() -> Judgements:
-    """An empty judgements table with the right columns and dtypes."""
+    """An empty judgements table with the right columns and dtypes.
+
+    Examples:
+        >>> from posthoc.export.flatten import empty_judgements
+        >>> from posthoc.tables import JUDGEMENT_COLUMNS
+        >>> table = empty_judgements()
+        >>> len(table), tuple(table.columns) == JUDGEMENT_COLUMNS, str(table["start"].dtype)
+        (0, True, 'int64')
+    """
     return _Columns().frame()
 
 
 def iter_export_tasks(path: str | os.PathLike[str]) -> Iterator[object]:
     """The elements of a Label Studio JSON export (a JSON array of tasks), one at a time, without loading the file
-    (each as parsed: the reader checks it is a task object)."""
+    (each as parsed: the reader checks it is a task object).
+
+    Examples:
+        An array of two tasks gives two elements; a file that is not an array is refused (the message starts with its
+        path).
+
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> from posthoc.export.flatten import iter_export_tasks
+        >>> folder = tempfile.TemporaryDirectory()
+        >>> _ = Path(folder.name, "export.json").write_text('[{"id": 1}, {"id": 2}]', encoding="utf-8")
+        >>> _ = Path(folder.name, "task.json").write_text('{"id": 1}', encoding="utf-8")
+        >>> [task["id"] for task in iter_export_tasks(Path(folder.name, "export.json"))]
+        [1, 2]
+        >>> list(iter_export_tasks(Path(folder.name, "task.json")))
+        Traceback (most recent call last):
+        ...
+        posthoc.errors.PosthocInputError: ...task.json: not a Label Studio JSON export (a JSON array of tasks): the file
+        does not start with '['
+        >>> folder.cleanup()
+    """
     source = Path(path)
     what = "not a Label Studio JSON export (a JSON array of tasks)"
     try:
@@ -156,7 +198,13 @@ def iter_export_tasks(path: str | os.PathLike[str]) -> Iterator[object]:
 
 
 def user_key(completed_by: ls.UserRef | None) -> str:
-    """A stable key for an annotation's ``completed_by``: the lower-case e-mail, else ``id:N``."""
+    """A stable key for an annotation's ``completed_by``: the lower-case e-mail, else ``id:N``.
+
+    Examples:
+        >>> from posthoc.export.flatten import user_key
+        >>> user_key({"id": 2, "email": "Ann@Example.org"}), user_key({"id": 2}), user_key(7)
+        ('ann@example.org', 'id:2', 'id:7')
+    """
     email = str(ls.user_email(completed_by) or "").lower()
     return email if email else f"id:{ls.user_id(completed_by)}"
 
@@ -340,7 +388,38 @@ class ExportFlattener:
 def flatten_exports(paths: Sequence[str | os.PathLike[str]], index: ManifestIndex, tags: VerificationTags, *,
                     workers: Sequence[str | None] | None = None, user_workers: Mapping[str, str] | None = None,
                     progress: bool = False) -> Flattened:
-    """Flatten export files (``workers[i]``: the worker of ``paths[i]``'s project, or None) into one table pair."""
+    """Flatten export files (``workers[i]``: the worker of ``paths[i]``'s project, or None) into one table pair.
+
+    Examples:
+        One task of worker w1 pre-filled with ``Paris`` and ``Seine``, written by
+        :func:`~posthoc.export.synthetic.write_synthetic_export` with every decision verify: two verify rows, no
+        exclusion. One file with no worker is refused.
+
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> from posthoc.export.flatten import flatten_exports
+        >>> from posthoc.export.synthetic import write_synthetic_export
+        >>> from posthoc.labelstudio.label_config import VerificationTags
+        >>> from posthoc.study.plan.index import ManifestIndex, Prefill, TaskInfo
+        >>> index = ManifestIndex(study="s", tasks={"k1": TaskInfo("w1", 0, "i1", "c1", "d", "1", "A", False)},
+        ...     prefills={"k1": (Prefill("m1", 0, 5, 0, 5, "Paris", "Paris", None),
+        ...                      Prefill("m2", 10, 15, 10, 15, "Seine", "Seine", None))},
+        ...     texts={"k1": "Paris and Seine"})
+        >>> tags = VerificationTags(labels="label", decision="label", link="link", new_link="new_link")
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     path = write_synthetic_export(Path(folder, "e.json"), index, tags, probabilities=(1, 0, 0, 0)).path
+        ...     flattened = flatten_exports([path], index, tags)
+        ...     flatten_exports([path], index, tags, workers=[])
+        Traceback (most recent call last):
+        ...
+        posthoc.errors.PosthocInputError: 1 export files but 0 workers given; give one per file
+        >>> flattened.judgements[["worker", "mention_id", "start", "end", "link", "outcome"]]
+          worker mention_id  start  end   link outcome
+        0     w1         m1      0    5  Paris  verify
+        1     w1         m2     10   15  Seine  verify
+        >>> flattened.n_tasks, len(flattened.exclusions)
+        (1, 0)
+    """
     flattener = ExportFlattener(index, tags, user_workers=user_workers)
     owners = list(workers) if workers is not None else [None] * len(paths)
     if len(owners) != len(paths):

@@ -74,7 +74,30 @@ class ProjectPart:
 
 def flatten_part(path: Path, index: ManifestIndex, tags: VerificationTags, *, user_workers: Mapping[str, str],
                  worker: str | None, source: str) -> ProjectPart:
-    """One export flattened alone (``source`` names it in exclusion details, e.g. ``project 12``)."""
+    """One export flattened alone (``source`` names it in exclusion details, e.g. ``project 12``).
+
+    Examples:
+        The task of :func:`~posthoc.export.flatten.flatten_exports`' example, every decision verify: its one task key,
+        two verify rows.
+
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> from posthoc.export.incremental import flatten_part
+        >>> from posthoc.export.synthetic import write_synthetic_export
+        >>> from posthoc.labelstudio.label_config import VerificationTags
+        >>> from posthoc.study.plan.index import ManifestIndex, Prefill, TaskInfo
+        >>> index = ManifestIndex(study="s", tasks={"k1": TaskInfo("w1", 0, "i1", "c1", "d", "1", "A", False)},
+        ...     prefills={"k1": (Prefill("m1", 0, 5, 0, 5, "Paris", "Paris", None),
+        ...                      Prefill("m2", 10, 15, 10, 15, "Seine", "Seine", None))},
+        ...     texts={"k1": "Paris and Seine"})
+        >>> tags = VerificationTags(labels="label", decision="label", link="link", new_link="new_link")
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     path = write_synthetic_export(Path(folder, "e.json"), index, tags, probabilities=(1, 0, 0, 0)).path
+        ...     part = flatten_part(path, index, tags, user_workers={"w1@posthoc.local": "w1"}, worker="w1",
+        ...                         source="project 1")
+        >>> part.task_keys, part.n_tasks, part.judgements["outcome"].tolist(), part.exclusions
+        (['k1'], 1, ['verify', 'verify'], [])
+    """
     from posthoc.export.flatten import ExportFlattener
 
     flattener = ExportFlattener(index, tags, user_workers=user_workers)
@@ -86,7 +109,21 @@ def flatten_part(path: Path, index: ManifestIndex, tags: VerificationTags, *, us
 
 def combine(parts: Sequence[ProjectPart]) -> Flattened:
     """The per-project tables joined in order: equal (rows, order, dtypes) to one flattener over the same exports
-    in the same order, as long as no task key is in two of them (:func:`overlapping`)."""
+    in the same order, as long as no task key is in two of them (:func:`overlapping`).
+
+    Examples:
+        Two projects' parts, w2's first: the joined rows are in the table's order (w1 first), the tasks summed.
+
+        >>> import pandas as pd
+        >>> from posthoc.export.incremental import ProjectPart, combine
+        >>> def part(worker, key):
+        ...     row = pd.DataFrame({"worker": [worker], "position": [0], "task_key": [key], "start": [0], "end": [5],
+        ...                         "mention_id": [f"m-{key}"]})
+        ...     return ProjectPart(judgements=row, exclusions=[], n_tasks=1, task_keys=[key])
+        >>> joined = combine([part("w2", "k2"), part("w1", "k1")])
+        >>> joined.judgements["worker"].tolist(), joined.n_tasks, len(joined.exclusions)
+        (['w1', 'w2'], 2, 0)
+    """
     import pandas as pd
 
     from posthoc.export.checks import exclusions_frame
@@ -99,7 +136,16 @@ def combine(parts: Sequence[ProjectPart]) -> Flattened:
 
 
 def overlapping(parts: Sequence[ProjectPart]) -> bool:
-    """Whether a task key was claimed by two parts (the flattener then keeps the first: one flattener is needed)."""
+    """Whether a task key was claimed by two parts (the flattener then keeps the first: one flattener is needed).
+
+    Examples:
+        >>> import pandas as pd
+        >>> from posthoc.export.incremental import ProjectPart, overlapping
+        >>> def part(*keys):
+        ...     return ProjectPart(judgements=pd.DataFrame(), exclusions=[], n_tasks=len(keys), task_keys=list(keys))
+        >>> overlapping([part("k1", "k2"), part("k3")]), overlapping([part("k1", "k2"), part("k2")])
+        (False, True)
+    """
     seen: set[str] = set()
     for part in parts:
         keys = set(part.task_keys)
@@ -111,7 +157,18 @@ def overlapping(parts: Sequence[ProjectPart]) -> bool:
 
 def context_key(*, manifest_digest: str, worker: str | None, user_workers: Mapping[str, str]) -> str:
     """Everything besides the export and the label config that decides a project's flattened tables (the config,
-    which decides the verification tags, is in the signal's key)."""
+    which decides the verification tags, is in the signal's key).
+
+    Examples:
+        The e-mail map's order does not change the key (its items are sorted); another worker does.
+
+        >>> from posthoc.export.incremental import context_key
+        >>> key = context_key(manifest_digest="abc", worker="w1", user_workers={"a@x.org": "w1", "b@x.org": "w2"})
+        >>> key == context_key(manifest_digest="abc", worker="w1", user_workers={"b@x.org": "w2", "a@x.org": "w1"})
+        True
+        >>> key == context_key(manifest_digest="abc", worker="w2", user_workers={"a@x.org": "w1", "b@x.org": "w2"})
+        False
+    """
     from posthoc import __version__
 
     return digest({"version": [CACHE_VERSION, __version__], "manifest": manifest_digest, "worker": worker,
@@ -219,7 +276,20 @@ def _last_keys(state: Mapping[str, object] | None) -> tuple[dict[int, str], dict
 
 
 def combined_key(signal: ProjectSignal, context: str) -> str:
-    """The cache key of one project: its signal and its flattening context."""
+    """The cache key of one project: its signal and its flattening context.
+
+    Examples:
+        The digest of the project id, the signal's key and the context, in that order.
+
+        >>> from posthoc.export.incremental import combined_key
+        >>> from posthoc.export.signals import EPOCH, ProjectSignal, digest
+        >>> signal = ProjectSignal(project_id=3, counts=(2, 1, 0, 0), label_config="<View/>", baseline=EPOCH, recent=0,
+        ...                        latest=None)
+        >>> combined_key(signal, "context") == digest([3, signal.key, "context"])
+        True
+        >>> combined_key(signal, "context") == combined_key(signal, "other context")
+        False
+    """
     return digest([signal.project_id, signal.key, context])
 
 

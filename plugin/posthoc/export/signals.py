@@ -172,7 +172,23 @@ class ProjectSignal:
 
 def listed_projects(http: ApiCalls, project_ids: Sequence[int]) -> dict[int, records.Project]:
     """``{id: project}`` of ``project_ids`` with :data:`SIGNAL_FIELDS`, one listing (PosthocServiceError if one is
-    missing: deleted while the job ran, or not visible to the token's user)."""
+    missing: deleted while the job ran, or not visible to the token's user).
+
+    Examples:
+        An in-process stand-in for the API that lists only project 3: asking for 3 and 4 names the missing one.
+
+        >>> from posthoc.export.signals import listed_projects
+        >>> class Api:
+        ...     def projects(self, *, ids, include):
+        ...         return [{"id": 3, "label_config": "<View/>", "task_number": 2}]
+        >>> list(listed_projects(Api(), [3]))
+        [3]
+        >>> listed_projects(Api(), [3, 4])
+        Traceback (most recent call last):
+        ...
+        posthoc.errors.PosthocServiceError: Label Studio lists no project 4; it was deleted while the job ran, or the
+        token's user cannot see it
+    """
     listed = {records.int_id(p): p for p in http.projects(ids=project_ids, include=SIGNAL_FIELDS)}
     missing = sorted({int(p) for p in project_ids} - set(listed))
     if missing:
@@ -204,7 +220,20 @@ def project_signals(http: ApiCalls, projects: Mapping[int, Mapping[str, object]]
                     threads: int = SIGNAL_THREADS) -> dict[int, ProjectSignal]:
     """The change signal of each of ``projects`` (``{id: project}`` with :data:`SIGNAL_FIELDS`, as
     :func:`listed_projects` gives them): one one-row Data Manager query a project, from its baseline in
-    ``baselines`` (:data:`EPOCH` when it has none)."""
+    ``baselines`` (:data:`EPOCH` when it has none).
+
+    Examples:
+        An in-process stand-in for the API: the query from the epoch (no baseline known) finds one task, task 9, so
+        ``recent`` is 1 and it is the latest; the counts missing from the listing are 0.
+
+        >>> from posthoc.export.signals import project_signals
+        >>> class Api:
+        ...     def task_query(self, project_id, query, *, include):
+        ...         return [{"id": 9, "updated_at": "2026-12-01T10:00:00.000000Z"}], 1
+        >>> signal = project_signals(Api(), {3: {"id": 3, "label_config": "<View/>", "task_number": 2}})[3]
+        >>> signal.counts, signal.baseline, signal.recent, signal.latest
+        ((2, 0, 0, 0), '1970-01-01T00:00:00.000000Z', 1, (9, '2026-12-01T10:00:00.000000Z'))
+    """
     known = baselines or {}
 
     def read(project_id: int) -> ProjectSignal:
@@ -218,7 +247,25 @@ def project_signals(http: ApiCalls, projects: Mapping[int, Mapping[str, object]]
 def rebaseline(http: ApiCalls, signals: Sequence[ProjectSignal], *,
                threads: int = SIGNAL_THREADS) -> dict[int, ProjectSignal]:
     """The signals of projects about to be exported from their :meth:`~ProjectSignal.rebaselined` baselines (one
-    more query each whose baseline moves; the others are returned as they are), read before the export."""
+    more query each whose baseline moves; the others are returned as they are), read before the export.
+
+    Examples:
+        An in-process stand-in for the API where task 9 (updated at 10:00) holds no draft: from the new baseline 10:00
+        nothing is counted, so ``recent`` is 0 and there is no latest task.
+
+        >>> from posthoc.export.signals import ProjectSignal, rebaseline
+        >>> class Api:
+        ...     def task_query(self, project_id, query, *, include):
+        ...         print("from", query["filters"]["items"][1]["value"])
+        ...         return [], 0
+        >>> seen = ProjectSignal(project_id=3, counts=(2, 1, 0, 0), label_config="<View/>",
+        ...                      baseline="1970-01-01T00:00:00.000000Z", recent=1,
+        ...                      latest=(9, "2026-12-01T10:00:00.000000Z"))
+        >>> moved = rebaseline(Api(), [seen])[3]
+        from 2026-12-01T10:00:00.000000Z
+        >>> moved.baseline, moved.recent, moved.latest
+        ('2026-12-01T10:00:00.000000Z', 0, None)
+    """
     moved = [s for s in signals if s.rebaselined() != s.baseline]
 
     def again(signal: ProjectSignal) -> ProjectSignal:

@@ -58,6 +58,30 @@ def write_synthetic_export(path: str | os.PathLike[str], index: ManifestIndex, t
 
     ``probabilities`` of :data:`DECISIONS`; ``emails``: worker -> login e-mail (default
     ``<worker>@posthoc.local``). Timestamps are fixed functions of the task, so the file is reproducible.
+
+    Examples:
+        The task of :func:`~posthoc.export.flatten.flatten_exports`' example (two pre-filled mentions) with every
+        decision verify: one task, two judgements, both verify; the annotation is the worker's default login.
+
+        >>> import json
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> from posthoc.export.synthetic import write_synthetic_export
+        >>> from posthoc.labelstudio.label_config import VerificationTags
+        >>> from posthoc.study.plan.index import ManifestIndex, Prefill, TaskInfo
+        >>> index = ManifestIndex(study="s", tasks={"k1": TaskInfo("w1", 0, "i1", "c1", "d", "1", "A", False)},
+        ...     prefills={"k1": (Prefill("m1", 0, 5, 0, 5, "Paris", "Paris", None),
+        ...                      Prefill("m2", 10, 15, 10, 15, "Seine", "Seine", None))},
+        ...     texts={"k1": "Paris and Seine"})
+        >>> tags = VerificationTags(labels="label", decision="label", link="link", new_link="new_link")
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     written = write_synthetic_export(Path(folder, "e.json"), index, tags, probabilities=(1, 0, 0, 0))
+        ...     tasks = json.loads(written.path.read_text(encoding="utf-8"))
+        >>> written.n_tasks, written.n_judgements, written.decisions
+        (1, 2, {'verify': 2})
+        >>> annotation = tasks[0]["annotations"][0]
+        >>> annotation["completed_by"]["email"], [(r["id"], r["value"]["labels"]) for r in annotation["result"]]
+        ('w1@posthoc.local', [('m1', ['verify']), ('m2', ['verify'])])
     """
     rng = np.random.default_rng(seed)
     texts = texts if texts is not None else index.texts

@@ -78,6 +78,28 @@ def paired_comparisons(
     ``p_holm``                       Holm-adjusted over the pairs of the dataset, per metric
     ``significant``                  ``p_holm < 1 - confidence``
     ``method``                       the interval method
+
+    Examples:
+        :func:`~posthoc.metrics.rates.rate_statistics`' example (A verified 1 of 2, B 1 of 1) and two resamples of the
+        two documents: doc 1 twice (A 2/2, B 2/2: difference 0) and both (1/2 - 1/1 = -0.5). The percentile interval
+        of ``-0.5, 0`` is ``-0.5 + 0.025 x 0.5`` to ``-0.5 + 0.975 x 0.5``; one below 0 and one tie (half) of two,
+        so ``p = 2 x min(0.75, 0.25) = 0.5``, one pair so Holm keeps it.
+
+        >>> import numpy as np
+        >>> import pandas as pd
+        >>> from posthoc.metrics.comparisons import paired_comparisons
+        >>> from posthoc.metrics.inputs import judged_rows
+        >>> from posthoc.metrics.rates import rate_samples, rate_statistics
+        >>> rows = judged_rows(pd.DataFrame([("d", "1", "A", "Paris", "verify"), ("d", "2", "A", "Seine", "remove"),
+        ...     ("d", "1", "B", "Paris", "verify")], columns=["dataset", "doc_id", "system", "link", "outcome"]).assign(
+        ...     start=0, end=5, worker="w1"))
+        >>> stats = rate_statistics(rows, resample_unit="doc_id")
+        >>> samples = rate_samples(np.array([[2.0, 0.0], [1.0, 1.0]]) @ stats.counts, stats)
+        >>> table = paired_comparisons(stats, samples, method="percentile")
+        >>> table.loc[table["metric"] == "posthoc_precision",
+        ...           ["system_a", "system_b", "difference", "ci_low", "ci_high", "p_holm", "significant"]].round(6)
+          system_a system_b  difference  ci_low  ci_high  p_holm  significant
+        0        A        B        -0.5 -0.4875  -0.0125     0.5        False
     """
     from posthoc.metrics.rates import rate_jackknife
 
@@ -150,6 +172,26 @@ def ranking_changes(comparisons: pd.DataFrame, rates: pd.DataFrame, preannotatio
     ``flipped_with`` (the systems whose order with this one differs between the two rankings, comma-separated)
     and ``significant``: a posthoc difference with one of them is significant after Holm (``comparisons``'
     ``significant``). Ranks: 1 the highest, ties share the best rank.
+
+    Examples:
+        Strict, A (0.8) is above B (0.6); posthoc, B (0.9) is above A (0.7): each moves one rank and flipped with the
+        other, and their posthoc precision difference is significant (recall's and f1's are not in ``comparisons``).
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics.comparisons import ranking_changes
+        >>> rates = pd.DataFrame([("d", s, m, v) for s, v in (("A", 0.7), ("B", 0.9))
+        ...     for m in ("posthoc_precision", "posthoc_recall", "posthoc_f1")],
+        ...     columns=["dataset", "system", "metric", "value"])
+        >>> strict = pd.DataFrame([("d", s, "strict", "micro", v, v, v) for s, v in (("A", 0.8), ("B", 0.6))],
+        ...     columns=["dataset", "system", "matching", "averaging", "precision", "recall", "f1"])
+        >>> comparisons = pd.DataFrame([("d", "A", "B", "posthoc_precision", True)],
+        ...     columns=["dataset", "system_a", "system_b", "metric", "significant"])
+        >>> ranks = ranking_changes(comparisons, rates, strict)
+        >>> ranks.loc[ranks["metric"] == "precision", ["system", "strict_rank", "posthoc_rank", "rank_change",
+        ...                                            "flipped_with", "significant"]]
+          system  strict_rank  posthoc_rank  rank_change flipped_with  significant
+        0      A          1.0           2.0         -1.0            B         True
+        1      B          2.0           1.0          1.0            A         True
     """
     records = []
     for dataset in sorted(set(rates["dataset"].astype(str))) if len(rates) else []:
@@ -181,7 +223,25 @@ def _number(value: object) -> float | None:
 
 def comparison_summary(comparisons: pd.DataFrame, rankings: pd.DataFrame) -> dict[str, object]:
     """The JSON summary's ``comparisons``: per dataset, the paired differences (``system_a - system_b`` per metric,
-    with ``ci_low, ci_high, p_value, p_holm, significant``) and the ranking per metric, strict beside posthoc."""
+    with ``ci_low, ci_high, p_value, p_holm, significant``) and the ranking per metric, strict beside posthoc.
+
+    Examples:
+        One pair's row and one ranking row become the dataset's ``pairs`` and ``rankings`` entries.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics.comparisons import comparison_summary
+        >>> comparisons = pd.DataFrame(
+        ...     [("d", "A", "B", "posthoc_precision", -0.2, -0.3, -0.1, 0.002, 0.002, True, "bca")],
+        ...     columns=["dataset", "system_a", "system_b", "metric", "difference", "ci_low", "ci_high", "p_value",
+        ...              "p_holm", "significant", "method"])
+        >>> rankings = pd.DataFrame([("d", "precision", "A", 1.0, 2.0, -1.0, True)],
+        ...     columns=["dataset", "metric", "system", "strict_rank", "posthoc_rank", "rank_change", "significant"])
+        >>> summary = comparison_summary(comparisons, rankings)
+        >>> summary["method"], summary["datasets"]["d"]["pairs"][0]["difference"]
+        ('bca', -0.2)
+        >>> summary["datasets"]["d"]["rankings"]["precision"][0]
+        {'system': 'A', 'strict_rank': 1.0, 'posthoc_rank': 2.0, 'rank_change': -1.0, 'significant': True}
+    """
     datasets: dict[str, dict[str, object]] = {}
     for row in comparisons.itertuples(index=False):
         entry = datasets.setdefault(str(row.dataset), {"pairs": [], "rankings": {}})

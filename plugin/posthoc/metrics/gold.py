@@ -132,7 +132,27 @@ def gold_from(
     *,
     gt_system: str = GT_SYSTEM,
 ) -> pd.DataFrame:
-    """:func:`corrected_gold` from validated rows, their verdicts, the GT rows and the union's E rows to add."""
+    """:func:`corrected_gold` from validated rows, their verdicts, the GT rows and the union's E rows to add.
+
+    Examples:
+        GT ``Paris`` verified stays (``verified``), ``Seine`` removed goes, ``Lyon`` unjudged stays (``unjudged``);
+        nothing missing is added.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics.gold import gold_from
+        >>> from posthoc.metrics.inputs import judged_rows
+        >>> from posthoc.metrics.verification import verdicts_of
+        >>> columns = ["dataset", "doc_id", "system", "start", "end", "link"]
+        >>> rows = judged_rows(pd.DataFrame([("d", "1", "GT", 0, 5, "Paris", "w1", "verify"),
+        ...     ("d", "1", "GT", 10, 15, "Seine", "w1", "remove")], columns=[*columns, "worker", "outcome"]))
+        >>> gt = pd.DataFrame([("d", "1", "GT", 0, 5, "Paris"), ("d", "1", "GT", 10, 15, "Seine"),
+        ...     ("d", "1", "GT", 20, 24, "Lyon")], columns=columns)
+        >>> verdicts, codes = verdicts_of(rows)
+        >>> gold_from(rows, verdicts, codes, gt, None)[["link", "source"]]
+            link    source
+        0  Paris  verified
+        1   Lyon  unjudged
+    """
     gt = original_gt.copy()
     for column, default in (("surface", ""), ("link_original", None), ("is_nil", None)):
         if column not in gt.columns:

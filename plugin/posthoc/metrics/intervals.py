@@ -297,6 +297,20 @@ def interval(
     ``estimate``: the point values; ``jackknife`` / ``mask``: leave-one-unit-out values for BCa's
     acceleration (without them ``a = 0``: the bias-corrected interval); ``n_units``: the units behind each
     statistic, for BCa's small-sample expansion (:func:`expansion`; without it the plain BCa of Efron 1987).
+
+    Examples:
+        Resamples ``0, ..., 100`` around the estimate 50: half below (the tie counts half), so ``z0 = 0``, and no
+        jackknife, so ``a = 0``: BCa is the percentile interval, 2.5 and 97.5. A confidence of 1 is refused.
+
+        >>> import numpy as np
+        >>> from posthoc.metrics.intervals import interval
+        >>> low, high = interval(np.arange(101.0).reshape(-1, 1), np.array([50.0]))
+        >>> low.round(9).tolist(), high.round(9).tolist()
+        ([2.5], [97.5])
+        >>> interval(np.arange(101.0).reshape(-1, 1), np.array([50.0]), confidence=1)
+        Traceback (most recent call last):
+        ...
+        posthoc.errors.PosthocInputError: confidence must be between 0 and 1, not 1
     """
     check_method(method)
     if not 0 < confidence < 1:
@@ -316,6 +330,15 @@ def p_values(samples: Floats, estimate: Floats, *, method: str = "bca", jackknif
     """Two-sided p-values of "the statistic is 0", the interval of the same ``method`` inverted (module docstring).
 
     ``corrections``: BCa's ``(z0, a)`` when already computed (:func:`interval_and_p` reuses them).
+
+    Examples:
+        Resamples ``-10, ..., 90``: 10 below 0 and one tie (half), so the share below is 10.5/101 and
+        ``p = 2 x 10.5/101 = 21/101``.
+
+        >>> import numpy as np
+        >>> from posthoc.metrics.intervals import p_values
+        >>> p_values(np.arange(-10.0, 91.0).reshape(-1, 1), np.array([40.0]), method="percentile").round(6).tolist()
+        [0.207921]
     """
     check_method(method)
     share, n = _share_below(samples, np.zeros(samples.shape[1]))
@@ -335,7 +358,18 @@ def p_values(samples: Floats, estimate: Floats, *, method: str = "bca", jackknif
 def interval_and_p(samples: Floats, estimate: Floats, *, method: str = "bca",
                    jackknife: Floats | None = None, mask: Mask | None = None, confidence: float = 0.95,
                    n_units: Ints | None = None) -> tuple[Floats, Floats, Floats]:
-    """``(low, high, p)``: :func:`interval` and :func:`p_values` with BCa's corrections computed once."""
+    """``(low, high, p)``: :func:`interval` and :func:`p_values` with BCa's corrections computed once.
+
+    Examples:
+        Resamples ``-10, ..., 90`` around their median 40: ``z0 = 0`` and ``a = 0``, so BCa is the percentile interval
+        (-7.5, 87.5), and ``p = 2 x 10.5/101`` (:func:`p_values`' example).
+
+        >>> import numpy as np
+        >>> from posthoc.metrics.intervals import interval_and_p
+        >>> low, high, p = interval_and_p(np.arange(-10.0, 91.0).reshape(-1, 1), np.array([40.0]))
+        >>> low.round(9).tolist(), high.round(9).tolist(), p.round(6).tolist()
+        ([-7.5], [87.5], [0.207921])
+    """
     corrections = None
     if method == "bca" and samples.shape[0]:
         corrections = _corrections(samples, estimate, jackknife, mask)

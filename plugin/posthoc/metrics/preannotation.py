@@ -90,6 +90,25 @@ def counts_of_rows(rows: Mentions, *, gt_system: str, matching: Sequence[str] = 
 
     Every key column is factorised once (:class:`~posthoc.metrics.matching.SpanCodes`); each system is
     matched against the GT of its datasets on those integer codes.
+
+    Examples:
+        :func:`document_counts`' mentions, validated once (``mention_rows``), strict only: A's ``Paris`` is in GT, its
+        ``Seine [10, 14)`` is not, so 1 of 2. An unknown matching is refused.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics.inputs import mention_rows
+        >>> from posthoc.metrics.preannotation import counts_of_rows
+        >>> rows = mention_rows(pd.DataFrame(
+        ...     [("d", "1", "GT", 0, 5, "Paris"), ("d", "1", "GT", 9, 14, "Seine"),
+        ...      ("d", "1", "A", 0, 5, "Paris"), ("d", "1", "A", 10, 14, "Seine")],
+        ...     columns=["dataset", "doc_id", "system", "start", "end", "link"]))
+        >>> counts_of_rows(rows, gt_system="GT", matching=["strict"])[["system", "tp_system", "n_system", "precision"]]
+          system  tp_system  n_system  precision
+        0      A          1         2        0.5
+        >>> counts_of_rows(rows, gt_system="GT", matching=["fuzzy"])
+        Traceback (most recent call last):
+        ...
+        posthoc.errors.PosthocInputError: preannotation: unknown matching ['fuzzy']; use one of strict, overlap
     """
     unknown = sorted(set(matching) - set(MATCHINGS))
     if unknown:

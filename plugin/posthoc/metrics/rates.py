@@ -124,6 +124,19 @@ def rate_statistics(
     a key of the annotations), the annotations across systems and per system by one sort
     (:func:`~posthoc.metrics.codes.nested_codes`). ``union`` is the ``exact`` or ``overlap`` reading of
     the verification union (:mod:`posthoc.metrics.verification`).
+
+    Examples:
+        A verified 1 of 2 (doc 1 ``Paris``; doc 2 ``Seine`` removed), B 1 of 1, 1 union member; 2 docs x (7 x 2 + 1).
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics.inputs import judged_rows
+        >>> from posthoc.metrics.rates import rate_statistics
+        >>> rows = judged_rows(pd.DataFrame([("d", "1", "A", "Paris", "verify"), ("d", "2", "A", "Seine", "remove"),
+        ...     ("d", "1", "B", "Paris", "verify")], columns=["dataset", "doc_id", "system", "link", "outcome"]).assign(
+        ...     start=0, end=5, worker="w1"))
+        >>> stats = rate_statistics(rows, resample_unit="doc_id")
+        >>> stats.n_annotations.tolist(), stats.n_verified.tolist(), stats.n_union.tolist(), stats.counts.shape
+        ([2, 1], [1, 1], [1], (2, 15))
     """
     check_union(union)
     (dataset, system, doc, link, start, end, outcome), rows, dataset_names, system_names = _row_codes(
@@ -272,7 +285,22 @@ def _unit_counts(
 
 
 def rate_samples(sums: Floats, stats: RateStatistics) -> dict[str, Floats]:
-    """Each metric of :data:`RATE_METRICS` per resample: ``(resamples, groups)`` from resampled column sums."""
+    """Each metric of :data:`RATE_METRICS` per resample: ``(resamples, groups)`` from resampled column sums.
+
+    Examples:
+        :func:`rate_statistics`' example, the totals as one resample: precision A 1/2, B 1/1; recall 1/1 each.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics.inputs import judged_rows
+        >>> from posthoc.metrics.rates import rate_samples, rate_statistics
+        >>> rows = judged_rows(pd.DataFrame([("d", "1", "A", "Paris", "verify"), ("d", "2", "A", "Seine", "remove"),
+        ...     ("d", "1", "B", "Paris", "verify")], columns=["dataset", "doc_id", "system", "link", "outcome"]).assign(
+        ...     start=0, end=5, worker="w1"))
+        >>> stats = rate_statistics(rows, resample_unit="doc_id")
+        >>> samples = rate_samples(stats.counts.sum(axis=0)[None, :], stats)
+        >>> samples["posthoc_precision"].tolist(), samples["posthoc_recall"].tolist()
+        ([[0.5, 1.0]], [[1.0, 1.0]])
+    """
     n_groups = stats.n_groups
     per_group = sums[:, : SLOTS * n_groups].reshape(len(sums), n_groups, SLOTS)
     union_sizes = sums[:, SLOTS * n_groups :][:, stats.group_dataset]
@@ -309,6 +337,18 @@ def rate_jackknife(stats: RateStatistics) -> Jackknife:
     """The jackknife of the rates: the totals minus one unit's counts, through :func:`rate_samples` (no new draw).
 
     Costs one pass of :func:`rate_samples` over ``units`` rows (1,000 resamples cost one over 1,000 rows).
+
+    Examples:
+        :func:`rate_statistics`' example: without doc 1, A has 0 of 1 and B 0/0 (NaN); without doc 2, 1 of 1 both.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics.inputs import judged_rows
+        >>> from posthoc.metrics.rates import rate_jackknife, rate_statistics
+        >>> rows = judged_rows(pd.DataFrame([("d", "1", "A", "Paris", "verify"), ("d", "2", "A", "Seine", "remove"),
+        ...     ("d", "1", "B", "Paris", "verify")], columns=["dataset", "doc_id", "system", "link", "outcome"]).assign(
+        ...     start=0, end=5, worker="w1"))
+        >>> rate_jackknife(rate_statistics(rows, resample_unit="doc_id")).values["posthoc_precision"].tolist()
+        [[0.0, nan], [1.0, 1.0]]
     """
     counts = stats.counts
     values = rate_samples(counts.sum(axis=0)[None, :] - counts, stats)
@@ -321,7 +361,20 @@ def rate_jackknife(stats: RateStatistics) -> Jackknife:
 
 
 def point_rates(stats: RateStatistics) -> dict[str, tuple[Floats, Ints]]:
-    """Each metric of :data:`RATE_METRICS` per group from the exact counts: ``(value, n)``."""
+    """Each metric of :data:`RATE_METRICS` per group from the exact counts: ``(value, n)``.
+
+    Examples:
+        :func:`rate_statistics`' example: A verified 1 of 2 annotations, B 1 of 1.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics.inputs import judged_rows
+        >>> from posthoc.metrics.rates import point_rates, rate_statistics
+        >>> rows = judged_rows(pd.DataFrame([("d", "1", "A", "Paris", "verify"), ("d", "2", "A", "Seine", "remove"),
+        ...     ("d", "1", "B", "Paris", "verify")], columns=["dataset", "doc_id", "system", "link", "outcome"]).assign(
+        ...     start=0, end=5, worker="w1"))
+        >>> [v.tolist() for v in point_rates(rate_statistics(rows, resample_unit="doc_id"))["posthoc_precision"]]
+        [[0.5, 1.0], [2, 1]]
+    """
     precision = stats.n_verified / stats.n_annotations
     n_union = stats.n_union[stats.group_dataset]
     recall = ratio(stats.n_covered.astype(float), n_union.astype(float))
@@ -341,7 +394,25 @@ def point_rates(stats: RateStatistics) -> dict[str, tuple[Floats, Ints]]:
 def rates_table(stats: RateStatistics, samples: dict[str, Floats], *, confidence: float,
                 method: str = "bca", jackknife: Jackknife | None = None) -> pd.DataFrame:
     """The rates table (:mod:`posthoc.scores`): point values from the exact counts, bounds by ``method``
-    (``bca`` with the ``jackknife``'s acceleration, or ``percentile``; :mod:`posthoc.metrics.intervals`)."""
+    (``bca`` with the ``jackknife``'s acceleration, or ``percentile``; :mod:`posthoc.metrics.intervals`).
+
+    Examples:
+        :func:`rate_statistics`' example, the totals as one resample: a single value's percentile interval is itself.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics.inputs import judged_rows
+        >>> from posthoc.metrics.rates import rate_samples, rate_statistics, rates_table
+        >>> rows = judged_rows(pd.DataFrame([("d", "1", "A", "Paris", "verify"), ("d", "2", "A", "Seine", "remove"),
+        ...     ("d", "1", "B", "Paris", "verify")], columns=["dataset", "doc_id", "system", "link", "outcome"]).assign(
+        ...     start=0, end=5, worker="w1"))
+        >>> stats = rate_statistics(rows, resample_unit="doc_id")
+        >>> table = rates_table(stats, rate_samples(stats.counts.sum(axis=0)[None, :], stats), confidence=0.95,
+        ...                     method="percentile")
+        >>> table.loc[table["metric"] == "posthoc_precision"]
+          dataset system             metric  value  low  high  n
+        1       d      A  posthoc_precision    0.5  0.5   0.5  2
+        9       d      B  posthoc_precision    1.0  1.0   1.0  1
+    """
     values = point_rates(stats)
     stacked = np.stack([samples[metric] for metric in RATE_METRICS], axis=2)  # resamples x groups x metrics
     flat = stacked.reshape(len(stacked), stats.n_groups * len(RATE_METRICS))
@@ -368,7 +439,13 @@ def rates_table(stats: RateStatistics, samples: dict[str, Floats], *, confidence
 
 
 def empty_rates() -> pd.DataFrame:
-    """The rates table of no judgements."""
+    """The rates table of no judgements.
+
+    Examples:
+        >>> from posthoc.metrics.rates import empty_rates
+        >>> len(empty_rates()), list(empty_rates().columns)
+        (0, ['dataset', 'system', 'metric', 'value', 'low', 'high', 'n'])
+    """
     return pd.DataFrame(
         {c: pd.Series(dtype="str" if c in ("dataset", "system", "metric") else "float64") for c in RATES_COLUMNS}
     ).astype({"n": "int64"})

@@ -204,6 +204,21 @@ def dawid_skene_workers(judgements: Judgements, *, n_iter: int = 100, tol: float
     ``labels`` is indexed like :func:`majority_vote`; ``workers`` has ``worker, accuracy``: the estimated
     probability that the worker gives the true outcome, ``sum_c prior(c) P(says c | true c)`` from the fitted
     confusion matrices (crowd-kit's ``errors_`` and ``priors_``).
+
+    Examples:
+        The judges of :func:`majority_vote`'s example. The vote shares (``Paris`` 2/3 verify, 1/3 edit; ``Seine``
+        remove) are already Dawid-Skene's fixed point: priors verify 1/3, edit 1/6, remove 1/2. w1 gives the true verify
+        and remove but never the true edit: 1/3 + 1/2 = 5/6; w3 gives the true edit and remove: 1/6 + 1/2 = 2/3.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics.reliability import dawid_skene_workers
+        >>> judgements = pd.DataFrame(
+        ...     [("d", "1", "A", 0, 5, "Paris", w, o) for w, o in [("w1", "verify"), ("w2", "verify"), ("w3", "edit")]]
+        ...     + [("d", "1", "A", 9, 14, "Seine", w, "remove") for w in ("w1", "w2", "w3")],
+        ...     columns=["dataset", "doc_id", "system", "start", "end", "link", "worker", "outcome"])
+        >>> labels, workers = dawid_skene_workers(judgements)
+        >>> labels.tolist(), workers.round(6).values.tolist()
+        (['verify', 'remove'], [['w1', 0.833333], ['w2', 0.833333], ['w3', 0.666667]])
     """
     from crowdkit.aggregation import DawidSkene
 
@@ -222,6 +237,27 @@ def aggregated_from(rows: Judgements, verdicts: pd.DataFrame, codes: Ints) -> pd
     """``mention_id, dataset, system, n_judges, majority, dawid_skene`` for every annotation (k > 1 studies).
 
     Empty with those columns when no annotation has 2 or more judges.
+
+    Examples:
+        The judges of :func:`majority_vote`'s example (3 per annotation): both aggregations agree; w1 alone (k = 1)
+        gives the empty table.
+
+        >>> import pandas as pd
+        >>> from posthoc.metrics.inputs import judged_rows
+        >>> from posthoc.metrics.reliability import aggregated_from
+        >>> from posthoc.metrics.verification import verdicts_of
+        >>> judgements = pd.DataFrame(
+        ...     [("d", "1", "A", 0, 5, "Paris", w, o) for w, o in [("w1", "verify"), ("w2", "verify"), ("w3", "edit")]]
+        ...     + [("d", "1", "A", 9, 14, "Seine", w, "remove") for w in ("w1", "w2", "w3")],
+        ...     columns=["dataset", "doc_id", "system", "start", "end", "link", "worker", "outcome"])
+        >>> rows = judged_rows(judgements)
+        >>> aggregated_from(rows, *verdicts_of(rows))[["n_judges", "majority", "dawid_skene"]]
+           n_judges majority dawid_skene
+        0         3   verify      verify
+        1         3   remove      remove
+        >>> rows = judged_rows(judgements.loc[judgements["worker"] == "w1"])
+        >>> len(aggregated_from(rows, *verdicts_of(rows)))
+        0
     """
     if len(verdicts) == 0 or int(verdicts["n_judges"].max()) < 2:
         return empty_table({c: "int64" if c == "n_judges" else "str" for c in AGGREGATED_COLUMNS})

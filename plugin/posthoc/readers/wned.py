@@ -68,7 +68,34 @@ def _integer(value: str | None) -> object:
 
 def read_wned(path: Path, *, dataset: str, system: str, documents: pd.DataFrame | None = None,
               progress: bool = False) -> Corpus:
-    """Read a WNED XML file and its ``RawText/`` folder (rules in the module docstring)."""
+    """Read a WNED XML file and its ``RawText/`` folder (rules in the module docstring).
+
+    Examples:
+        ``Doc1``'s text counts ``&amp;`` as five code points, so ``Benson &amp; Hedges`` is ``[0, 19)`` and matches
+        ``<mention>Benson &amp; Hedges</mention>`` (``Benson & Hedges`` once unescaped); ``Paris`` is ``[23, 28)``.
+        ``NIL`` is NIL; ``Doc2``, not in the XML, is a document too.
+
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> from posthoc.readers.wned import read_wned
+        >>> def annotation(mention, link, offset, length):
+        ...     return (f"<annotation><mention>{mention}</mention><wikiName>{link}</wikiName>"
+        ...             f"<offset>{offset}</offset><length>{length}</length></annotation>")
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     Path(folder, "RawText").mkdir()
+        ...     _ = Path(folder, "RawText", "Doc1").write_text("Benson &amp; Hedges in Paris", encoding="utf-8")
+        ...     _ = Path(folder, "RawText", "Doc2").write_text("Nothing here", encoding="utf-8")
+        ...     _ = Path(folder, "wiki.xml").write_text('<data><document docName="Doc1">' + annotation(
+        ...         "Benson &amp; Hedges", "NIL", 0, 19) + annotation("Paris", "Paris", 23, 5) + "</document></data>",
+        ...         encoding="utf-8")
+        ...     corpus = read_wned(Path(folder), dataset="wned", system="GT")
+        >>> corpus.documents["doc_id"].tolist()
+        ['Doc1', 'Doc2']
+        >>> corpus.mentions[["start", "end", "surface", "link", "is_nil"]]
+           start  end              surface                                 link  is_nil
+        0      0   19  Benson &amp; Hedges                                 nil:    True
+        1     23   28                Paris  https://en.wikipedia.org/wiki/Paris   False
+    """
     xml_path = _xml_file(path)
     raw_folder = xml_path.parent / RAW_FOLDER
     builder = CorpusBuilder(xml_path, dataset=dataset, system=system)

@@ -29,6 +29,25 @@ def sequence_table_from_rating_export(tasks: Iterable[ls.Task], *, from_name: st
 
     Cancelled (skipped) annotations and annotations without a ``from_name`` number are left out; a task with
     no ``item`` in its data is an error naming the task id.
+
+    Examples:
+        Two rated tasks of project 5 listed out of order, with no ``position``: the rank of the task id within the
+        project gives it (task 11 first, 0; task 12, 1). A task without ``item`` is refused.
+
+        >>> from posthoc.sequence.labelstudio import sequence_table_from_rating_export
+        >>> def task(task_id, item, score):
+        ...     rating = {"from_name": "score", "type": "number", "value": {"number": score}}
+        ...     return {"id": task_id, "project": 5, "data": {"item": item}, "annotations": [
+        ...         {"id": task_id, "completed_by": {"id": 2, "email": "ann@example.org"}, "result": [rating]}]}
+        >>> table = sequence_table_from_rating_export([task(12, "b", 2), task(11, "a", 4)])
+        >>> table[["worker", "sequence", "item", "position", "label"]]
+                    worker sequence item  position  label
+        0  ann@example.org        5    a         0    4.0
+        1  ann@example.org        5    b         1    2.0
+        >>> sequence_table_from_rating_export([{"id": 9, "data": {}}])
+        Traceback (most recent call last):
+        ...
+        posthoc.errors.PosthocInputError: export: task 9 has no 'item' in its data
     """
     rows = []
     for task in tasks:

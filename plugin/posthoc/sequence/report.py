@@ -17,7 +17,22 @@ from posthoc.sequence.continuous import AfterPrevious
 
 
 def coefficient_figure(by_subset: pd.DataFrame, by_tertile: pd.DataFrame) -> Figure:
-    """b1 with its interval per subset (left) and per subset and position tertile (right)."""
+    """b1 with its interval per subset (left) and per subset and position tertile (right).
+
+    Examples:
+        Two subsets' fits, the same two as tertile 1's: two panels, a tick per fit named by its subset (and tertile).
+
+        >>> import matplotlib.pyplot as plt
+        >>> import pandas as pd
+        >>> from posthoc.sequence.report import coefficient_figure
+        >>> by_subset = pd.DataFrame({"subset": ["all", "good"], "b1": [0.3, -0.2], "b1_low": [0.1, -0.6],
+        ...                           "b1_high": [0.5, 0.2], "note": ["", ""]})
+        >>> figure = coefficient_figure(by_subset, by_subset.assign(tertile=[1, 1]))
+        >>> left, right = figure.axes
+        >>> left.get_ylabel(), [tick.get_text() for tick in right.get_xticklabels()]
+        ('lag-1 coefficient b1 (95% CI)', ['all T1', 'good T1'])
+        >>> plt.close(figure)
+    """
     figure, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
     for axis, shown, label in ((left, by_subset, "subset"), (right, by_tertile, "subset / tertile")):
         frame = shown_fits(shown).astype({c: float for c in ("b1", "b1_low", "b1_high") if c in shown})
@@ -111,6 +126,17 @@ def sequence_section(by_subset: pd.DataFrame, by_tertile: pd.DataFrame, *,
     ``caveat`` states what is known of the presentation order; ``definitions`` what the items, labels and worker
     subsets are for this data; ``extra_tables`` are more ``(b1 table, caption)`` pairs shown after the main ones.
     Separation or non-convergence in any fit is noted.
+
+    Examples:
+        A subset named ``<all>`` appears in the tables escaped, never as a tag.
+
+        >>> import pandas as pd
+        >>> from posthoc.sequence.report import sequence_section
+        >>> by_subset = pd.DataFrame([("<all>", "logistic", 0.3, 0.1, 0.5, 0.01, 0.0, 0.0, 40, 4, "")],
+        ...     columns=["subset", "kind", "b1", "b1_low", "b1_high", "b1_p", "b2", "b3", "n", "n_workers", "note"])
+        >>> section = sequence_section(by_subset, by_subset.assign(tertile=[1]))
+        >>> section.title, "&lt;all&gt;" in section.body_html, "<all>" in section.body_html
+        ('Sequence effects', True, False)
     """
     columns = ["subset", "kind", "b1", "b1_low", "b1_high", "b1_p", "b2", "b3", "n", "n_workers", "note"]
     parts = [paragraph(
