@@ -19,7 +19,7 @@ from pathlib import Path
 import requests
 
 from posthoc.cli.backend import gunicorn_command
-from posthoc.jobs.demo import BACKEND_SECRET_FILE, demo_backend_secret
+from posthoc.jobs.demo import BACKEND_KEY_FILE, demo_backend_secret
 from posthoc.labelstudio.app_server import ACCESS_FORMAT
 from posthoc.labelstudio.gateway_nginx import TIMING_FORMAT
 
@@ -119,7 +119,7 @@ def test_the_demos_backend_has_a_generated_secret_kept_private(tmp_path: Path) -
     finally:
         os.umask(old)
     assert len(secret) >= 32 and demo_backend_secret(tmp_path) == secret
-    assert stat.S_IMODE((tmp_path / BACKEND_SECRET_FILE).stat().st_mode) == 0o600
+    assert stat.S_IMODE((tmp_path / BACKEND_KEY_FILE).stat().st_mode) == 0o600
     assert demo_backend_secret(tmp_path / "another") != secret
 
 
