@@ -147,6 +147,7 @@ class Authority:
         self._lock = threading.Lock()
         self._sessions: OrderedDict[str, tuple[float, str | None]] = OrderedDict()
         self._revoked: OrderedDict[str, float] = OrderedDict()  # payload digest -> when
+        self._verified: OrderedDict[str, SessionRead] = OrderedDict()  # payload digest -> a cookie whoami knew
         self._access: dict[str, tuple[float, StudyAccess]] = {}
         self._tasks: dict[int, tuple[float, frozenset[int]]] = {}
         self._refreshing: set[tuple[int, object]] = set()
@@ -222,6 +223,7 @@ class Authority:
         with self._lock:
             self._revoked[key] = now
             self._revoked.move_to_end(key)
+            self._verified.pop(key, None)
             for value in [v for v in self._sessions if SessionRead(value=v).payload_key() == key]:
                 del self._sessions[value]
             while self._revoked and now - next(iter(self._revoked.values())) > MAX_SESSION_AGE:
@@ -229,19 +231,35 @@ class Authority:
 
     def session_email(self, session: SessionRead) -> str | None:
         """The e-mail of the user of ``session`` (``None``: no valid session), asked of Label Studio with exactly
-        that cookie and kept ``session_seconds`` under its exact value (refreshed with that value only: a failed
-        look-up of one value never touches another's)."""
-        if session.value is None:
+        one cookie value and kept ``session_seconds`` under that exact value, refreshed with that value only (a
+        failed look-up of one value never touches another's).
+
+        A value not asked about yet whose signed payload a verified cookie of the session carries (Label Studio
+        re-signs the cookie on every answer) gets that cookie's kept answer, without a ``whoami`` of its own: a
+        genuine re-signed copy is the same session, and a copy with a forged signature is answered as anonymous by
+        Label Studio itself, so it gains nothing, and it is never asked about or stored: it cannot change what the
+        real cookie gets."""
+        payload = session.payload_key()
+        if payload is None:
             return None
         with self._lock:
-            if session.payload_key() in self._revoked:
+            if payload in self._revoked:
                 return None
+            if session.value not in self._sessions and payload in self._verified:
+                session = self._verified[payload]
+        asked = session
 
         def load() -> str | None:
-            user = session_user(self.url, session.whoami_cookie())
+            user = session_user(self.url, asked.whoami_cookie())
+            if user is not None:
+                with self._lock:
+                    self._verified[payload] = asked
+                    self._verified.move_to_end(payload)
+                    while len(self._verified) > MAX_SESSIONS:
+                        self._verified.popitem(last=False)
             return None if user is None else user.email
 
-        return self._kept(self._sessions, session.value, self.session_seconds, load)
+        return self._kept(self._sessions, str(asked.value), self.session_seconds, load)
 
     def caller(self, session: SessionRead) -> Caller:
         email = self.session_email(session)

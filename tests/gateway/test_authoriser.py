@@ -180,8 +180,8 @@ def test_a_session_is_asked_once_while_kept_and_refused_after_logout(client: Any
 def test_label_studios_re_signed_cookies_of_one_session_are_one_session(client: Any, study: RealStudy,
                                                                         asked: list[str]) -> None:
     """Label Studio re-signs its cookie session on every answer (``payload:timestamp:signature``): the cookies of
-    five answers differ, the authoriser asks ``whoami`` once for each (with exactly that cookie: a forged copy of the
-    payload can never change what the real one gets), and a logout with one ends every copy."""
+    five answers differ, the authoriser asks ``whoami`` once, with exactly the first cookie (the others, copies of
+    its payload, get its answer), and a logout with one ends every copy."""
     session = study.sessions["w001"]
     cookies = []
     for _ in range(5):
@@ -191,7 +191,7 @@ def test_label_studios_re_signed_cookies_of_one_session_are_one_session(client: 
     assert len(set(cookies)) == 5 and len({session_key(c) for c in cookies}) == 1
     for cookie in cookies + cookies:
         assert authorise(client, "GET", "/api/current-user/whoami", cookie).status_code == 204
-    assert asked == [read_session(cookie).whoami_cookie() for cookie in cookies]
+    assert asked == [read_session(cookies[0]).whoami_cookie()]
     assert authorise(client, "GET", "/logout/", cookies[-1]).status_code == 204
     assert authorise(client, "GET", "/api/current-user/whoami", cookies[0]).status_code == 401
 

