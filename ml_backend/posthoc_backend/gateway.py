@@ -3,10 +3,11 @@
 nginx's ``auth_request`` sends a body-less sub-request to ``/authorise`` with the original method and URI in
 ``X-Original-Method`` / ``X-Original-URI`` and the original headers (the ``Cookie`` among them). The authoriser
 
-1. finds the Label Studio user of the session: ``whoami`` with the forwarded cookie
-   (:func:`posthoc.labelstudio.gateway_lookup.session_user`), kept :data:`SESSION_SECONDS` per session (the signed
-   cookie's payload, :func:`session_key`) and asked again in the background after that (:class:`Authority`); a
-   forged or expired cookie is an anonymous caller, and so is one that logged out through the gateway (Label
+1. reads the ``Cookie`` header as Label Studio does (:func:`posthoc.labelstudio.gateway_cookie.read_session`;
+   ``sessionid`` named twice: refused) and finds the session's user: ``whoami`` with exactly that session cookie
+   (:func:`posthoc.labelstudio.gateway_lookup.session_user`), kept :data:`SESSION_SECONDS` under the exact value
+   (its re-signed copies get its answer) and asked again in the background after that (:meth:`Authority.session_email`);
+   a forged or expired cookie is an anonymous caller, and so is one that logged out through the gateway (Label
    Studio 1.23 keeps sessions in signed cookies: it cannot revoke a copied cookie itself, see :meth:`Authority.revoke`;
    the authoriser remembers logouts in memory, so it is served by one process);
 2. maps the user to a role: an owner (the admin token's user and ``owners``), a worker of the study (the

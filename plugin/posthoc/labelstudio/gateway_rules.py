@@ -20,8 +20,10 @@ name each parameter once, and every id it carries (``project``, ``task``, a Data
 annotation or a draft in the path) must be of their project: task ids from the caller, the others from
 :class:`Lookup` (the authoriser's cached Label Studio look-ups).
 
-An ``Authorization`` header (an API token) is refused for all but the owner: the gateway knows callers by their
-session, and Label Studio would know them by the token. What the rules cannot see: request bodies
+An ``Authorization`` or ``X-Api-Key`` header (an API token, :data:`CREDENTIAL_HEADERS`) is refused for all but the
+owner: the gateway knows callers by their session, and Label Studio would know them by the token. A worker's write
+must come from a page of the gateway (:func:`foreign_origin`: its ``Origin``, else ``Referer``, names
+:attr:`GatewayRequest.host`), since Label Studio 1.23 checks no CSRF token. What the rules cannot see: request bodies
 (``auth_request`` forwards none; hence :data:`BODY_RETARGETS`) and answers. docs/gateway.md and docs/security.md
 say what follows from that.
 """
