@@ -155,6 +155,7 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo-out", *, simulate: bool = F
 
     root = Path(out_dir).resolve()
     root.mkdir(parents=True, exist_ok=True)
+    root.chmod(0o700)  # the study's data, logs and secrets: its owner's alone, whatever the umask (issue 47)
     ensure_packages(DEMO_FONTS, purpose="fonts that draw the sample study's text", echo=echo)  # as root: installed
     ls_port, backend_port, gateway_port = demo_ports(root, ls_port=ls_port, backend_port=backend_port,
                                                      gateway_port=gateway_port)
