@@ -273,8 +273,11 @@ def test_the_attacks_on_one_reading_of_the_request_are_refused(gateway: dict[str
     w001, w002 = worker_session(gateway), worker_session(gateway, "w002")
     doubled = f'sessionid={w001.cookies["sessionid"]}; a=b"c; sessionid={w002.cookies["sessionid"]}'
     plain = httpx.Client(base_url=gateway["url"], follow_redirects=False, timeout=60)
+    two_headers = [("Cookie", f"sessionid={w001.cookies['sessionid']}"),
+                   ("Cookie", f"sessionid={w002.cookies['sessionid']}")]  # nginx joins them: one header, refused
     for uri in (f"/api/projects/{project}/", f"/api/projects/{gateway['projects']['w002']}/"):
         assert refused_by_gateway(plain.get(uri, headers={"Cookie": doubled})), uri
+        assert refused_by_gateway(plain.get(uri, headers=two_headers)), uri
     assert refused_by_gateway(w001.get("/api/projects/", headers={"X-Api-Key": gateway["server"].token}))
     before = gateway["admin"].send("GET", f"/api/tasks/{task}/annotations/").json()
     forged = w001.post(f"/api/tasks/{task}/annotations/?project={project}", json={"result": []},
