@@ -3,10 +3,11 @@
 nginx's ``auth_request`` sends a body-less sub-request to ``/authorise`` with the original method and URI in
 ``X-Original-Method`` / ``X-Original-URI`` and the original headers (the ``Cookie`` among them). The authoriser
 
-1. finds the Label Studio user of the session: ``whoami`` with the forwarded cookie
-   (:func:`posthoc.labelstudio.gateway_lookup.session_user`), kept :data:`SESSION_SECONDS` per session (the signed
-   cookie's payload, :func:`session_key`) and asked again in the background after that (:class:`Authority`); a
-   forged or expired cookie is an anonymous caller, and so is one that logged out through the gateway (Label
+1. reads the ``Cookie`` header as Label Studio does (:func:`posthoc.labelstudio.gateway_cookie.read_session`;
+   ``sessionid`` named twice: refused) and finds the session's user: ``whoami`` with exactly that session cookie
+   (:func:`posthoc.labelstudio.gateway_lookup.session_user`), kept :data:`SESSION_SECONDS` under the exact value
+   (its re-signed copies get its answer) and asked again in the background after that (:meth:`Authority.session_email`);
+   a forged or expired cookie is an anonymous caller, and so is one that logged out through the gateway (Label
    Studio 1.23 keeps sessions in signed cookies: it cannot revoke a copied cookie itself, see :meth:`Authority.revoke`;
    the authoriser remembers logouts in memory, so it is served by one process);
 2. maps the user to a role: an owner (the admin token's user and ``owners``), a worker of the study (the
@@ -26,7 +27,6 @@ Served like the ML backend: gunicorn (``posthoc gateway serve``) on ``posthoc_ba
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import re
@@ -35,9 +35,9 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Mapping, MutableMapping
 from dataclasses import dataclass
-from http.cookies import CookieError, SimpleCookie
 from pathlib import Path
 from typing import TypeVar
+from urllib.parse import quote
 
 from flask import Flask, Response, jsonify, request
 
@@ -45,8 +45,19 @@ from posthoc.errors import PosthocInputError, PosthocServiceError
 from posthoc.jobs.setup_record import default_setup_file, recorded_project_ids
 from posthoc.labelstudio import records
 from posthoc.labelstudio.client import LabelStudioClient
+from posthoc.labelstudio.gateway_cookie import SessionRead, read_session
 from posthoc.labelstudio.gateway_lookup import ProjectObjects, session_user
-from posthoc.labelstudio.gateway_rules import Caller, Decision, GatewayRequest, Lookup, Role, decide
+from posthoc.labelstudio.gateway_rules import (
+    STATIC_PREFIXES,
+    Caller,
+    Decision,
+    GatewayRequest,
+    Lookup,
+    Role,
+    decide,
+    deny,
+    split_uri,
+)
 from posthoc.study.live.projects import find_study_projects
 from posthoc.study.plan.logins import default_accounts_file, read_accounts
 from posthoc_backend.reload import FileWatch
@@ -61,34 +72,27 @@ STALE_FACTOR = 6.0
 #: sessions kept at most (the oldest go first): a flood of made-up cookies cannot grow the cache without bound
 MAX_SESSIONS = 10_000
 #: headers the authoriser's own caller (nginx) sets: never read as the original request's
-GATEWAY_HEADERS = frozenset({"x-original-method", "x-original-uri"})
-#: Label Studio's session cookie (Django's default name; 1.23 keeps the session *in* it, signed)
-SESSION_COOKIE = "sessionid"
+GATEWAY_HEADERS = frozenset({"x-original-method", "x-original-uri", "x-original-host"})
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
-LOGOUT = re.compile(r"/user/logout/?(\?.*)?")
+#: Label Studio 1.23's logout (its menu links to ``/logout``; nginx sends ``/user/logout`` there)
+LOGOUT = re.compile(r"/(user/)?logout/?(\?.*)?")
+#: how long Label Studio keeps a session at most (its ``MAX_SESSION_AGE``, 14 days by default): a logout is
+#: remembered that long, then its cookie has expired anyway
+MAX_SESSION_AGE = float(os.environ.get("MAX_SESSION_AGE", 14 * 24 * 3600))
 
 
 def session_key(cookie_header: str) -> str | None:
-    """A digest of the session in a raw ``Cookie`` header (``None``: none, or an unreadable header).
+    """A digest of the signed payload of the session in a raw ``Cookie`` header (``None``: none, or a refused
+    header), read as Label Studio reads it (:func:`posthoc.labelstudio.gateway_cookie.read_session`).
 
     Label Studio 1.23 keeps the session *in* the cookie, signed (Django's ``signed_cookies``:
     ``payload:timestamp:signature``), and its ``InactivitySessionTimeoutMiddleWare`` (``core/middleware.py``)
     calls ``set_expiry`` on every request, so every answer sets a new cookie: the same payload with a new timestamp
-    and signature (measured). The digest is of the payload only, so a session keeps one key (and one cached
-    ``whoami``, one logout) from request to request. A cookie that copies a payload with a wrong signature gains
-    nothing: the rules may let its request through as that user's, but Label Studio checks the signature itself and
-    answers it as anonymous."""
-    try:
-        cookies = SimpleCookie(cookie_header)
-    except CookieError:
-        return None
-    morsel = cookies.get(SESSION_COOKIE)
-    if morsel is None or not morsel.value:
-        return None
-    value = morsel.value
-    payload = value.rsplit(":", 2)[0] if value.count(":") >= 2 else value
-    return hashlib.sha256(payload.encode("utf-8", "surrogateescape")).hexdigest()
+    and signature (measured). A logout is remembered under this key, so it ends every copy of the session (a forged
+    copy too: refusing it costs nothing). Who a session *is* is kept under the exact cookie value instead
+    (:meth:`Authority.session_email`): a forged copy can never change what the real cookie gets."""
+    return read_session(cookie_header).payload_key()
 
 
 @dataclass(frozen=True)
@@ -143,7 +147,8 @@ class Authority:
         self.clock = clock
         self._lock = threading.Lock()
         self._sessions: OrderedDict[str, tuple[float, str | None]] = OrderedDict()
-        self._revoked: OrderedDict[str, None] = OrderedDict()
+        self._revoked: OrderedDict[str, float] = OrderedDict()  # payload digest -> when
+        self._verified: OrderedDict[str, SessionRead] = OrderedDict()  # payload digest -> a cookie whoami knew
         self._access: dict[str, tuple[float, StudyAccess]] = {}
         self._tasks: dict[int, tuple[float, frozenset[int]]] = {}
         self._refreshing: set[tuple[int, object]] = set()
@@ -164,7 +169,7 @@ class Authority:
 
     def _store(self, store: MutableMapping[K, tuple[float, V]], key: K, value: V) -> None:
         with self._lock:
-            if store is self._sessions and key in self._revoked:
+            if store is self._sessions and SessionRead(value=str(key)).payload_key() in self._revoked:
                 return  # logged out while it was asked
             store[key] = (self.clock(), value)
             if store is self._sessions:
@@ -210,29 +215,55 @@ class Authority:
         return self._kept(self._tasks, project_id, STUDY_SECONDS, load)
 
     def revoke(self, key: str) -> None:
-        """Refuse the session ``key`` from now on: Label Studio 1.23 keeps sessions in signed cookies, so a copy of
-        the cookie stays valid after logging out until it expires, unless the gateway remembers the logout."""
+        """Refuse every copy of the session whose payload digest is ``key`` (:func:`session_key`) from now on, for
+        :data:`MAX_SESSION_AGE`: Label Studio 1.23 keeps sessions in signed cookies, so a copy of the cookie stays
+        valid after logging out until it expires, unless the gateway remembers the logout. Only logouts of valid
+        sessions are remembered (:meth:`decide`), and nothing but age ends the memory: made-up cookies cannot
+        flush it."""
+        now = self.clock()
         with self._lock:
-            self._revoked[key] = None
-            self._sessions.pop(key, None)
-            while len(self._revoked) > MAX_SESSIONS * 10:
+            self._revoked[key] = now
+            self._revoked.move_to_end(key)
+            self._verified.pop(key, None)
+            for value in [v for v in self._sessions if SessionRead(value=v).payload_key() == key]:
+                del self._sessions[value]
+            while self._revoked and now - next(iter(self._revoked.values())) > MAX_SESSION_AGE:
                 self._revoked.popitem(last=False)
 
-    def session_email(self, key: str, cookie: str) -> str | None:
-        """The e-mail of the user of session ``key`` (``None``: no valid session), kept ``session_seconds``."""
+    def session_email(self, session: SessionRead) -> str | None:
+        """The e-mail of the user of ``session`` (``None``: no valid session), asked of Label Studio with exactly
+        one cookie value and kept ``session_seconds`` under that exact value, refreshed with that value only (a
+        failed look-up of one value never touches another's).
+
+        A value not asked about yet whose signed payload a verified cookie of the session carries (Label Studio
+        re-signs the cookie on every answer) gets that cookie's kept answer, without a ``whoami`` of its own: a
+        genuine re-signed copy is the same session, and a copy with a forged signature is answered as anonymous by
+        Label Studio itself, so it gains nothing, and it is never asked about or stored: it cannot change what the
+        real cookie gets."""
+        payload = session.payload_key()
+        if payload is None:
+            return None
         with self._lock:
-            if key in self._revoked:
+            if payload in self._revoked:
                 return None
+            if session.value not in self._sessions and payload in self._verified:
+                session = self._verified[payload]
+        asked = session
 
         def load() -> str | None:
-            user = session_user(self.url, cookie)
+            user = session_user(self.url, asked.whoami_cookie())
+            if user is not None:
+                with self._lock:
+                    self._verified[payload] = asked
+                    self._verified.move_to_end(payload)
+                    while len(self._verified) > MAX_SESSIONS:
+                        self._verified.popitem(last=False)
             return None if user is None else user.email
 
-        return self._kept(self._sessions, key, self.session_seconds, load)
+        return self._kept(self._sessions, str(asked.value), self.session_seconds, load)
 
-    def caller(self, cookie: str) -> Caller:
-        key = session_key(cookie)
-        email = self.session_email(key, cookie) if key is not None else None
+    def caller(self, session: SessionRead) -> Caller:
+        email = self.session_email(session)
         if email is None:
             return Caller(Role.ANONYMOUS)
         access = self.access()
@@ -243,14 +274,28 @@ class Authority:
         _, project_id = access.workers[email]
         return Caller(Role.WORKER, project_id=project_id, task_ids=self.task_ids(project_id))
 
-    def decide(self, method: str, uri: str, headers: Mapping[str, str]) -> tuple[Decision, Caller]:
-        cookie = headers.get("cookie", "")
-        caller = self.caller(cookie)
-        decision = decide(GatewayRequest(method, uri, headers), caller, self.lookup)
-        key = session_key(cookie)
-        if decision.allowed and key is not None and LOGOUT.fullmatch(uri):
+    def decide(self, method: str, uri: str, headers: Mapping[str, str], *, host: str = "") -> tuple[Decision, Caller]:
+        """The decision on one request and the caller it was made for. A ``Cookie`` header that names the session
+        twice is refused (403, not the login page: :func:`~posthoc.labelstudio.gateway_cookie.read_session`)."""
+        session = read_session(headers.get("cookie", ""))
+        if session.refusal is not None:
+            return deny(session.refusal), Caller(Role.OUTSIDER)
+        caller = self.caller(session)
+        decision = decide(GatewayRequest(method, uri, headers, host=host), caller, self.lookup)
+        key = session.payload_key()
+        if decision.allowed and key is not None and caller.role is not Role.ANONYMOUS and LOGOUT.fullmatch(uri):
             self.revoke(key)
         return decision, caller
+
+
+def login_next(method: str, uri: str) -> str:
+    """The query nginx puts on the login page for a logged-out request (``?next=<uri, encoded>``), so logging in
+    lands on the page asked for: a plain page (``GET``, not under ``/api/`` or a static folder, a URI the rules
+    read as plain); ``""`` for anything else."""
+    parts = split_uri(uri)
+    if method != "GET" or isinstance(parts, str) or parts[0].startswith(("/api/", "/user/", *STATIC_PREFIXES)):
+        return ""
+    return "?next=" + quote(uri, safe="/")
 
 
 def create_gateway_app(authority: Authority) -> Flask:
@@ -263,14 +308,18 @@ def create_gateway_app(authority: Authority) -> Flask:
                    if key.lower() not in GATEWAY_HEADERS}
         method = request.headers.get("X-Original-Method", "")
         uri = request.headers.get("X-Original-URI", "")
+        host = request.headers.get("X-Original-Host", "")
         try:
-            decision, caller = authority.decide(method, uri, headers)
+            decision, caller = authority.decide(method, uri, headers, host=host)
         except PosthocServiceError as exc:
             return jsonify(detail="refused by the study gateway", reason=str(exc)), 403
         if decision.allowed:
             return Response(status=204)
-        status = 401 if caller.role is Role.ANONYMOUS else 403
-        return jsonify(detail="refused by the study gateway", reason=decision.reason), status
+        if caller.role is Role.ANONYMOUS:
+            answer = jsonify(detail="refused by the study gateway", reason=decision.reason)
+            answer.headers["X-Posthoc-Login-Next"] = login_next(method, uri)
+            return answer, 401
+        return jsonify(detail="refused by the study gateway", reason=decision.reason), 403
 
     @app.get("/health")
     def health() -> Response:

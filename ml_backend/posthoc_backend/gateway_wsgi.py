@@ -7,6 +7,8 @@ Configuration from the environment only (:func:`posthoc_backend.gateway.app_from
 
 from __future__ import annotations
 
+from posthoc.atomic import owner_only_umask
 from posthoc_backend.gateway import app_from_environment
 
+owner_only_umask()  # its logs and stores are its owner's alone (issue 47)
 app = app_from_environment()

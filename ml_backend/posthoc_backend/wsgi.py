@@ -7,6 +7,8 @@ Configuration comes from the environment only (see
 
 from __future__ import annotations
 
+from posthoc.atomic import owner_only_umask
 from posthoc_backend.app import app_from_environment
 
+owner_only_umask()  # its logs and stores are its owner's alone (issue 47)
 app = app_from_environment()

@@ -1,7 +1,8 @@
 """Atomic file writes: a job either leaves a complete file or the previous one, never a partial one.
 
 :func:`write_summary_json` writes every ``summary.json`` (:func:`json_ready`: NaN and infinities as ``null``,
-numpy scalars as Python numbers; keys sorted, indent 2), so each is valid JSON.
+numpy scalars as Python numbers; keys sorted, indent 2), so each is valid JSON. :func:`owner_only_umask` makes
+everything a process (and the processes it starts) creates readable by its owner alone.
 """
 
 from __future__ import annotations
@@ -14,6 +15,14 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
+
+
+def owner_only_umask() -> None:
+    """Make every file and folder this process and its children create from now on its owner's alone (files 0600,
+    folders 0700), whatever the umask it was started with (issue 47): a study's files hold who is who (the
+    manifest: each task's system, the control tasks' answers), Label Studio's database every user's API token, the
+    logs the organisation's invite link. Called first by the ``posthoc`` command and the WSGI entry points."""
+    os.umask(os.umask(0o077) | 0o077)
 
 
 @contextlib.contextmanager

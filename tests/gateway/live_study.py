@@ -41,7 +41,7 @@ def login(gateway_url: str, email: str, password: str) -> httpx.Client:
 
 def refused_by_gateway(answer: httpx.Response) -> bool:
     return (answer.status_code == 403 and answer.text == REFUSAL) or (
-        answer.status_code == 302 and answer.headers.get("location", "").endswith("/user/login/"))
+        answer.status_code == 302 and answer.headers.get("location", "").split("?")[0].endswith("/user/login/"))
 
 
 def target_of(admin: LabelStudioClient, project_id: int) -> Target:

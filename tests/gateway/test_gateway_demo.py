@@ -4,8 +4,10 @@ there, reaches their own project and is refused another worker's; Ctrl-C stops t
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -34,8 +36,10 @@ def _until_serving(process: subprocess.Popen[str]) -> str:
 def test_demo_links_go_through_the_gateway(ls_template: Path, tmp_path: Path) -> None:
     out = tmp_path / "demo"
     copy_template(ls_template, out / "labelstudio")
+    copied = {path for path in out.rglob("*")}
     process = subprocess.Popen([*POSTHOC, "demo", "--out", str(out), "--no-progress"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: os.umask(0o022))  # root's umask: the demo must not follow it
     try:
         text = _until_serving(process)
         found = re.search(r"Study gateway: (http://127\.0\.0\.1:\d+) ", text)
@@ -64,4 +68,19 @@ def test_demo_links_go_through_the_gateway(ls_template: Path, tmp_path: Path) ->
             process.kill()
             process.wait(timeout=30)
     assert port_is_free(int(gateway_url.rsplit(":", 1)[1])) and port_is_free(int(ls_url.rsplit(":", 1)[1]))
+    # issue 47: the demo's folder and everything it wrote are its owner's alone; no log holds a password, the
+    # backend's secret or a sign-up link's query (the invite token)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o700 and stat.S_IMODE((out / "labelstudio").stat().st_mode) == 0o700
+    written = [path for path in out.rglob("*") if path not in copied]
+    assert written and [str(p) for p in written if p.stat().st_mode & 0o077] == []
+    admin_password = re.search(r"Label Studio: \S+  \(admin \S+ / (\S+)\)", text)
+    secrets = {yours.group(3), (out / "backend.key").read_text().strip(),
+               *([admin_password.group(1)] if admin_password else [])}
+    logs = [path for path in out.rglob("*.log") if path.is_file()]
+    assert {"labelstudio.log", "access.log", "backend.log"} <= {log.name for log in logs}, logs
+    for log in logs:
+        content = log.read_text(encoding="utf-8", errors="replace")
+        assert not any(secret in content for secret in secrets), log
+        if log.name != "labelstudio.log":  # Label Studio's own dev-server log still writes request lines whole (left
+            assert "token=" not in content and "signup/?" not in content, log  # of issue 47: it is 0600 in 0700)
     assert json.loads((out / "demo-ports.json").read_text())["gateway"] == int(gateway_url.rsplit(":", 1)[1])

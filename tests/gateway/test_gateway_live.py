@@ -15,6 +15,7 @@ import json
 import time
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -175,7 +176,7 @@ def test_forged_and_logged_out_cookies_are_refused(gateway: dict[str, Any]) -> N
     w001 = worker_session(gateway)
     assert w001.get(f"/api/projects/{project}/").status_code == 200
     stolen = dict(w001.cookies)
-    w001.get("/user/logout/")  # the cookie stays valid for Label Studio (a signed cookie): the gateway remembers
+    w001.get("/logout/")  # the cookie stays valid for Label Studio (a signed cookie): the gateway remembers
     replay = httpx.Client(base_url=gateway["url"], cookies=stolen, follow_redirects=False)
     assert refused_by_gateway(replay.get(f"/api/projects/{project}/"))
 
@@ -226,3 +227,62 @@ def test_a_body_naming_another_projects_task_moves_nothing(gateway: dict[str, An
     owner = admin.request("PATCH", f"/api/annotations/{annotation}/", json={"task": other.task})
     assert owner["task"] == other.task  # what the refusal prevents: Label Studio moves it
     admin.request("DELETE", f"/api/annotations/{annotation}/")
+
+
+def local(location: str) -> str:
+    """A redirect's path and query (nginx makes its own redirects absolute)."""
+    parts = urlsplit(location)
+    return parts.path + (f"?{parts.query}" if parts.query else "")
+
+
+def test_log_out_at_either_path_ends_the_session_and_every_copy(gateway: dict[str, Any]) -> None:
+    """Label Studio 1.23's menu links to ``/logout``; ``/user/logout`` (which it answers 404) is sent there."""
+    project = gateway["projects"]["w001"]
+    for path in ("/logout", "/user/logout/"):
+        w001 = worker_session(gateway)
+        assert w001.get(f"/api/projects/{project}/").status_code == 200
+        stolen = dict(w001.cookies)
+        answer = w001.get(path)
+        if path.startswith("/user/"):
+            assert answer.status_code == 302 and local(answer.headers["location"]) == "/logout/"
+            answer = w001.get("/logout/")
+        assert answer.status_code == 302, (path, answer.status_code)  # Label Studio's own redirect after logging out
+        assert refused_by_gateway(w001.get(f"/api/projects/{project}/")), path  # the browser's cookie is gone
+        replay = httpx.Client(base_url=gateway["url"], cookies=stolen, follow_redirects=False)
+        assert refused_by_gateway(replay.get(f"/api/projects/{project}/")), path  # and a copy is refused
+
+
+def test_logging_in_lands_on_the_page_asked_for(gateway: dict[str, Any]) -> None:
+    project, account = gateway["projects"]["w001"], gateway["accounts"]["w001"]
+    browser = httpx.Client(base_url=gateway["url"], follow_redirects=False, timeout=60)
+    to_login = browser.get(f"/projects/{project}/data?labeling=1")
+    assert to_login.status_code == 302
+    login_page = local(to_login.headers["location"])
+    assert login_page == f"/user/login/?next=/projects/{project}/data%3Flabeling%3D1"
+    assert browser.get(login_page).status_code == 200
+    answer = browser.post(login_page, data={"email": account["email"], "password": account["password"],
+                                            "csrfmiddlewaretoken": browser.cookies["csrftoken"]},
+                          headers={"Referer": f"{gateway['url']}{login_page}"})
+    assert answer.status_code == 302 and local(answer.headers["location"]) == f"/projects/{project}/data?labeling=1"
+
+
+def test_the_attacks_on_one_reading_of_the_request_are_refused(gateway: dict[str, Any]) -> None:
+    """Through real nginx: a second ``sessionid`` after a pair SimpleCookie cannot parse, ``X-Api-Key`` with the
+    admin's token, and a write from a foreign page (Label Studio 1.23 checks no CSRF) create or read nothing."""
+    project, task = gateway["projects"]["w001"], gateway["tasks"]["w001"][0]
+    w001, w002 = worker_session(gateway), worker_session(gateway, "w002")
+    doubled = f'sessionid={w001.cookies["sessionid"]}; a=b"c; sessionid={w002.cookies["sessionid"]}'
+    plain = httpx.Client(base_url=gateway["url"], follow_redirects=False, timeout=60)
+    two_headers = [("Cookie", f"sessionid={w001.cookies['sessionid']}"),
+                   ("Cookie", f"sessionid={w002.cookies['sessionid']}")]  # nginx joins them: one header, refused
+    for uri in (f"/api/projects/{project}/", f"/api/projects/{gateway['projects']['w002']}/"):
+        assert refused_by_gateway(plain.get(uri, headers={"Cookie": doubled})), uri
+        assert refused_by_gateway(plain.get(uri, headers=two_headers)), uri
+    assert refused_by_gateway(w001.get("/api/projects/", headers={"X-Api-Key": gateway["server"].token}))
+    before = gateway["admin"].send("GET", f"/api/tasks/{task}/annotations/").json()
+    forged = w001.post(f"/api/tasks/{task}/annotations/?project={project}", json={"result": []},
+                       headers={"Origin": "http://evil.example", "Referer": "http://evil.example/form"})
+    assert refused_by_gateway(forged)
+    no_origin = httpx.Client(base_url=gateway["url"], cookies=dict(w001.cookies), follow_redirects=False)
+    assert refused_by_gateway(no_origin.post(f"/api/tasks/{task}/annotations/?project={project}", json={"result": []}))
+    assert gateway["admin"].send("GET", f"/api/tasks/{task}/annotations/").json() == before

@@ -36,8 +36,14 @@ class Objects:
 LOOKUP = Objects()
 
 
+#: the gateway's host as the browser names it, and the Origin of its pages (a worker's writes need it)
+HOST = "gateway.test:8090"
+SAME_ORIGIN = {"Origin": f"http://{HOST}"}
+
+
 def ask(method: str, uri: str, caller: Caller = WORKER, **headers: str) -> Decision:
-    return decide(GatewayRequest(method, uri, headers), caller, LOOKUP)
+    """The decision on a request sent from a page of the gateway (its ``Origin``, unless ``headers`` name one)."""
+    return decide(GatewayRequest(method, uri, {**SAME_ORIGIN, **headers}, host=HOST), caller, LOOKUP)
 
 
 def recorded_uri(call: dict[str, object]) -> str:

@@ -36,6 +36,8 @@ def gunicorn_command(*, host: str, port: int, workers: int, timeout: int = 120) 
         "--workers", str(workers),
         "--timeout", str(timeout),
         "--access-logfile", "-",
+        # the method and path, never the query string or the Referer (a sign-up's holds the invite token)
+        "--access-logformat", '%(h)s %(t)s "%(m)s %(U)s" %(s)s %(b)s %(L)s',
         *(["--no-control-socket"] if _has_control_socket() else []),
         "posthoc_backend.wsgi:app",
     ]

@@ -17,6 +17,7 @@ from typing import Any
 
 import click
 
+from posthoc.atomic import owner_only_umask
 from posthoc.cli.exit_codes import EXIT_INPUT, EXIT_SERVICE, with_exit_codes
 from posthoc.errors import PosthocInputError, PosthocServiceError
 
@@ -119,7 +120,9 @@ _OUTPUT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCE
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run the CLI; bad input and unreachable services end in one line and a non-zero exit."""
+    """Run the CLI; bad input and unreachable services end in one line and a non-zero exit. Everything it (and what
+    it starts: Label Studio, the backend, the gateway) writes is its owner's alone (:func:`owner_only_umask`)."""
+    owner_only_umask()
     try:
         cli.main(args=argv, prog_name="posthoc", standalone_mode=False)
     except click.exceptions.Abort:

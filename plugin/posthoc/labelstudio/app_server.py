@@ -48,8 +48,9 @@ WSGI_APP = "label_studio.core.wsgi:application"
 APP_LOG = "gunicorn.log"
 #: gunicorn's default is 30 s; an export of a large project runs inside the request (no Redis, above)
 REQUEST_TIMEOUT = 300
-#: gunicorn's access-log fields: the worker's pid, the request line, the status, the time taken in microseconds
-ACCESS_FORMAT = '%(p)s "%(r)s" %(s)s %(D)s'
+#: gunicorn's access-log fields: the worker's pid, the method and path (no query string: the sign-up link's holds the
+#: organisation's invite token), the status, the time taken in microseconds
+ACCESS_FORMAT = '%(p)s "%(m)s %(U)s" %(s)s %(D)s'
 
 
 def label_studio_root() -> Path:

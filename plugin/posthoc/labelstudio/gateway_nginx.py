@@ -10,7 +10,11 @@ run leaves no temp folder behind.
 Why nginx: it is the server Label Studio's own Docker image puts in front of it, Debian ships it, and
 ``auth_request`` asks a sub-request (method, raw URI, the original headers, no body) before proxying, so the
 rules live in one Python function that tests can drive directly. The raw ``$request_uri`` is what the authoriser
-judges and, with ``proxy_pass`` given no URI, exactly what Label Studio receives.
+judges and, with ``proxy_pass`` given no URI, exactly what Label Studio receives. Both the sub-request and the
+proxied request get one ``Cookie`` header, ``$http_cookie`` (several are joined with ``; ``), so the authoriser and
+Label Studio read the same one; the sub-request carries the browser's ``Host`` as ``X-Original-Host`` (a worker's
+write must come from a page of it). A logged-out request goes to the login page with the ``?next=`` the
+authoriser sends in ``X-Posthoc-Login-Next`` (encoded there), so logging in lands on the page asked for.
 """
 
 from __future__ import annotations
@@ -33,8 +37,9 @@ AUTH_LOCATION = "/_posthoc_gateway/authorise"
 REFUSAL = '{"detail": "refused by the study gateway"}'
 #: the private prefix's access log: one line a request, its total time and Label Studio's (seconds, ms resolution;
 #: the authoriser's sub-request is not an upstream of the request itself), so the gateway's own share of a request
-#: is their difference (``bench/gateway_bench.py`` reads it); no cookie or header is logged
-TIMING_FORMAT = "$time_iso8601 $request_method $request_uri $status $request_time $upstream_response_time"
+#: is their difference (``bench/gateway_bench.py`` reads it); no cookie, header or query string is logged (the
+#: sign-up link's query holds the organisation's invite token: ``$uri`` is the path alone)
+TIMING_FORMAT = "$time_iso8601 $request_method $uri $status $request_time $upstream_response_time"
 
 
 def _upstream(url: str, option: str) -> tuple[str, str, str]:
@@ -104,21 +109,29 @@ http {{
             proxy_set_header Content-Length "";
             proxy_set_header X-Original-Method $request_method;
             proxy_set_header X-Original-URI $request_uri;
+            proxy_set_header X-Original-Host $http_host;
+            proxy_set_header Cookie $http_cookie;
+        }}
+        # Label Studio 1.23 logs out at /logout (its menu's link) and answers /user/logout 404
+        location ~ ^/user/logout/?$ {{
+            return 302 /logout/;
         }}
         location / {{
             auth_request {AUTH_LOCATION};
+            auth_request_set $posthoc_next $upstream_http_x_posthoc_login_next;
             error_page 401 = @posthoc_login;
             error_page 403 = @posthoc_refused;
             proxy_pass {ls_scheme}://posthoc_label_studio{ls_path};
             proxy_http_version 1.1;
             proxy_set_header Connection "";
             proxy_set_header Host $http_host;
+            proxy_set_header Cookie $http_cookie;
             proxy_set_header X-Forwarded-For $remote_addr;
             proxy_set_header X-Forwarded-Proto $scheme;
             proxy_read_timeout 300s;
         }}
         location @posthoc_login {{
-            return 302 /user/login/;
+            return 302 /user/login/$posthoc_next;
         }}
         location @posthoc_refused {{
             default_type application/json;

@@ -20,8 +20,10 @@ name each parameter once, and every id it carries (``project``, ``task``, a Data
 annotation or a draft in the path) must be of their project: task ids from the caller, the others from
 :class:`Lookup` (the authoriser's cached Label Studio look-ups).
 
-An ``Authorization`` header (an API token) is refused for all but the owner: the gateway knows callers by their
-session, and Label Studio would know them by the token. What the rules cannot see: request bodies
+An ``Authorization`` or ``X-Api-Key`` header (an API token, :data:`CREDENTIAL_HEADERS`) is refused for all but the
+owner: the gateway knows callers by their session, and Label Studio would know them by the token. A worker's write
+must come from a page of the gateway (:func:`foreign_origin`: its ``Origin``, else ``Referer``, names
+:attr:`GatewayRequest.host`), since Label Studio 1.23 checks no CSRF token. What the rules cannot see: request bodies
 (``auth_request`` forwards none; hence :data:`BODY_RETARGETS`) and answers. docs/gateway.md and docs/security.md
 say what follows from that.
 """
@@ -34,7 +36,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
-from urllib.parse import parse_qsl, unquote
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 #: methods Label Studio's UI and API use; anything else (``TRACE``, ``CONNECT``, ``get``, ``PROPFIND``) is refused
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
@@ -48,6 +50,12 @@ _ENCODED_COMMA = re.compile(r"%2c", re.IGNORECASE)
 _ID_DIGITS = "[1-9][0-9]{0,17}"
 #: static files the pages load, for every caller (a path below one of these, made of plain characters)
 STATIC_PREFIXES = ("/static/", "/react-app/", "/label-studio-frontend/")
+#: headers Label Studio 1.23 reads as a credential (``core.middleware`` turns ``X-Api-Key`` into
+#: ``Authorization: Token``): the owner's alone; annotators are known by their session
+CREDENTIAL_HEADERS = ("authorization", "x-api-key")
+#: methods that change something: a worker's must come from a page of the gateway (Label Studio 1.23 disables
+#: Django's CSRF checks for every view, ``core.middleware.DisableCSRF``)
+WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 #: Data Manager actions the labelling stream posts (``POST /api/dm/actions?id=...``)
 STREAM_ACTIONS = frozenset({"next_task"})
 
@@ -78,6 +86,9 @@ class GatewayRequest:
     method: str
     uri: str
     headers: Mapping[str, str] = field(default_factory=dict)
+    #: the gateway's own host as the browser named it (nginx's ``$http_host``): a worker's write must come from
+    #: a page of it (``Origin``, else ``Referer``)
+    host: str = ""
 
 
 @dataclass(frozen=True)
@@ -168,6 +179,7 @@ BODY_RETARGETS = ("/api/annotations/{annotation}", "/api/drafts/{draft}")
 PUBLIC_ROUTES = (
     _route("/user/login", "GET HEAD POST", "next"),
     _route("/user/logout", "GET HEAD"),
+    _route("/logout", "GET HEAD"),
     _route("/favicon.ico", "GET HEAD"),
 )
 SIGNUP = _route("/user/signup", "GET HEAD POST", "token next")
@@ -251,6 +263,20 @@ def _plain_query(query: str) -> dict[str, str] | str:
     return params
 
 
+def foreign_origin(request: GatewayRequest) -> str | None:
+    """Why a write does not come from a page of the gateway itself (``None``: it does): its ``Origin`` (else its
+    ``Referer``) must name the gateway's own host (``request.host``); a write with neither is refused too."""
+    headers = {key.lower(): value for key, value in request.headers.items()}
+    origin = headers.get("origin")
+    name, source = ("Origin", origin) if origin is not None else ("Referer", headers.get("referer"))
+    if source is None:
+        return "a write without an Origin or a Referer header (cross-site request forgery is refused)"
+    parts = urlsplit(source.strip())
+    if not request.host or parts.scheme not in ("http", "https") or parts.netloc.lower() != request.host.lower():
+        return f"a write whose {name} is not a page of the gateway (cross-site request forgery is refused)"
+    return None
+
+
 def _is_static(path: str) -> bool:
     return path.startswith(STATIC_PREFIXES) and _WORKER_PATH.fullmatch(path) is not None
 
@@ -302,8 +328,9 @@ def decide(request: GatewayRequest, caller: Caller, lookup: Lookup) -> Decision:
     path, query = parts
     if caller.role is Role.OWNER:
         return allow("the study owner")
-    if any(key.lower() == "authorization" for key in request.headers):
-        return deny("an Authorization header is the owner's: annotators use their session")
+    credentials = sorted({key.lower() for key in request.headers} & set(CREDENTIAL_HEADERS))
+    if credentials:
+        return deny(f"a {credentials[0]} header is the owner's: annotators use their session")
     params = _plain_query(query)
     if isinstance(params, str):
         return deny(params)
@@ -314,4 +341,8 @@ def decide(request: GatewayRequest, caller: Caller, lookup: Lookup) -> Decision:
         return deny("not logged in" if caller.role is Role.ANONYMOUS else "this account is in no study")
     if _WORKER_PATH.fullmatch(path) is None:
         return deny("a worker's path is plain ASCII letters, digits and / _ . - ~")
+    if method in WRITE_METHODS:
+        foreign = foreign_origin(request)
+        if foreign is not None:
+            return deny(foreign)
     return _worker(method, path, params, caller, lookup)

@@ -126,6 +126,10 @@ class LabelStudioServer:
         if self.database.engine != "sqlite":
             write_database(self.data_dir, self.database)
         self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
+        # the database holds every user's API token, the log the organisation's invite link: the owner's alone,
+        # also when the folder was made (or copied) under another umask (issue 47)
+        self.data_dir.chmod(0o700)
+        self.log_path.chmod(0o600)
         command = [label_studio_executable("a local Label Studio"), "start", "--no-browser", "--internal-host",
                    LOOPBACK, "--port", str(port)]
         # a server of this command only (not detached) dies with it, also when this process is SIGKILL-ed
