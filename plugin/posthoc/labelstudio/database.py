@@ -207,6 +207,11 @@ def _unprivileged_user() -> pwd.struct_passwd | None:
                                   "POSTHOC_PG_USER to an unprivileged user") from None
 
 
+#: A data dir holding a cluster run by another account (as root: ``postgres``): that account may enter it, nobody
+#: may list it (the cluster's own folder is 0700 and the account's; every file beside it 0600)
+DATA_DIR_MODE_SHARED = 0o711
+
+
 class LocalCluster:
     """A PostgreSQL cluster in ``<data dir>/postgres`` on 127.0.0.1 (see the module docstring)."""
 
@@ -232,6 +237,7 @@ class LocalCluster:
     def _check_reachable(self) -> None:
         if self.owner is None:
             return
+        self.data_dir.chmod(DATA_DIR_MODE_SHARED)  # made under the owner-only umask: the cluster's account enters it
         for folder in [self.data_dir, *self.data_dir.parents]:
             mode = folder.stat()
             searchable = mode.st_mode & 0o001 or (mode.st_uid == self.owner.pw_uid and mode.st_mode & 0o100)

@@ -24,6 +24,7 @@ from posthoc.atomic import write_text_atomic
 from posthoc.errors import PosthocInputError, PosthocServiceError
 from posthoc.labelstudio.credentials import Credentials, read_credentials, resolve_credentials
 from posthoc.labelstudio.database import (
+    DATA_DIR_MODE_SHARED,
     LOCAL_DB_NAME,
     DatabaseSettings,
     LocalCluster,
@@ -127,8 +128,10 @@ class LabelStudioServer:
             write_database(self.data_dir, self.database)
         self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
         # the database holds every user's API token, the log the organisation's invite link: the owner's alone,
-        # also when the folder was made (or copied) under another umask (issue 47)
-        self.data_dir.chmod(0o700)
+        # also when the folder was made (or copied) under another umask (issue 47); a local PostgreSQL cluster run
+        # by another account keeps it enterable (not listable) for that account
+        shared = self.cluster is not None and self.cluster.owner is not None
+        self.data_dir.chmod(DATA_DIR_MODE_SHARED if shared else 0o700)
         self.log_path.chmod(0o600)
         command = [label_studio_executable("a local Label Studio"), "start", "--no-browser", "--internal-host",
                    LOOPBACK, "--port", str(port)]
