@@ -297,6 +297,7 @@ def test_status_by_default_needs_label_studio_and_names_what_to_pass(
     assert f"study {manifest.study}: {done} annotations (event store)" in output
 
 
+@pytest.mark.slow  # waits on a dead service's retries or runs thousands of cases: not in the fast loop
 def test_status_reads_the_url_from_posthoc_ls_url(manifest: Manifest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     """``POSTHOC_LS_URL`` (what ``posthoc ls env`` exports) is status's --url: without the token it says which

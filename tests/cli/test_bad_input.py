@@ -283,7 +283,12 @@ def _snapshot(root: Path) -> dict[str, str]:
     return state
 
 
-@pytest.mark.parametrize("case_id", list(CASES))
+#: cases that wait on a dead service's retries (seconds each): marked slow, outside the fast loop
+SLOW_CASES = frozenset({"create-dead-url", "status-dead-url", "score-dead-url", "flags-review-dead-url",
+                        "predict-rel-dead"})
+
+
+@pytest.mark.parametrize("case_id", [pytest.param(c, marks=pytest.mark.slow) if c in SLOW_CASES else c for c in CASES])
 def test_bad_input_is_one_line_and_writes_nothing(case_id: str, workspace: Path, busy_port: int) -> None:
     case = CASES[case_id]
     dead = f"http://127.0.0.1:{_free_port()}"

@@ -74,6 +74,7 @@ def _environment(**values: str) -> dict[str, str]:
     return {**clean, **values}
 
 
+@pytest.mark.slow  # waits on a dead service's retries or runs thousands of cases: not in the fast loop
 @pytest.mark.parametrize("token_env", TOKEN_ENVS)
 def test_score_exports_from_posthoc_ls_url_with_either_token_variable(manifest: Path, tmp_path: Path,
                                                                       token_env: str) -> None:

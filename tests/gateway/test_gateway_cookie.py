@@ -201,6 +201,7 @@ def old_reading(header: str) -> str | None:
     return morsel.value if morsel is not None and morsel.value else None
 
 
+@pytest.mark.slow  # waits on a dead service's retries or runs thousands of cases: not in the fast loop
 def test_ten_thousand_cookie_headers_name_one_session_for_both_readers() -> None:
     """Whatever the header, the authoriser refuses it or names the session Django's ``parse_cookie`` names (and
     its own reimplementation of that parser reads every header exactly as Django does). The old reader named a

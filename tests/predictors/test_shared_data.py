@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from posthoc.links import title_of
 from posthoc.predictors.nif import NIFLinker
 from posthoc.readers import read_mentions
@@ -36,6 +38,7 @@ def test_predict_over_reuters_128(shared_data: Path, tmp_path: Path) -> None:
         assert all(text[m.start:m.end] == m.surface for m in mentions)
 
 
+@pytest.mark.slow  # waits on a dead service's retries or runs thousands of cases: not in the fast loop
 def test_rel_predict_over_all_of_wned_wikipedia_amp_texts_included(shared_data: Path, tmp_path: Path) -> None:
     corpus_path = shared_data / "wned-wikipedia" / "wikipedia.xml"
     corpus = read_mentions(corpus_path)

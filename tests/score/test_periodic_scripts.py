@@ -66,6 +66,7 @@ def test_the_wrapper_updates_then_reports_nothing_new_as_success(study: dict[str
     assert second.stdout.startswith("nothing new") and _files(report) == before
 
 
+@pytest.mark.slow  # waits on a dead service's retries or runs thousands of cases: not in the fast loop
 def test_an_unreachable_label_studio_stays_exit_3_in_one_line(study: dict[str, Path]) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
