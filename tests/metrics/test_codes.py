@@ -13,12 +13,11 @@ from posthoc.metrics.codes import (
     category_codes,
     derive_codes,
     factorize,
-    nested_codes,
     shared_codes,
     shared_factorisation,
-    sorted_codes,
     take_strings,
 )
+from posthoc.metrics.tuple_codes import nested_codes, sorted_codes
 from posthoc.synthetic import synthetic_study
 
 # emoji, CJK, combining marks, upper / lower case, an empty string and missing values

@@ -29,7 +29,7 @@ The shapes, as Label Studio 1.23 answers them (docs/label-studio-1.23.md, "Expor
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, MutableMapping
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
 Record = Mapping[str, Any]
 
@@ -332,8 +332,7 @@ def region_type(item: Record) -> str | None:
 
 def region_from_name(item: Record, default: str | None = None) -> str | None:
     """A result item's ``from_name``: the control tag (``Labels``, ``Choices``, ``TextArea``) that made it."""
-    from_name: str | None = item.get("from_name", default)
-    return from_name
+    return cast("str | None", item.get("from_name", default))
 
 
 def region_to_name(item: Record) -> str | None:
@@ -376,8 +375,7 @@ def region_choices(item: Record) -> list[str]:
 
 def region_texts(item: Record) -> list[str] | str | None:
     """``value.text`` as stored: a ``textarea``'s lines (a list), the marked span (a string); ``[]`` if absent."""
-    texts: list[str] | str | None = _value(item).get("text", [])
-    return texts
+    return cast("list[str] | str | None", _value(item).get("text", []))
 
 
 def region_number(item: Record) -> float | None:

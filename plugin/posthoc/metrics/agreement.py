@@ -12,8 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from posthoc.metrics.codes import column_codes, dense_codes, factorize
+from posthoc.metrics.codes import column_codes, factorize
 from posthoc.metrics.inputs import ANNOTATION, judged_rows
+from posthoc.metrics.tuple_codes import dense_codes
 from posthoc.metrics.verification import verdicts_of
 from posthoc.tables import Judgements, empty_table
 

@@ -36,9 +36,10 @@ from threadpoolctl import ThreadpoolController
 
 from posthoc.arrays import Floats, Ints, weighted_bincount
 from posthoc.errors import PosthocInputError
-from posthoc.metrics.codes import factorize, sorted_codes
+from posthoc.metrics.codes import factorize
 from posthoc.metrics.inputs import ANNOTATION
 from posthoc.metrics.intervals import DEFAULT_INTERVAL, StratumMask, interval
+from posthoc.metrics.tuple_codes import sorted_codes
 from posthoc.tables import Judgements
 
 UNITS: Final = ("doc_id", "task", "annotation", "worker")

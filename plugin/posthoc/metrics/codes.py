@@ -13,7 +13,6 @@ is factorised once however many metrics read it: the key is its Arrow array, whi
 from __future__ import annotations
 
 import importlib
-import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -22,15 +21,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from posthoc.arrays import Bools, Ints, Values
+from posthoc.arrays import Ints, Values
+from posthoc.metrics.tuple_codes import PRESENCE_FACTOR, dense_codes, densify
 
 if TYPE_CHECKING:
     import pyarrow as pa
-
-#: A key whose range is at most this many times the number of rows (plus a constant) is densified by a
-#: presence map (one ``np.bincount``, O(n)) instead of a hash factorisation.
-PRESENCE_FACTOR = 4
-
 
 #: The factorisations of the open :func:`shared_factorisation` block: id of an Arrow array -> (the array,
 #: {sort: (codes, uniques)}).
@@ -45,9 +40,6 @@ def shared_factorisation() -> Iterator[None]:
 
     Examples:
         Inside the block a column is factorised once; the result is the same as outside it.
-
-        >>> import pandas as pd
-        >>> from posthoc.metrics.codes import factorize, shared_factorisation
         >>> column = pd.Series(["b", "a", "b"], dtype="str")
         >>> with shared_factorisation():
         ...     inside = factorize(column, sort=True)[0].tolist()
@@ -130,8 +122,6 @@ def factorize(values: pd.Series | pd.Index | Values, *, sort: bool = False) -> t
     that no caller can change a shared result.
 
     Examples:
-        >>> import pandas as pd
-        >>> from posthoc.metrics.codes import factorize
         >>> codes, uniques = factorize(pd.Series(["b", "a", None, "b"], dtype="str"), sort=True)
         >>> codes.tolist(), uniques.tolist(), codes.flags.writeable
         ([1, 0, -1, 1], ['a', 'b'], False)
@@ -166,9 +156,6 @@ def derive_codes(parent: pd.Series, rows: Ints, child: pd.Series) -> None:
 
     Examples:
         The child holds rows 2 and 0 of the parent (``c``, ``a``): its sorted codes are those pandas gives it.
-
-        >>> import pandas as pd
-        >>> from posthoc.metrics.codes import derive_codes, factorize, shared_factorisation
         >>> parent = pd.Series(["a", "b", "c"], dtype="str")
         >>> child = parent.iloc[[2, 0]].reset_index(drop=True)
         >>> with shared_factorisation():
@@ -198,159 +185,12 @@ def derive_codes(parent: pd.Series, rows: Ints, child: pd.Series) -> None:
     child_entry[1][sort] = (derived, uniques[present])
 
 
-def _first_rows(codes: Ints, n_codes: int) -> Ints:
-    first = np.full(n_codes, len(codes), dtype=np.int64)
-    np.minimum.at(first, codes, np.arange(len(codes), dtype=np.int64))
-    return first
-
-
-def _densify(key: Ints, span: int) -> Ints:
-    """Dense codes of a non-negative int64 key below ``span``: sorted by key when a presence map is used."""
-    if span <= PRESENCE_FACTOR * len(key) + 65536:
-        present = np.bincount(key, minlength=span) > 0
-        return (np.cumsum(present) - 1)[key]
-    return pd.factorize(key, sort=False)[0].astype(np.int64)
-
-
-def _radix(keys: Sequence[Ints]) -> tuple[Ints, int]:
-    """One int64 key of the tuples of ``keys`` (mixed radix) and its range: re-densified where a product of
-    ranges would pass 62 bits, so equal tuples, equal keys, and nothing more (non-empty keys)."""
-    codes = np.asarray(keys[0], dtype=np.int64)
-    span = int(codes.max()) + 1
-    for key in keys[1:]:
-        key = np.asarray(key, dtype=np.int64)
-        key_span = int(key.max()) + 1
-        if span * key_span >= 2**62:
-            codes = _densify(codes, span)
-            span = int(codes.max()) + 1
-        codes = codes * key_span + key
-        span *= key_span
-    return codes, span
-
-
-def dense_codes(*keys: Ints) -> tuple[Ints, Ints]:
-    """``(codes, first)``: dense int64 codes ``0 .. n_codes - 1`` of the rows' key tuples.
-
-    ``keys`` are equal-length non-negative int arrays (e.g. ``pd.factorize`` codes); ``first[c]`` is
-    the first row of code ``c``. Keys are combined in mixed radix while the product of their ranges
-    fits in 62 bits (re-densified when it would not), then densified once: by a presence map when the
-    range is small (codes then follow the key order), else by a hash factorisation. Callers must not
-    rely on the numbering beyond "equal tuples, equal codes".
-
-    Examples:
-        Rows 0 and 2 hold the tuple ``(1, 0)``: one code, first seen at row 0 (the numbering itself is not promised).
-
-        >>> import numpy as np
-        >>> from posthoc.metrics.codes import dense_codes
-        >>> codes, first = dense_codes(np.array([1, 0, 1]), np.array([0, 0, 0]))
-        >>> bool(codes[0] == codes[2] != codes[1]), sorted(first.tolist())
-        (True, [0, 1])
-    """
-    if len(keys[0]) == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    codes, span = _radix(keys)
-    codes = _densify(codes, span)
-    return codes, _first_rows(codes, int(codes.max()) + 1)
-
-
-def _runs(ordered: Ints) -> Bools:
-    """Where a run of equal neighbours starts in a sorted key: a boolean mask."""
-    new = np.empty(len(ordered), dtype=bool)
-    new[0] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
-    return new
-
-
-def _run_codes(ordered: Ints, by_key: Ints) -> tuple[Ints, Ints]:
-    """``(codes, starts)``: each row's run number in ``ordered`` (a sorted key; ``by_key``, the rows in that
-    order) and the sorted positions where the runs start."""
-    new = _runs(ordered)
-    codes = np.empty(len(ordered), dtype=np.int64)
-    codes[by_key] = np.cumsum(new) - 1
-    return codes, np.flatnonzero(new)
-
-
-def nested_codes(*keys: Ints) -> tuple[Ints, Ints, Ints]:
-    """``(inner, outer, rows)`` of the rows' tuples of ``keys``: ``inner``, each row's dense code of the whole
-    tuple; ``outer[c]``, the dense code of inner code ``c``'s tuple without its last key (the inner codes nest
-    in the outer ones); ``rows[c]``, one row of inner code ``c`` (not always its first).
-
-    Keys as :func:`dense_codes`'. Both numberings come from one ``argsort`` of the rows' mixed-radix key
-    (the outer key is its quotient by the last key's range), instead of two densifications and two scans
-    for first rows. Callers must not rely on the numberings beyond "equal tuples, equal codes".
-
-    Examples:
-        Tuples ``(0, 1), (0, 2), (1, 1), (0, 1)``: three inner codes (rows 0 and 3 share one) in two outer ones.
-
-        >>> import numpy as np
-        >>> from posthoc.metrics.codes import nested_codes
-        >>> inner, outer, rows = nested_codes(np.array([0, 0, 1, 0]), np.array([1, 2, 1, 1]))
-        >>> same_outer = outer[inner[0]] == outer[inner[1]] != outer[inner[2]]
-        >>> len(set(inner.tolist())), bool(inner[0] == inner[3]), bool(same_outer)
-        (3, True, True)
-    """
-    if len(keys[0]) == 0:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty.copy(), empty.copy()
-    outer_key, span = _radix(keys[:-1])
-    last = np.asarray(keys[-1], dtype=np.int64)
-    last_span = int(last.max()) + 1
-    if span * last_span >= 2**62:
-        outer_key = _densify(outer_key, span)
-    full = outer_key * last_span + last
-    by_key = np.argsort(full)
-    ordered = full[by_key]
-    inner, starts = _run_codes(ordered, by_key)
-    outer = np.cumsum(_runs(ordered[starts] // last_span)) - 1  # the inner codes' keys, sorted
-    return inner, outer, by_key[starts]
-
-
-def sorted_codes(*keys: Ints) -> tuple[Ints, Ints]:
-    """``(codes, first)`` as :func:`dense_codes`, but numbered in the sort order of the key tuples.
-
-    With keys from ``pd.factorize(..., sort=True)`` the numbering is that of ``groupby(sort=True)``.
-    One mixed-radix int64 key is sorted (a presence map when its range is small, else one ``argsort`` of
-    the rows' keys) when the key ranges allow it, else a ``lexsort`` of the tuples.
-
-    Examples:
-        The tuples ``(1, 0), (0, 5), (1, 0)`` in sort order: ``(0, 5)`` is 0, ``(1, 0)`` is 1.
-
-        >>> import numpy as np
-        >>> from posthoc.metrics.codes import sorted_codes
-        >>> codes, first = sorted_codes(np.array([1, 0, 1]), np.array([0, 5, 0]))
-        >>> codes.tolist(), first.tolist()
-        ([1, 0, 1], [1, 0])
-    """
-    arrays = [np.asarray(key, dtype=np.int64) for key in keys]
-    if len(arrays[0]) == 0:
-        return arrays[0], np.zeros(0, dtype=np.int64)
-    spans = [int(key.max()) + 1 for key in arrays]
-    if min(int(key.min()) for key in arrays) >= 0 and math.prod(spans) < 2**62:
-        radix = arrays[0]
-        for key, span in zip(arrays[1:], spans[1:], strict=True):
-            radix = radix * span + key
-        if math.prod(spans) <= PRESENCE_FACTOR * len(radix) + 65536:
-            codes = _densify(radix, math.prod(spans))  # already in key order
-            return codes, _first_rows(codes, int(codes.max()) + 1)
-        # one sort of the rows' keys: runs of equal keys are the codes, in key order
-        by_key = np.argsort(radix)
-        codes, starts = _run_codes(radix[by_key], by_key)
-        return codes, _first_rows(codes, len(starts))
-    codes, first = dense_codes(*arrays)
-    order = np.lexsort(tuple(key[first] for key in reversed(arrays)))
-    rank = np.empty(len(order), dtype=np.int64)
-    rank[order] = np.arange(len(order))
-    return rank[codes], first[order]
-
-
 def category_codes(values: pd.Series, categories: Sequence[str]) -> Ints:
     """Each value's index in ``categories`` as int64, for values already validated to be among them.
 
     An Arrow-backed column is looked up by one ``pyarrow.compute.index_in``; any other by comparisons.
 
     Examples:
-        >>> import pandas as pd
-        >>> from posthoc.metrics.codes import category_codes
         >>> category_codes(pd.Series(["edit", "verify", "remove"], dtype="str"), ["verify", "edit", "remove"]).tolist()
         [1, 0, 2]
     """
@@ -373,8 +213,6 @@ def take_strings(names: Sequence[Any] | pd.Index | Values, codes: Ints) -> pd.ap
     The same array (``str`` dtype, equal values), without converting one Python string per row.
 
     Examples:
-        >>> import numpy as np
-        >>> from posthoc.metrics.codes import take_strings
         >>> take_strings(["A", "B"], np.array([1, 0, 1])).tolist()
         ['B', 'A', 'B']
     """
@@ -389,9 +227,6 @@ def column_codes(column: pd.Series, *, sort: bool = False) -> Ints:
 
     Examples:
         An integer column is its own codes; with ``sort`` its ranks.
-
-        >>> import pandas as pd
-        >>> from posthoc.metrics.codes import column_codes
         >>> column_codes(pd.Series([30, 10, 30])).tolist(), column_codes(pd.Series([30, 10, 30]), sort=True).tolist()
         ([30, 10, 30], [1, 0, 1])
     """
@@ -403,7 +238,7 @@ def column_codes(column: pd.Series, *, sort: bool = False) -> Ints:
             low = int(values.min())
             span = int(values.max()) - low + 1
             if span <= PRESENCE_FACTOR * len(values) + 65536:
-                return _densify(values - low, span)  # ranks of the distinct values, as factorize(sort=True)
+                return densify(values - low, span)  # ranks of the distinct values, as factorize(sort=True)
     return factorize(column, sort=sort)[0]
 
 
@@ -415,9 +250,6 @@ def aligned_codes(columns: Sequence[pd.Series]) -> list[Ints]:
 
     Examples:
         ``b`` gets one code in both tables, a missing value 0.
-
-        >>> import pandas as pd
-        >>> from posthoc.metrics.codes import aligned_codes
         >>> left, right = aligned_codes([pd.Series(["a", "b"], dtype="str"), pd.Series(["b", None], dtype="str")])
         >>> bool(left[1] == right[0]), int(right[1])
         (True, 0)
@@ -451,8 +283,6 @@ def shared_codes(
     (one index array or None per frame) gives codes of those rows of a frame only, without a copy of them.
 
     Examples:
-        >>> import pandas as pd
-        >>> from posthoc.metrics.codes import shared_codes
         >>> first = pd.DataFrame({"doc": ["1", "2"], "start": [0, 0]})
         >>> second = pd.DataFrame({"doc": ["2", "1"], "start": [0, 5]})
         >>> a, b = shared_codes([first, second], ["doc", "start"])
@@ -474,8 +304,6 @@ def lookup(codes: Ints, targets: Ints) -> Ints:
     """For each of ``codes``, the position of the same code in ``targets`` (unique codes), or -1.
 
     Examples:
-        >>> import numpy as np
-        >>> from posthoc.metrics.codes import lookup
         >>> lookup(np.array([7, 3, 9]), np.array([3, 7])).tolist()
         [1, 0, -1]
     """

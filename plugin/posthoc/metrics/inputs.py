@@ -13,7 +13,8 @@ import pandas as pd
 
 from posthoc.arrays import Bools
 from posthoc.errors import PosthocInputError
-from posthoc.metrics.codes import column_codes, dense_codes
+from posthoc.metrics.codes import column_codes
+from posthoc.metrics.tuple_codes import dense_codes
 from posthoc.tables import OUTCOMES, Judgements, Mentions, require_columns
 
 #: Columns of the judgements table the metrics read (the rest of posthoc.tables.JUDGEMENT_COLUMNS is carried).

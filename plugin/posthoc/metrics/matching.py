@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 
 from posthoc.arrays import Bools, Ints
-from posthoc.metrics.codes import aligned_codes, dense_codes
+from posthoc.metrics.codes import aligned_codes
+from posthoc.metrics.tuple_codes import dense_codes
 
 DOCUMENT: Final = ["dataset", "doc_id"]
 #: Flags :func:`match_flags` can compute, from the strictest to the loosest.

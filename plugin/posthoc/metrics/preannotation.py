@@ -38,9 +38,10 @@ import pandas as pd
 
 from posthoc.arrays import Floats, Ints
 from posthoc.errors import PosthocInputError
-from posthoc.metrics.codes import factorize, sorted_codes
+from posthoc.metrics.codes import factorize
 from posthoc.metrics.inputs import mention_rows
 from posthoc.metrics.matching import SpanCodes, code_flags
+from posthoc.metrics.tuple_codes import sorted_codes
 from posthoc.tables import GT_SYSTEM, Mentions, empty_table
 
 MATCHINGS: Final = ("strict", "overlap")

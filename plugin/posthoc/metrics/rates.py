@@ -33,9 +33,10 @@ import pandas as pd
 
 from posthoc.arrays import Bools, Floats, Ints, Objects, weighted_bincount
 from posthoc.metrics.bootstrap import ratio, unit_codes
-from posthoc.metrics.codes import category_codes, dense_codes, factorize, nested_codes, sorted_codes
+from posthoc.metrics.codes import category_codes, factorize
 from posthoc.metrics.intervals import StratumMask, interval
 from posthoc.metrics.matching import overlap_components
+from posthoc.metrics.tuple_codes import dense_codes, nested_codes, sorted_codes
 from posthoc.metrics.verification import check_union
 from posthoc.tables import OUTCOMES, Judgements
 
@@ -122,15 +123,12 @@ def rate_statistics(
     Every key column is factorised once over all rows, and the codes of the kept rows are used (no
     copy of the kept rows' strings); the documents are numbered once (the default resampling unit and
     a key of the annotations), the annotations across systems and per system by one sort
-    (:func:`~posthoc.metrics.codes.nested_codes`). ``union`` is the ``exact`` or ``overlap`` reading of
+    (:func:`~posthoc.metrics.tuple_codes.nested_codes`). ``union`` is the ``exact`` or ``overlap`` reading of
     the verification union (:mod:`posthoc.metrics.verification`).
 
     Examples:
         A verified 1 of 2 (doc 1 ``Paris``; doc 2 ``Seine`` removed), B 1 of 1, 1 union member; 2 docs x (7 x 2 + 1).
-
-        >>> import pandas as pd
         >>> from posthoc.metrics.inputs import judged_rows
-        >>> from posthoc.metrics.rates import rate_statistics
         >>> rows = judged_rows(pd.DataFrame([("d", "1", "A", "Paris", "verify"), ("d", "2", "A", "Seine", "remove"),
         ...     ("d", "1", "B", "Paris", "verify")], columns=["dataset", "doc_id", "system", "link", "outcome"]).assign(
         ...     start=0, end=5, worker="w1"))
@@ -289,10 +287,7 @@ def rate_samples(sums: Floats, stats: RateStatistics) -> dict[str, Floats]:
 
     Examples:
         :func:`rate_statistics`' example, the totals as one resample: precision A 1/2, B 1/1; recall 1/1 each.
-
-        >>> import pandas as pd
         >>> from posthoc.metrics.inputs import judged_rows
-        >>> from posthoc.metrics.rates import rate_samples, rate_statistics
         >>> rows = judged_rows(pd.DataFrame([("d", "1", "A", "Paris", "verify"), ("d", "2", "A", "Seine", "remove"),
         ...     ("d", "1", "B", "Paris", "verify")], columns=["dataset", "doc_id", "system", "link", "outcome"]).assign(
         ...     start=0, end=5, worker="w1"))
@@ -340,10 +335,7 @@ def rate_jackknife(stats: RateStatistics) -> Jackknife:
 
     Examples:
         :func:`rate_statistics`' example: without doc 1, A has 0 of 1 and B 0/0 (NaN); without doc 2, 1 of 1 both.
-
-        >>> import pandas as pd
         >>> from posthoc.metrics.inputs import judged_rows
-        >>> from posthoc.metrics.rates import rate_jackknife, rate_statistics
         >>> rows = judged_rows(pd.DataFrame([("d", "1", "A", "Paris", "verify"), ("d", "2", "A", "Seine", "remove"),
         ...     ("d", "1", "B", "Paris", "verify")], columns=["dataset", "doc_id", "system", "link", "outcome"]).assign(
         ...     start=0, end=5, worker="w1"))
@@ -365,10 +357,7 @@ def point_rates(stats: RateStatistics) -> dict[str, tuple[Floats, Ints]]:
 
     Examples:
         :func:`rate_statistics`' example: A verified 1 of 2 annotations, B 1 of 1.
-
-        >>> import pandas as pd
         >>> from posthoc.metrics.inputs import judged_rows
-        >>> from posthoc.metrics.rates import point_rates, rate_statistics
         >>> rows = judged_rows(pd.DataFrame([("d", "1", "A", "Paris", "verify"), ("d", "2", "A", "Seine", "remove"),
         ...     ("d", "1", "B", "Paris", "verify")], columns=["dataset", "doc_id", "system", "link", "outcome"]).assign(
         ...     start=0, end=5, worker="w1"))
@@ -398,10 +387,7 @@ def rates_table(stats: RateStatistics, samples: dict[str, Floats], *, confidence
 
     Examples:
         :func:`rate_statistics`' example, the totals as one resample: a single value's percentile interval is itself.
-
-        >>> import pandas as pd
         >>> from posthoc.metrics.inputs import judged_rows
-        >>> from posthoc.metrics.rates import rate_samples, rate_statistics, rates_table
         >>> rows = judged_rows(pd.DataFrame([("d", "1", "A", "Paris", "verify"), ("d", "2", "A", "Seine", "remove"),
         ...     ("d", "1", "B", "Paris", "verify")], columns=["dataset", "doc_id", "system", "link", "outcome"]).assign(
         ...     start=0, end=5, worker="w1"))
@@ -442,7 +428,6 @@ def empty_rates() -> pd.DataFrame:
     """The rates table of no judgements.
 
     Examples:
-        >>> from posthoc.metrics.rates import empty_rates
         >>> len(empty_rates()), list(empty_rates().columns)
         (0, ['dataset', 'system', 'metric', 'value', 'low', 'high', 'n'])
     """

@@ -20,7 +20,7 @@ from posthoc.arrays import Bools, Strings
 from posthoc.errors import PosthocInputError
 from posthoc.metrics.agreement import agreement_from_verdicts
 from posthoc.metrics.bootstrap import UNITS, ratio, resampled_sums, unit_matrix
-from posthoc.metrics.codes import derive_codes, factorize, shared_factorisation, sorted_codes
+from posthoc.metrics.codes import derive_codes, factorize, shared_factorisation
 from posthoc.metrics.comparisons import comparison_summary, paired_comparisons, ranking_changes
 from posthoc.metrics.controls import control_results
 from posthoc.metrics.gold import gold_from
@@ -37,6 +37,7 @@ from posthoc.metrics.rates import (
     rates_table,
 )
 from posthoc.metrics.reliability import aggregated_from, reliability_from_verdicts
+from posthoc.metrics.tuple_codes import sorted_codes
 from posthoc.metrics.union import classify_against_gt, outcomes_from_letters
 from posthoc.metrics.verification import check_union, shares_from_rows, union_from_verdicts, verdicts_of
 from posthoc.scores import Scores, empty_comparisons

@@ -40,9 +40,10 @@ import pandas as pd
 
 from posthoc.arrays import Ints
 from posthoc.errors import PosthocInputError
-from posthoc.metrics.codes import column_codes, dense_codes, derive_codes, factorize, sorted_codes, take_strings
+from posthoc.metrics.codes import column_codes, derive_codes, factorize, take_strings
 from posthoc.metrics.inputs import ANNOTATION, SYSTEM_ANNOTATION, judged_rows
 from posthoc.metrics.matching import overlap_components
+from posthoc.metrics.tuple_codes import dense_codes, sorted_codes
 from posthoc.tables import OUTCOMES, Judgements, empty_table
 
 #: Readings of the verification union (see the module docstring).
@@ -53,7 +54,6 @@ def check_union(union: str) -> None:
     """:class:`PosthocInputError` unless ``union`` is one of :data:`UNIONS`.
 
     Examples:
-        >>> from posthoc.metrics.verification import check_union
         >>> check_union("overlap")
         >>> check_union("inexact")
         Traceback (most recent call last):
@@ -73,10 +73,7 @@ def verdicts_of(rows: Judgements, *, ties_verified: bool = False) -> tuple[pd.Da
 
     Examples:
         Three judgements of two annotations: ``codes`` says which verdict row each judgement belongs to.
-
-        >>> import pandas as pd
         >>> from posthoc.metrics.inputs import judged_rows
-        >>> from posthoc.metrics.verification import verdicts_of
         >>> judgements = pd.DataFrame(
         ...     [("d", "1", "A", 9, 14, "Seine", "w1", "remove"), ("d", "1", "A", 0, 5, "Paris", "w1", "verify"),
         ...      ("d", "1", "A", 0, 5, "Paris", "w2", "verify")],
@@ -123,8 +120,6 @@ def annotation_verdicts(judgements: Judgements, *, ties_verified: bool = False) 
 
     Examples:
         Two judges of one annotation: one verify of two is a tie, not a majority, unless ``ties_verified``.
-
-        >>> import pandas as pd
         >>> from posthoc.metrics import annotation_verdicts
         >>> judgements = pd.DataFrame(
         ...     [("d", "1", "A", 0, 5, "Paris", "w1", "verify"), ("d", "1", "A", 0, 5, "Paris", "w2", "edit")],
@@ -144,9 +139,6 @@ def rates_from_verdicts(verdicts: pd.DataFrame) -> pd.DataFrame:
 
     Examples:
         The verdicts of :func:`verdicts_of`'s example: 1 of 2 annotations verified.
-
-        >>> import pandas as pd
-        >>> from posthoc.metrics.verification import annotation_verdicts, rates_from_verdicts
         >>> judgements = pd.DataFrame(
         ...     [("d", "1", "A", 9, 14, "Seine", "w1", "remove"), ("d", "1", "A", 0, 5, "Paris", "w1", "verify"),
         ...      ("d", "1", "A", 0, 5, "Paris", "w2", "verify")],
@@ -174,8 +166,6 @@ def verification_rates(judgements: Judgements, *, ties_verified: bool = False) -
     Examples:
         Three annotations of system A, one judge each: two verified and one edited, so ``r = 2/3``; the edited
         one's mention was right, so the mention rate is ``3/3``.
-
-        >>> import pandas as pd
         >>> from posthoc.metrics import verification_rates
         >>> judgements = pd.DataFrame(
         ...     [("d", "1", "A", 0, 5, "Paris", "w1", "verify"), ("d", "1", "A", 9, 14, "Seine", "w1", "verify"),
@@ -198,9 +188,6 @@ def union_members(verdicts: pd.DataFrame, *, union: str = "exact") -> Ints:
     Examples:
         A's ``Paris [0, 5)`` and B's ``Paris [2, 7)`` are two members of the exact union but one of the overlap
         union; the removed ``Seine`` is in neither (-1).
-
-        >>> import pandas as pd
-        >>> from posthoc.metrics.verification import annotation_verdicts, union_members
         >>> judgements = pd.DataFrame(
         ...     [("d", "1", "A", 0, 5, "Paris", "w1", "verify"), ("d", "1", "B", 2, 7, "Paris", "w2", "verify"),
         ...      ("d", "1", "B", 9, 14, "Seine", "w2", "remove")],
@@ -242,9 +229,6 @@ def union_from_verdicts(verdicts: pd.DataFrame, *, union: str = "exact") -> pd.D
     Examples:
         The judgements of :func:`union_members`' example: the overlap union's member spans from the first start to
         the last end.
-
-        >>> import pandas as pd
-        >>> from posthoc.metrics.verification import annotation_verdicts, union_from_verdicts
         >>> judgements = pd.DataFrame(
         ...     [("d", "1", "A", 0, 5, "Paris", "w1", "verify"), ("d", "1", "B", 2, 7, "Paris", "w2", "verify"),
         ...      ("d", "1", "B", 9, 14, "Seine", "w2", "remove")],
@@ -295,9 +279,6 @@ def covered_members(verdicts: pd.DataFrame, *, union: str = "exact") -> pd.DataF
 
     Examples:
         The judgements of :func:`union_members`' example: in the overlap union each system covers its one member.
-
-        >>> import pandas as pd
-        >>> from posthoc.metrics.verification import annotation_verdicts, covered_members
         >>> judgements = pd.DataFrame(
         ...     [("d", "1", "A", 0, 5, "Paris", "w1", "verify"), ("d", "1", "B", 2, 7, "Paris", "w2", "verify"),
         ...      ("d", "1", "B", 9, 14, "Seine", "w2", "remove")],
@@ -327,8 +308,6 @@ def verification_union(judgements: Judgements, *, ties_verified: bool = False, u
     Examples:
         Systems A and B both had ``Paris`` verified, B also ``Lyon``; A's ``Seine`` was removed. The union holds
         ``Paris`` once (from two systems) and ``Lyon``.
-
-        >>> import pandas as pd
         >>> from posthoc.metrics import verification_union
         >>> judgements = pd.DataFrame(
         ...     [("d", "1", "A", 0, 5, "Paris", "w1", "verify"), ("d", "1", "A", 9, 14, "Seine", "w1", "remove"),
@@ -350,8 +329,6 @@ def precision_recall_from(rates: pd.DataFrame, union: pd.DataFrame, *, covered: 
     Examples:
         The judgements of :func:`union_members`' example, overlap union (1 member): A is 1 of 1 verified, recall
         1/1; B 1 of 2 verified (precision 1/2), covering the one member (recall 1), F1 ``2 (1/2) / (3/2) = 2/3``.
-
-        >>> import pandas as pd
         >>> from posthoc.metrics.verification import (annotation_verdicts, covered_members, precision_recall_from,
         ...                                           rates_from_verdicts, union_from_verdicts)
         >>> judgements = pd.DataFrame(
@@ -392,8 +369,6 @@ def posthoc_precision_recall(judgements: Judgements, *, ties_verified: bool = Fa
     Examples:
         The union of :func:`verification_union`'s example has 2 members. A: 1 of 2 verified (precision 1/2),
         covering 1 of 2 members (recall 1/2), F1 1/2; B: 2 of 2 and 2 of 2, F1 1.
-
-        >>> import pandas as pd
         >>> from posthoc.metrics import posthoc_precision_recall
         >>> judgements = pd.DataFrame(
         ...     [("d", "1", "A", 0, 5, "Paris", "w1", "verify"), ("d", "1", "A", 9, 14, "Seine", "w1", "remove"),
@@ -418,8 +393,6 @@ def outcome_shares(judgements: Judgements) -> pd.DataFrame:
 
     Examples:
         Four judgements of system A: two verify, one edit, one remove (every outcome gets a row, zeros too).
-
-        >>> import pandas as pd
         >>> from posthoc.metrics import outcome_shares
         >>> judgements = pd.DataFrame(
         ...     [("d", "1", "A", 0, 5, "Paris", "w1", "verify"), ("d", "1", "A", 0, 5, "Paris", "w2", "verify"),
@@ -438,9 +411,7 @@ def shares_from_rows(rows: Judgements) -> pd.DataFrame:
     """:func:`outcome_shares` of already validated, control-free judgement rows.
 
     Examples:
-        >>> import pandas as pd
         >>> from posthoc.metrics.inputs import judged_rows
-        >>> from posthoc.metrics.verification import shares_from_rows
         >>> judgements = pd.DataFrame(
         ...     [("d", "1", "A", 0, 5, "Paris", "w1", "verify"), ("d", "1", "A", 9, 14, "Seine", "w1", "remove")],
         ...     columns=["dataset", "doc_id", "system", "start", "end", "link", "worker", "outcome"])
