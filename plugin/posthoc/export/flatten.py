@@ -399,13 +399,8 @@ def flatten_exports(paths: Sequence[str | os.PathLike[str]], index: ManifestInde
         >>> from pathlib import Path
         >>> from posthoc.export.flatten import flatten_exports
         >>> from posthoc.export.synthetic import write_synthetic_export
-        >>> from posthoc.labelstudio.label_config import VerificationTags
-        >>> from posthoc.study.plan.index import ManifestIndex, Prefill, TaskInfo
-        >>> index = ManifestIndex(study="s", tasks={"k1": TaskInfo("w1", 0, "i1", "c1", "d", "1", "A", False)},
-        ...     prefills={"k1": (Prefill("m1", 0, 5, 0, 5, "Paris", "Paris", None),
-        ...                      Prefill("m2", 10, 15, 10, 15, "Seine", "Seine", None))},
-        ...     texts={"k1": "Paris and Seine"})
-        >>> tags = VerificationTags(labels="label", decision="label", link="link", new_link="new_link")
+        >>> from posthoc.export.synthetic import example_index
+        >>> index, tags = example_index()
         >>> with tempfile.TemporaryDirectory() as folder:
         ...     path = write_synthetic_export(Path(folder, "e.json"), index, tags, probabilities=(1, 0, 0, 0)).path
         ...     flattened = flatten_exports([path], index, tags)

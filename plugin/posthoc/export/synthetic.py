@@ -23,7 +23,7 @@ import numpy as np
 from posthoc.atomic import atomic_open
 from posthoc.labelstudio.label_config import UNDECIDED, VerificationTags
 from posthoc.labelstudio.tasks import kb_pages_html
-from posthoc.study.plan.index import ManifestIndex, Prefill
+from posthoc.study.plan.index import ManifestIndex, Prefill, TaskInfo
 
 DECISIONS = ("verify", "edit", "remove", "deleted")
 
@@ -67,13 +67,7 @@ def write_synthetic_export(path: str | os.PathLike[str], index: ManifestIndex, t
         >>> import tempfile
         >>> from pathlib import Path
         >>> from posthoc.export.synthetic import write_synthetic_export
-        >>> from posthoc.labelstudio.label_config import VerificationTags
-        >>> from posthoc.study.plan.index import ManifestIndex, Prefill, TaskInfo
-        >>> index = ManifestIndex(study="s", tasks={"k1": TaskInfo("w1", 0, "i1", "c1", "d", "1", "A", False)},
-        ...     prefills={"k1": (Prefill("m1", 0, 5, 0, 5, "Paris", "Paris", None),
-        ...                      Prefill("m2", 10, 15, 10, 15, "Seine", "Seine", None))},
-        ...     texts={"k1": "Paris and Seine"})
-        >>> tags = VerificationTags(labels="label", decision="label", link="link", new_link="new_link")
+        >>> index, tags = example_index()
         >>> with tempfile.TemporaryDirectory() as folder:
         ...     written = write_synthetic_export(Path(folder, "e.json"), index, tags, probabilities=(1, 0, 0, 0))
         ...     tasks = json.loads(written.path.read_text(encoding="utf-8"))
@@ -141,3 +135,19 @@ def write_synthetic_export(path: str | os.PathLike[str], index: ManifestIndex, t
         handle.write("]")
     return SyntheticExport(path=target, n_tasks=n_tasks, n_judgements=sum(counts.values()),
                            decisions=dict(counts))
+
+
+def example_index() -> tuple[ManifestIndex, VerificationTags]:
+    """A one-task study and the verification config's tags, the input of the export examples: worker ``w1``'s task
+    ``k1`` (system ``A``, document ``d/1``) with the text "Paris and Seine" and its two pre-filled mentions.
+
+    Examples:
+        >>> index, tags = example_index()
+        >>> index.texts["k1"], [prefill.surface for prefill in index.prefills["k1"]], tags.decision
+        ('Paris and Seine', ['Paris', 'Seine'], 'label')
+    """
+    index = ManifestIndex(study="s", tasks={"k1": TaskInfo("w1", 0, "i1", "c1", "d", "1", "A", False)},
+                          prefills={"k1": (Prefill("m1", 0, 5, 0, 5, "Paris", "Paris", None),
+                                           Prefill("m2", 10, 15, 10, 15, "Seine", "Seine", None))},
+                          texts={"k1": "Paris and Seine"})
+    return index, VerificationTags(labels="label", decision="label", link="link", new_link="new_link")
