@@ -36,12 +36,10 @@ def connect(url: str, token: str, *, timeout: float = 60.0) -> LabelStudioClient
         posthoc.errors.PosthocInputError: --url 'localhost:8080' is not an http(s) URL with a host; give e.g. http://127.0.0.1:8080
     """
     from posthoc.labelstudio.url import check_url
-    from posthoc.labelstudio.versions import warn_if_unsupported
 
     client = LabelStudioClient(check_url(url), token, timeout=timeout)
     client.health(timeout=HEALTH_TIMEOUT)
     client.whoami()
-    warn_if_unsupported(client)  # one line for a server outside 1.20-1.23
     return client
 
 

@@ -262,6 +262,10 @@ class _ScoreRun:
             self.reused = tuple(p for p, _ in export.projects)
             return self.result("nothing-new", previous, int(last.get("n_judgements", 0)),
                                int(last.get("n_exclusions", 0)))
+        from posthoc.labelstudio.versions import warn_if_unsupported
+
+        # one line for a server outside 1.20-1.23, asked only by a run that exports (not on the nothing-new path)
+        warn_if_unsupported(export.client)
         collected = export.collect(self.cache, work_dir, progress=options.progress)
         self.exported, self.reused = collected.exported, collected.reused
         return collected.flattened
