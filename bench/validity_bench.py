@@ -5,9 +5,10 @@ precision and recall (document bootstrap), the k = 3 majority verification rate,
 Krippendorff's alpha against statsmodels / krippendorff, Dawid-Skene's recovery of known worker accuracies,
 lag-1 binary and continuous on their defaults (b1 in {-0.3, 0, +0.4}), and the study-level (task) sequence
 test: its false-positive rate on null studies whose chunks differ in difficulty and its coverage under a known
-lag; and the study planner's predicted half-widths and hours after a pilot (issue 16,
-:func:`posthoc.study.planner.validity.planner_checks`). The checks live in :mod:`posthoc.validity` (the tests run them
-on smaller runs and assert the targets).
+lag; the study-level randomisation test at k = 3 (issue 45) beside the jackknife Wald test on the same studies,
+per task label: null rejections and power; and the study planner's predicted half-widths and hours after a
+pilot (issue 16, :func:`posthoc.study.planner.validity.planner_checks`). The checks live in
+:mod:`posthoc.validity` (the tests run them on smaller runs and assert the targets).
 The output, with date, commit and load, is saved to bench/results/validity_bench.txt; a missed target is
 printed as NO and makes the bench exit 1 (after saving).
 
@@ -65,6 +66,10 @@ def main() -> int:
     parser.add_argument("--studies", type=float, default=1.0, help="scale the number of simulated studies")
     parser.add_argument("--runs", type=int, default=None, help="simulated studies per coverage / size setting")
     parser.add_argument("--only", nargs="*", default=None, help="run only the parts whose name starts so")
+    parser.add_argument("--permutations", type=int, default=199,
+                        help="reorderings a study of the randomisation test (199: its 5%% test is exact, as at the "
+                             "report's 999)")
+    parser.add_argument("--progress", action="store_true", help="progress bars (on stderr)")
     args = parser.parse_args()
 
     def scaled(n: int) -> int:
@@ -91,6 +96,8 @@ def main() -> int:
         ("lag-1 continuous", lambda: sequence_checks.lag1_checks("continuous", n_studies=runs(300), **band)),
         ("study-level sequence test", lambda: sequence_checks.study_test_checks(
             n_studies=runs(200), rejection_floor=0.03, rejection_target=0.07, **band)),
+        ("study-level randomisation test, k = 3", lambda: sequence_checks.randomisation_test_checks(
+            n_studies=runs(200), k=3, n_permutations=args.permutations, progress=args.progress)),
         ("study estimate (issue 16)", lambda: planner_checks(n_corpora=max(2, round(11 * args.studies)), seed=101)),
     ]
     if args.only:

@@ -11,6 +11,9 @@
 - :func:`study_test_checks`: the study-level test (:func:`posthoc.sequence.sequence_table_from_judgements`
   then :func:`~posthoc.sequence.fit_lag1`, both on defaults): the share of null studies where the 5% test
   rejects, and the coverage of b1 on studies with a known lag.
+- :func:`randomisation_test_checks` (issue 45): on the same simulated studies, for each task label, the share of
+  null studies the randomisation test (:func:`posthoc.sequence.randomisation.order_randomisation_test`, the
+  report's study-level test) and the jackknife Wald test of b1 reject at 5%, and their power under a known lag.
 """
 
 from __future__ import annotations
@@ -21,9 +24,10 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from posthoc.sequence import fit_lag1, sequence_table_from_judgements
+from posthoc.sequence import TASK_LABELS, fit_lag1, sequence_table_from_judgements
+from posthoc.sequence.randomisation import order_randomisation_test
 from posthoc.sequence.simulate import simulate_binary, simulate_continuous
-from posthoc.validity import Check, at_most, within
+from posthoc.validity import Check, at_least, at_most, within
 
 LAG_TRUTHS = (-0.3, 0.0, 0.4)
 
@@ -139,3 +143,54 @@ def study_test_checks(*, n_studies: int = 200, n_workers: int = 40, tasks_per_wo
         Check(name, f"b1 = {lag:+.1f}, difficulty sd {lag_difficulty_sd:g}, {size}", n_studies, "mean bias",
               float(np.mean(estimates)) - lag, "(reported)", True),
     ]
+
+
+def _rejections(n_studies: int, truth: float, *, n_workers: int, tasks_per_worker: int, k: int, difficulty_sd: float,
+                seed: int, n_permutations: int, progress: bool) -> dict[tuple[str, str], float]:
+    """Share of studies rejected at 5%, by ``(label, test)``: ``wald`` (b1's jackknife p < 0.05) and
+    ``randomisation`` (p <= 0.05), both tests on the same studies."""
+    rejected = {(label, test): 0 for label in TASK_LABELS for test in ("wald", "randomisation")}
+    for study in tqdm(_studies(truth, n_studies, seed), desc=f"randomisation test, b1={truth:+g}",
+                      disable=not progress, unit=" study"):
+        judgements = simulate_task_study(n_workers, tasks_per_worker, b1=truth, k=k, difficulty_sd=difficulty_sd,
+                                         seed=study)
+        for label in TASK_LABELS:
+            table = sequence_table_from_judgements(judgements, label=label)
+            rejected[(label, "wald")] += bool(fit_lag1(table).b1_p < 0.05)
+            rejected[(label, "randomisation")] += bool(
+                order_randomisation_test(table, n_permutations=n_permutations, seed=study).p_value <= 0.05)
+    return {key: count / n_studies for key, count in rejected.items()}
+
+
+def randomisation_test_checks(*, n_studies: int = 200, n_workers: int = 40, tasks_per_worker: int = 40, k: int = 3,
+                              lag: float = 0.4, difficulty_sd: float = 1.0, lag_difficulty_sd: float = 0.5,
+                              n_permutations: int = 999, seed: int = 0,
+                              rejection_band: tuple[float, float] = (0.03, 0.07), power_loss: float = 0.03,
+                              progress: bool = False) -> list[Check]:
+    """Size and power of the study-level randomisation test beside the jackknife Wald test, per task label.
+
+    ``n_studies`` null studies (chunk difficulty ``N(0, difficulty_sd)``) and as many with a known ``lag`` on the
+    task outcome (difficulty ``N(0, lag_difficulty_sd)``), ``k`` workers an item, both tests on the same
+    studies. Targets: the randomisation test's null rejections within ``rejection_band``; its power at most
+    ``power_loss`` below the Wald test's on the same lagged studies. The Wald test's figures are reported.
+    """
+    size = f"{n_workers} workers x {tasks_per_worker} tasks"
+    null, lagged = (
+        _rejections(n_studies, truth, n_workers=n_workers, tasks_per_worker=tasks_per_worker, k=k, difficulty_sd=sd,
+                    seed=seed + offset, n_permutations=n_permutations, progress=progress)
+        for truth, sd, offset in ((0.0, difficulty_sd, 3), (lag, lag_difficulty_sd, 4)))
+    null_setting = f"null, difficulty sd {difficulty_sd:g}, {size}"
+    lag_setting = f"b1 = {lag:+.1f}, difficulty sd {lag_difficulty_sd:g}, {size}"
+    checks = []
+    for label in TASK_LABELS:
+        exact = f"study-level randomisation test ({label}), k = {k}"
+        wald = f"study-level sequence test, jackknife Wald ({label}), k = {k}"
+        checks += [
+            within(exact, null_setting, n_studies, "rejects at 5%", null[(label, "randomisation")], *rejection_band),
+            Check(wald, null_setting, n_studies, "rejects at 5%", null[(label, "wald")], "(reported)", True),
+            Check(exact, lag_setting, n_studies, "power at 5%", lagged[(label, "randomisation")], "(reported)", True),
+            Check(wald, lag_setting, n_studies, "power at 5%", lagged[(label, "wald")], "(reported)", True),
+            at_least(exact, lag_setting, n_studies, "power minus Wald's",
+                     lagged[(label, "randomisation")] - lagged[(label, "wald")], -power_loss),
+        ]
+    return checks
