@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -67,7 +68,7 @@ def sequence_effects_section(judgements: pd.DataFrame, *, exclude_workers: Itera
         definitions += (f" Left out, as in the main metrics: {len(excluded)} worker(s) who failed their control "
                         f"task ({', '.join(excluded)}).")
     caveat = "Each worker's stream is one sequence, served in the planned order (one project a worker)."
-    tests = pd.DataFrame([{"label": name, **order_randomisation_test(labels).as_row()}
+    tests = pd.DataFrame([{"label": name, **asdict(order_randomisation_test(labels))}
                           for name, labels in (("all_verified", table), ("verify_share", shares))])
     return sequence_section(lag1_by_subset(table), lag1_by_tertile(table), audit=audit, caveat=caveat,
                             definitions=definitions, order_tests=tests,

@@ -25,7 +25,7 @@ worker (Snow et al.) it tests exchangeability of the labels within a sequence in
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -44,7 +44,7 @@ _CHUNK_CELLS = 2_000_000  # cells of one batch of reorderings (16 MB of int64 in
 class OrderTest:
     """The randomisation test of one sequence table: ``statistic`` (the centred score statistic U, the sign of
     b1), ``p_value`` (two-sided), ``n_permutations``, ``n`` (labels with a previous one), ``n_workers``,
-    ``note`` (why it could not be computed, else empty)."""
+    ``note`` (why it could not be computed, else empty). ``dataclasses.asdict`` gives it as a table row."""
 
     statistic: float
     p_value: float
@@ -52,10 +52,6 @@ class OrderTest:
     n: int
     n_workers: int
     note: str = ""
-
-    def as_row(self) -> dict[str, object]:
-        """The test as a table row."""
-        return asdict(self)
 
 
 def _null_fit(labels: Floats, exog: Floats, *, binary: bool) -> Floats:
