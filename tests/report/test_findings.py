@@ -122,6 +122,7 @@ def test_findings_come_first_and_the_settings_last(study: tuple[pd.DataFrame, pd
     html = build_report(scores, extra_sections=[Section("CrowdTruth", paragraph("units"), "ct")])
     sections = _sections(html)
     assert sections[0] == "findings" and sections[-1] == "settings" and sections[-2] == "ct"
+    assert html.index('id="findings"') < html.index("<nav>")  # on the first screen, before the contents
     assert "n_resamples" in html[html.index('id="settings"'):]
     assert "n_resamples" not in html[:html.index('id="settings"')]  # the settings table is no longer on top
     first = html[html.index('id="findings"'):html.index('id="overview"')]

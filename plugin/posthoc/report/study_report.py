@@ -259,4 +259,4 @@ def build_report(scores: Scores, *, extra_sections: Iterable[Section] = (), titl
     if nothing is not None:
         return page(heading, [exclusions_section(scores), settings_section(scores)], intro=nothing)
     return page(heading, [findings_section(scores, strict_errors_verified=strict_errors_verified),
-                          *score_sections(scores), *extra_sections, settings_section(scores)], intro=intro)
+                          *score_sections(scores), *extra_sections, settings_section(scores)], intro=intro, lead=1)
