@@ -146,8 +146,11 @@ def figure_html(figure: Figure, *, caption: str = "", alt: str = "") -> str:
     return f'<figure><img alt="{esc(alt or caption)}" src="data:image/png;base64,{data}"/>{cap}</figure>'
 
 
-def page(title: str, sections: Iterable[Section], *, intro: str = "") -> str:
-    """A complete, self-contained HTML document (no external resources)."""
+def page(title: str, sections: Iterable[Section], *, intro: str = "", lead: int = 0) -> str:
+    """A complete, self-contained HTML document (no external resources).
+
+    The first ``lead`` sections stand before the table of contents, on the first screen (the study report's
+    findings); the contents still list them."""
     parts = []
     toc = []
     for number, section in enumerate(sections, start=1):
@@ -158,5 +161,6 @@ def page(title: str, sections: Iterable[Section], *, intro: str = "") -> str:
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f"<title>{esc(title)}</title><style>{_STYLE}</style></head><body>"
-        f"<h1>{esc(title)}</h1>{intro_html}<nav><ul>{''.join(toc)}</ul></nav>{''.join(parts)}</body></html>\n"
+        f"<h1>{esc(title)}</h1>{intro_html}{''.join(parts[:lead])}<nav><ul>{''.join(toc)}</ul></nav>"
+        f"{''.join(parts[lead:])}</body></html>\n"
     )

@@ -23,7 +23,9 @@ from posthoc.jobs.score_options import INTERVALS, UNIONS
 _EPILOG = """\b
 Exit codes:
   0   updated: outputs written (also when nothing changed, without --periodic);
-      or no judgements at all (an empty export, nothing annotated yet): one line, nothing written
+      or no judgements at all (an empty export, nothing annotated yet): one line, nothing written;
+      or no judgements but exclusions (every task skipped, drafts only): one line, and a report
+      that says so in one line above the exclusions
   10  nothing new since the last run (only with --periodic; outputs untouched)
   2   bad input (manifest, export file, option): one line on stderr
   3   Label Studio unreachable or refusing the token: one line, previous outputs intact
@@ -131,5 +133,9 @@ def score_command(manifest_path: Path, ls_url: str | None, out_dir: Path, export
     if result.status == "nothing-new":
         click.echo(f"nothing new: {result.n_judgements} judgements unchanged; {result.report_path} kept{projects}")
         sys.exit(EXIT_NOTHING_NEW if periodic else 0)
+    if result.n_judgements == 0:
+        click.echo(f"no judgements to score: 0 judgements, {result.n_exclusions} excluded (the report says so and "
+                   f"lists why) -> {result.report_path}{projects}")
+        return
     click.echo(f"updated: {result.n_judgements} judgements, {result.n_exclusions} excluded -> {result.report_path}"
                f"{projects}")

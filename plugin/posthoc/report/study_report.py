@@ -5,6 +5,12 @@
 resource, no timestamp, so the same scores give byte-identical HTML. Other areas (CrowdTruth, Eaglet
 flags, sequence effects) append their own :class:`~posthoc.html.Section` objects through
 ``extra_sections``.
+
+Order (issue 45): what was found first (:mod:`posthoc.report.findings`: per dataset the best system strict and
+posthoc, the ground truth's verification rate against the best system's, the share of strict errors verified as
+right), then :data:`STUDY_SECTIONS`, the ``extra_sections``, and the settings table last. Scores of no judgement
+at all (``summary["n_judgements"] == 0``: everything excluded) give one line saying so, the exclusions and the
+settings, not a report of empty tables.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import pandas as pd
 from posthoc.export.checks import summarise_exclusions
 from posthoc.html import Section, figure_html, page, paragraph, table_html
 from posthoc.report import figures
+from posthoc.report.findings import findings_section
 from posthoc.scores import Scores
 
 
@@ -52,8 +59,35 @@ def _union_note(summary: dict[str, object]) -> str:
 
 
 def overview_section(scores: Scores) -> Section:
-    """The study, the options it was scored with and the resampling unit."""
-    return Section("Overview", _method_note(scores.summary) + _summary_table(scores.summary), anchor="overview")
+    """How the figures were computed: the intervals, the resampling unit, the union (the settings table is
+    :func:`settings_section`, at the end of the report)."""
+    return Section("Overview", _method_note(scores.summary), anchor="overview")
+
+
+def settings_section(scores: Scores) -> Section:
+    """Every setting and count of the summary, one row each: the report's last section."""
+    return Section("Settings", _summary_table(scores.summary), anchor="settings")
+
+
+def no_judgements_line(summary: dict[str, object], exclusions: pd.DataFrame) -> str | None:
+    """The one line of scores with no judgement (``summary["n_judgements"] == 0``), naming what was excluded and
+    why (``exclusions``: the scores' table), else None.
+
+    Examples:
+        >>> from posthoc.export.checks import exclusions_frame
+        >>> from posthoc.report.study_report import no_judgements_line
+        >>> skipped = exclusions_frame([("skipped", "w1", "t1", "", 2), ("draft", "w2", "t2", "", 1)])
+        >>> no_judgements_line({"n_judgements": 0}, skipped)
+        'No judgements to score: 0 judgements; 3 left out (draft 1, skipped 2; see Exclusions).'
+        >>> no_judgements_line({"n_judgements": 12}, skipped) is None
+        True
+    """
+    if summary.get("n_judgements") != 0:
+        return None
+    excluded = summarise_exclusions(exclusions)
+    kinds = ", ".join(f"{kind} {count}" for kind, count in zip(excluded["kind"], excluded["count"], strict=True))
+    left_out = f"{int(excluded['count'].sum())} left out ({kinds}; see Exclusions)" if kinds else "nothing excluded"
+    return f"No judgements to score: 0 judgements; {left_out}."
 
 
 def precision_recall_section(scores: Scores) -> Section:
@@ -209,10 +243,20 @@ def score_sections(scores: Scores) -> list[Section]:
     return [section.build(scores) for section in STUDY_SECTIONS]
 
 
-def build_report(scores: Scores, *, extra_sections: Iterable[Section] = (), title: str | None = None) -> str:
-    """The complete HTML report of ``scores``, with ``extra_sections`` appended after the study's own."""
+def build_report(scores: Scores, *, extra_sections: Iterable[Section] = (), title: str | None = None,
+                 strict_errors_verified: pd.DataFrame | None = None) -> str:
+    """The complete HTML report of ``scores``: the findings, the study's sections, ``extra_sections``, the settings.
+
+    ``strict_errors_verified``: the share of strict errors the annotators verified as right, per dataset
+    (:func:`posthoc.report.findings.study_findings`); its line is left out without it. Scores of no judgement
+    (:func:`no_judgements_line`) give that line, the exclusions and the settings only.
+    """
     study = scores.summary.get("study")
     heading = title or (f"Posthoc verification report: {study}" if study else "Posthoc verification report")
     intro = ("Posthoc verification (paper 000): annotators verified, edited or removed every pre-filled entity "
              "link, blind to the system that produced it; the ground truth was judged as one more system.")
-    return page(heading, [*score_sections(scores), *extra_sections], intro=intro)
+    nothing = no_judgements_line(scores.summary, scores.exclusions)
+    if nothing is not None:
+        return page(heading, [exclusions_section(scores), settings_section(scores)], intro=nothing)
+    return page(heading, [findings_section(scores, strict_errors_verified=strict_errors_verified),
+                          *score_sections(scores), *extra_sections, settings_section(scores)], intro=intro, lead=1)
