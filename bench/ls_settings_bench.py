@@ -115,7 +115,6 @@ def one_round(data_dir: Path, side: str, args: argparse.Namespace) -> dict[str, 
     """One server start with ``side``'s settings; a project, annotators at work for ``args.seconds``."""
     from lsfixtures import make_annotator
     from posthoc.labelstudio.app_server import AppServer
-
     from posthoc.labelstudio.database import DatabaseSettings
 
     os.environ["POSTHOC_LS_CONN_MAX_AGE"] = SIDES[side]
