@@ -9,7 +9,8 @@ annotation gets one row per comparison, on one of two sides:
                   (GT has the same span with another link) or ``false_positive``; the share of ``correct``
                   rows is the strict micro precision, exactly;
 ``ground_truth``  a GT annotation against one system: ``correct`` (the system has the same span and link),
-                  ``disambiguation_wrong`` (the system has the span with another link) or ``false_negative``;
+                  ``disambiguation_wrong`` (the system has the span with another link) or ``false_negative``
+                  (it has not, or only with NIL where GT has an entity: ELEVANT's "ent / unk", undetected);
                   the share of ``correct`` rows is the strict micro recall, exactly;
 
 and each GT annotation once more, on its own (``system`` GT, ``side`` ground_truth, ``category`` gt_annotation):
@@ -22,7 +23,8 @@ false_negative (``label_undetected_errors``, ``NER_FN_*``), the first that appli
     ``lowercased``          the GT mention is not a named entity (``is_non_named_entity``: its first alphabetic
                             character is not upper-case, or it has none; so a mention in a script without case,
                             CJK for one, counts as lowercased, as in ELEVANT);
-    ``partially_included``  a false-positive span of the system lies inside the GT span (``is_subspan``);
+    ``partially_included``  a false-positive span of the system lies inside the GT span (``is_subspan``; a
+                            false positive linked to NIL does not count: ELEVANT ignores unknown predictions);
     ``partial_overlap``     a false-positive span of the system overlaps it (``overlaps_any``);
     ``other``.
 false_positive (``label_false_detections`` and ``label_span_errors``, ``NER_FP_*``), the first that applies;
@@ -375,13 +377,17 @@ def category_arrays(rows: Mentions, *, gt_system: str = GT_SYSTEM, contains_unkn
         parts.append((own, code, 0, category, kind, partner, own))
         # the ground truth's side
         found = code_flags(codes, gt_here, own, flags=["same_span_same_link", "same_span"])
-        missed = np.flatnonzero(~found["same_span"])
-        fp_rows, fn_rows = own[category == 2], gt_here[missed]
+        linked = code_flags(codes, gt_here, own[~nil[own]], flags=["same_span"])["same_span"]
+        # a known GT entity the system only called NIL at that span is undetected (ELEVANT: "ent / unk" is NER FN)
+        missed = np.flatnonzero(~found["same_span_same_link"] & (~found["same_span"] | (~nil[gt_here] & ~linked)))
+        fp_rows, fn_rows = own[(category == 2) & ~nil[own]], gt_here[missed]  # ELEVANT: a NIL prediction is no FP
         over = code_flags(codes, fn_rows, fp_rows, flags=["overlap"])["overlap"]
         inside = _contains_any(doc[fn_rows], start[fn_rows], end[fn_rows], doc[fp_rows], start[fp_rows], end[fp_rows])
         gt_kind = np.zeros(len(gt_here), dtype=np.int64)
         gt_kind[missed] = np.select([lower[fn_rows], inside, over], _FN_CODES[:3], _FN_CODES[3])
-        gt_category = np.select([found["same_span_same_link"], found["same_span"]], [0, 1], 3)
+        gt_category = np.full(len(gt_here), 1)
+        gt_category[found["same_span_same_link"]] = 0
+        gt_category[missed] = 3
         system_partner = np.where(found["same_span_same_link"], gt_here, first_own[codes.span[gt_here]])
         parts.append((gt_here, code, 1, gt_category, gt_kind, gt_here, system_partner))
     parts.append((gt_rows, int(np.flatnonzero(np.asarray(system_names == gt_system))[0]) if len(gt_rows) else 0, 1,

@@ -173,10 +173,10 @@ def cross_verdicts(source: Mentions, found: CategoryArrays, verdicts: pd.DataFra
     of_source, union_of_source = _source_verdicts(source, verdicts)
     at = of_source[found.index]
     judged = at >= 0
-    at = np.where(judged, at, 0)
-    counts = {f"n_{name}": np.where(judged, verdicts[f"n_{name}"].to_numpy(np.int64)[at], 0)
+    at = np.where(judged, at, len(verdicts))  # not judged: the padding after the verdicts
+    counts = {f"n_{name}": np.append(verdicts[f"n_{name}"].to_numpy(np.int64), 0)[at]
               for name in ("judges", "verify", "edit", "remove")}
-    is_verified = judged & verdicts["verified"].to_numpy(bool)[at]
+    is_verified = np.append(verdicts["verified"].to_numpy(bool), False)[at]
     verdict = np.select([~judged, is_verified, 2 * counts["n_remove"] > counts["n_judges"],
                          2 * counts["n_edit"] > counts["n_judges"]], [4, 0, 2, 1], 3)
     overturned = judged & np.where(found.side == 0, is_verified != (found.category == 0), ~is_verified)
@@ -186,8 +186,7 @@ def cross_verdicts(source: Mentions, found: CategoryArrays, verdicts: pd.DataFra
     link_code[link_code < 0] = len(edited_names)
     return category_table(source, found, {
         "verdict": pd.Categorical.from_codes(verdict, VERDICTS), **counts,
-        "new_link": pd.Categorical.from_codes(np.where(judged, link_code[at], len(edited_names)),
-                                              [*map(str, edited_names), ""]),
+        "new_link": pd.Categorical.from_codes(link_code[at], [*map(str, edited_names), ""]),
         "in_union": union_of_source[found.index], "overturned": overturned})
 
 
