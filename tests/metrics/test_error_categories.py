@@ -9,10 +9,12 @@ Reuters-128 (../shared/data) with a seeded system derived from its gold standard
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 import pytest
+from elevant_reference import evaluation_cases, label_errors
 
 from posthoc.metrics import score_judgements
 from posthoc.metrics.error_categories import (
@@ -23,7 +25,6 @@ from posthoc.metrics.error_categories import (
     error_categories,
 )
 from posthoc.synthetic import synthetic_study
-from tests.metrics.elevant_reference import evaluation_cases, label_errors
 
 WIKI = "https://en.wikipedia.org/wiki/"
 TEXT = "👋 Barack Obama met 習近平 in Paris; the e\u0301cole of Zürich 🎉 read the New York Times Square."
@@ -125,9 +126,10 @@ class _KB:
     """A small knowledge base, for the kinds ELEVANT reads from its entity database (the most popular candidate of
     a mention is the page of its own title)."""
 
-    types_of = {WIKI + "Germany": {"location"}, WIKI + "Germany_national_football_team": set(),
-                WIKI + "German_language": {"languoid"}, WIKI + "Jordan": {"location"},
-                WIKI + "Michael_Jordan": {"person"}, WIKI + "Troy": {"location"}, WIKI + "Troy_(city)": {"location"}}
+    types_of: ClassVar[dict[str, set[str]]] = {
+        WIKI + "Germany": {"location"}, WIKI + "Germany_national_football_team": set(),
+        WIKI + "German_language": {"languoid"}, WIKI + "Jordan": {"location"}, WIKI + "Michael_Jordan": {"person"},
+        WIKI + "Troy": {"location"}, WIKI + "Troy_(city)": {"location"}}
 
     def types(self, link: str) -> frozenset[str]:
         return frozenset(self.types_of.get(link, set()))
@@ -153,8 +155,7 @@ def test_the_knowledge_base_kinds_follow_elevants_chain() -> None:
     assert disambiguation_kinds(surface, gt, predicted, kb=_KB()).tolist() == [
         "demonym", "metonymy", "partial_name", "rare", "other"]
     # without a KB: partial name where the name holds the mention ("German" in "German language", "Germany" in the
-    # team's name: the KB
-    # showed a demonym and a metonymy first), the rest cannot be told apart
+    # team's name: the KB showed a demonym and a metonymy first), the rest cannot be told apart
     assert disambiguation_kinds(surface, gt, predicted).tolist() == [
         "partial_name", "partial_name", "partial_name", "not_classified", "not_classified"]
 

@@ -51,6 +51,7 @@ labels, and a mention the system links to NIL is categorised like any other anno
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol
 
@@ -351,7 +352,7 @@ def category_arrays(rows: Mentions, *, gt_system: str = GT_SYSTEM, contains_unkn
     unknowns = _dataset_unknowns(rows, is_gt, nil, dataset, n_datasets, contains_unknowns)
     n_span = int(codes.span.max()) + 1
     gt_rows = np.flatnonzero(is_gt)
-    parts: list[tuple[Ints, int, int, Ints, Strings, Ints, Ints]] = []
+    parts: list[tuple[Ints, int, int, Ints, Ints, Ints, Ints]] = []
     for code, name in enumerate(system_names):
         if name == gt_system:
             continue
@@ -414,7 +415,7 @@ def _arrays(rows: Mentions, parts: list[tuple[Ints, int, int, Ints, Ints, Ints, 
         name_array = np.asarray(names, dtype=object)
         found = disambiguation_kinds(rows["surface"].take(index[wrong]).to_numpy(object), name_array[gt_link[wrong]],
                                      name_array[system_link[wrong]], kb=kb)
-        kind[wrong] = pd.Index(KINDS).get_indexer(found)
+        kind[wrong] = pd.Index(KINDS).get_indexer(pd.Index(found))
     start, end = rows["start"].to_numpy(np.int64), rows["end"].to_numpy(np.int64)
     group = (doc[index] * len(system_names) + system) * 2 + (1 - side)
     width = int(end.max()) + 1 if len(end) else 1
@@ -441,23 +442,34 @@ def category_table(rows: Mentions, found: CategoryArrays, extra: dict[str, objec
     index, rows = found.index, _with_surface(rows)
     table = pd.DataFrame({
         "dataset": _categorical(rows["dataset"], index), "doc_id": _categorical(rows["doc_id"], index),
-        "system": pd.Categorical.from_codes(found.system, found.system_names),
-        "side": pd.Categorical.from_codes(found.side, SIDES), "start": rows["start"].to_numpy(np.int64)[index],
+        "system": coded(found.system, found.system_names),
+        "side": coded(found.side, SIDES), "start": rows["start"].to_numpy(np.int64)[index],
         "end": rows["end"].to_numpy(np.int64)[index], "surface": _categorical(rows["surface"].fillna(""), index),
         "link": _categorical(rows["link"], index), "is_nil": nil_flags(rows)[index],
-        "gt_link": pd.Categorical.from_codes(found.gt_link, found.links),
-        "system_link": pd.Categorical.from_codes(found.system_link, found.links),
-        "category": pd.Categorical.from_codes(found.category, CATEGORIES),
-        "kind": pd.Categorical.from_codes(found.kind, KINDS), **(extra or {}),
+        "gt_link": coded(found.gt_link, found.links),
+        "system_link": coded(found.system_link, found.links),
+        "category": coded(found.category, CATEGORIES),
+        "kind": coded(found.kind, KINDS), **(extra or {}),
     })
     return table
+
+
+def coded(codes: Ints, names: Sequence[str] | pd.Index) -> pd.Categorical:
+    """A categorical of ``names[codes]`` (a code of -1 is missing), without one string a row.
+
+    Examples:
+        >>> coded(np.array([1, 0, 1]), ["a", "b"]).tolist()
+        ['b', 'a', 'b']
+    """
+    categories: pd.Index = pd.Index(list(names), dtype=object)
+    return pd.Categorical.from_codes(np.asarray(codes, dtype=np.int64), categories=categories)
 
 
 def _categorical(column: pd.Series, index: Ints) -> pd.Categorical:
     """``column`` at ``index`` as a categorical of its sorted distinct values (one take of codes, no string
     copies)."""
     codes, names = factorize(column, sort=True)
-    return pd.Categorical.from_codes(codes[index], names)
+    return coded(codes[index], names)
 
 
 def nil_flags(rows: Mentions) -> Bools:

@@ -34,10 +34,18 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
-from posthoc.arrays import Bools, Ints
+from posthoc.arrays import Bools, Floats, Ints
 from posthoc.metrics.bootstrap import bootstrap_intervals
 from posthoc.metrics.codes import factorize
-from posthoc.metrics.error_categories import CATEGORIES, KINDS, SIDES, CategoryArrays, category_arrays, category_table
+from posthoc.metrics.error_categories import (
+    CATEGORIES,
+    KINDS,
+    SIDES,
+    CategoryArrays,
+    category_arrays,
+    category_table,
+    coded,
+)
 from posthoc.metrics.error_categories import empty_categories as error_categories_empty
 from posthoc.metrics.gold import _new_links
 from posthoc.metrics.inputs import judged_rows, mention_rows
@@ -69,8 +77,9 @@ def column_codes_of(column: pd.Series, vocabulary: Sequence[str] | None = None) 
         >>> column_codes_of(pd.Series(["x", "b"]), ["a", "b"])[0].tolist()
         [-1, 1]
     """
+    codes: Ints
     if isinstance(column.dtype, pd.CategoricalDtype):
-        codes = column.cat.codes.to_numpy(np.int64)
+        codes = np.asarray(column.cat.codes.to_numpy(), dtype=np.intp)
         names = pd.Index(np.asarray(column.cat.categories, dtype=object).astype(str), dtype=object)
     else:
         codes, uniques = factorize(column, sort=True)
@@ -94,9 +103,9 @@ def _composite(keys: list[Ints], sizes: list[int]) -> Ints | None:
     """One int64 per row for the tuple of non-negative ``keys`` (``keys[i] < sizes[i]``); None if it overflows."""
     if int(np.prod([float(size) for size in sizes])) >= 2**62:
         return None
-    key = np.zeros(len(keys[0]), dtype=np.int64)
+    key: Ints = np.zeros(len(keys[0]), dtype=np.intp)
     for values, size in zip(keys, sizes, strict=True):
-        key = key * size + values
+        key = np.asarray(key * size + values, dtype=np.intp)
     return key
 
 
@@ -185,8 +194,8 @@ def cross_verdicts(source: Mentions, found: CategoryArrays, verdicts: pd.DataFra
     link_code[new_links.index.to_numpy(np.int64)] = edited_code
     link_code[link_code < 0] = len(edited_names)
     return category_table(source, found, {
-        "verdict": pd.Categorical.from_codes(verdict, VERDICTS), **counts,
-        "new_link": pd.Categorical.from_codes(link_code[at], [*map(str, edited_names), ""]),
+        "verdict": coded(verdict, VERDICTS), **counts,
+        "new_link": coded(link_code[at], [*map(str, edited_names), ""]),
         "in_union": union_of_source[found.index], "overturned": overturned})
 
 
@@ -302,17 +311,18 @@ def category_summary(crossed: pd.DataFrame, *, n_resamples: int = 1000, seed: in
     n_over = np.bincount(cell * n_docs + doc[rows], weights=overturned[rows], minlength=n_cells * n_docs)
     n_judged, n_over = n_judged.reshape(n_cells, n_docs), n_over.reshape(n_cells, n_docs)
     group = dense_codes(*(cells[c].to_numpy() for c in ("dataset", "system", "side")))[0]
-    all_cell = (cells["category"] < len(CATEGORIES)) & (cells["kind"] == _SUMMARY_KINDS.index("all"))
-    totals = np.zeros((int(group.max()) + 1, n_docs))
-    np.add.at(totals, group[all_cell.to_numpy()], count[all_cell.to_numpy()])  # the side's rows: its categories
+    all_cell = ((cells["category"] < len(CATEGORIES)) & (cells["kind"] == _SUMMARY_KINDS.index("all"))).to_numpy()
+    n_groups = int(group.max()) + 1  # a side's rows: the sum of its categories' "all" cells
+    totals = np.bincount(np.repeat(group[all_cell], n_docs) * n_docs + np.tile(np.arange(n_docs), int(all_cell.sum())),
+                         weights=count[all_cell].ravel(), minlength=n_groups * n_docs).reshape(n_groups, n_docs)
     n_side = totals[group]
     doc_dataset = np.zeros(n_docs, dtype=np.int64)
     doc_dataset[doc] = dataset
     bounds = np.full((n_cells, 4), np.nan)
     for code in range(len(dataset_names)):
         units, here = np.flatnonzero(doc_dataset == code), np.flatnonzero(cells["dataset"].to_numpy() == code)
-        numerators = np.hstack([count[here][:, units].T, n_over[here][:, units].T])
-        denominators = np.hstack([n_side[here][:, units].T, n_judged[here][:, units].T])
+        numerators = np.hstack([count[here][:, units].T, n_over[here][:, units].T]).astype(np.float64)
+        denominators = np.hstack([n_side[here][:, units].T, n_judged[here][:, units].T]).astype(np.float64)
         found = bootstrap_intervals(numerators, denominators, n_resamples=n_resamples, seed=seed,
                                     confidence=confidence, method=interval)
         width = len(here)
@@ -322,8 +332,9 @@ def category_summary(crossed: pd.DataFrame, *, n_resamples: int = 1000, seed: in
                           n_over.sum(axis=1), bounds)
 
 
-def _summary_table(cells: pd.DataFrame, crossed: pd.DataFrame, count: Ints, n: Ints, judged: Ints, over: Ints,
-                   bounds: np.ndarray) -> pd.DataFrame:
+def _summary_table(cells: pd.DataFrame, crossed: pd.DataFrame, count: Ints, n: Floats, judged: Floats, over: Floats,
+                   bounds: Floats) -> pd.DataFrame:
+    """The summary table of the cells and their sums and bounds (``low``/``high`` of share, then overturned)."""
     dataset_names = column_codes_of(crossed["dataset"])[1]
     system_names = column_codes_of(crossed["system"])[1]
     with np.errstate(divide="ignore", invalid="ignore"):
