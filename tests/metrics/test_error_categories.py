@@ -17,11 +17,11 @@ import pytest
 from elevant_reference import evaluation_cases, label_errors
 
 from posthoc.metrics import score_judgements
+from posthoc.metrics.disambiguation_kinds import disambiguation_kinds
 from posthoc.metrics.error_categories import (
     CATEGORY_COLUMNS,
     FALSE_NEGATIVE_KINDS,
     FALSE_POSITIVE_KINDS,
-    disambiguation_kinds,
     error_categories,
 )
 from posthoc.synthetic import synthetic_study

@@ -10,6 +10,7 @@ from __future__ import annotations
 from posthoc.metrics.agreement import agreement_on_intersection
 from posthoc.metrics.bootstrap import UNITS, bootstrap_intervals, resampled_sums
 from posthoc.metrics.controls import control_results
+from posthoc.metrics.error_categories import error_categories
 from posthoc.metrics.gold import corrected_gold
 from posthoc.metrics.matching import match_flags, spans_overlap
 from posthoc.metrics.options import ScoringOptions
@@ -24,6 +25,7 @@ from posthoc.metrics.verification import (
     verification_rates,
     verification_union,
 )
+from posthoc.metrics.verified_categories import categories_with_verdicts, category_summary
 
 __all__ = [
     "RATE_METRICS",
@@ -33,12 +35,15 @@ __all__ = [
     "agreement_on_intersection",
     "annotation_verdicts",
     "bootstrap_intervals",
+    "categories_with_verdicts",
+    "category_summary",
     "classify_against_gt",
     "compare_systems",
     "control_results",
     "corrected_gold",
     "dawid_skene",
     "document_counts",
+    "error_categories",
     "fleiss_kappa_table",
     "krippendorff_alpha",
     "majority_vote",
