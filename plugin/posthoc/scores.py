@@ -41,7 +41,7 @@ rankings
     flipped_with, significant``: strict against posthoc ranks (:func:`posthoc.metrics.comparisons.ranking_changes`).
 error_categories
     one row an annotation per comparison with GT: ``dataset, doc_id, system, side, start, end, surface, link, is_nil,
-    gt_link, system_link, category, kind`` (ELEVANT's strict categories, :mod:`posthoc.metrics.error_categories`)
+    gt_link, system_link, category, kind`` (ELEVANT's strict categories, :mod:`posthoc.metrics.strict_categories`)
     and ``verdict, n_judges, n_verify, n_edit, n_remove, new_link, in_union, overturned`` (the annotators'
     verdict on it, :mod:`posthoc.metrics.verified_categories`; issue 45).
 error_category_summary

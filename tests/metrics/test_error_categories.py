@@ -1,7 +1,7 @@
 """Error categories (issue 45): hand-worked cases, ELEVANT's own definitions on a benchmark excerpt, exact sums.
 
 The hand-worked document holds emoji, CJK and combining marks, nested, touching and overlapping spans and NIL
-links; every expected category below is worked from the definitions in posthoc.metrics.error_categories. The
+links; every expected category below is worked from the definitions in posthoc.metrics.strict_categories. The
 reference (tests/metrics/elevant_reference.py) is ELEVANT's code transcribed from its source and applied to
 Reuters-128 (../shared/data) with a seeded system derived from its gold standard.
 """
@@ -18,7 +18,7 @@ from elevant_reference import evaluation_cases, label_errors
 
 from posthoc.metrics import score_judgements
 from posthoc.metrics.disambiguation_kinds import disambiguation_kinds
-from posthoc.metrics.error_categories import (
+from posthoc.metrics.strict_categories import (
     CATEGORY_COLUMNS,
     FALSE_NEGATIVE_KINDS,
     FALSE_POSITIVE_KINDS,

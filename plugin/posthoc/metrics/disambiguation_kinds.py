@@ -7,7 +7,7 @@ location, person, ethnicity, fictional character, the prediction a location), ``
 (``is_partial_name``: the GT entity's name has a space and holds the shorter mention), ``rare``
 (``is_rare_case``: the most popular candidate is not the GT entity, and the prediction is it), else ``other``.
 Every kind but ``partial_name`` needs a knowledge base (:class:`CategoryKB`); without one such an error is
-``not_classified``. Used by :mod:`posthoc.metrics.error_categories` (issue 45).
+``not_classified``. Used by :mod:`posthoc.metrics.strict_categories` (issue 45).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Strict error categories against verified truth: who was wrong, the system or the ground truth (issue 45).
 
-The strict categories (:mod:`posthoc.metrics.error_categories`) take the ground truth (GT) as truth. The
+The strict categories (:mod:`posthoc.metrics.strict_categories`) take the ground truth (GT) as truth. The
 annotators judged every pre-filled annotation blind, GT's as one more system's (seed 000 section 3.2), so each
 category row can be crossed with the verdict on its own annotation: the system's on the ``system`` side, GT's on
 the ``ground_truth`` side. Verdicts are the majority rule of :func:`~posthoc.metrics.verification.verdicts_of`
@@ -37,7 +37,10 @@ import pandas as pd
 from posthoc.arrays import Bools, Floats, Ints
 from posthoc.metrics.bootstrap import bootstrap_intervals
 from posthoc.metrics.codes import factorize
-from posthoc.metrics.error_categories import (
+from posthoc.metrics.gold import _new_links
+from posthoc.metrics.inputs import judged_rows, mention_rows
+from posthoc.metrics.intervals import DEFAULT_INTERVAL
+from posthoc.metrics.strict_categories import (
     CATEGORIES,
     KINDS,
     SIDES,
@@ -46,17 +49,14 @@ from posthoc.metrics.error_categories import (
     category_table,
     coded,
 )
-from posthoc.metrics.error_categories import empty_categories as error_categories_empty
-from posthoc.metrics.gold import _new_links
-from posthoc.metrics.inputs import judged_rows, mention_rows
-from posthoc.metrics.intervals import DEFAULT_INTERVAL
+from posthoc.metrics.strict_categories import empty_categories as error_categories_empty
 from posthoc.metrics.tuple_codes import dense_codes
 from posthoc.metrics.verification import verdicts_of
 from posthoc.tables import GT_SYSTEM, Judgements, Mentions, empty_table
 
 VERDICTS: Final = ("verified", "edited", "removed", "no_majority", "not_judged")
 GT_CATEGORY: Final = "gt_annotation"
-#: The columns the verdicts add to :data:`posthoc.metrics.error_categories.CATEGORY_COLUMNS`.
+#: The columns the verdicts add to :data:`posthoc.metrics.strict_categories.CATEGORY_COLUMNS`.
 VERDICT_COLUMNS: Final = ("verdict", "n_judges", "n_verify", "n_edit", "n_remove", "new_link", "in_union",
                           "overturned")
 SUMMARY_COLUMNS: Final = ("dataset", "system", "side", "category", "kind", "count", "n", "share", "share_low",
@@ -150,11 +150,11 @@ def _source_verdicts(source: Mentions, verdicts: pd.DataFrame) -> tuple[Ints, Bo
 
 def cross_verdicts(source: Mentions, found: CategoryArrays, verdicts: pd.DataFrame, new_links: pd.Series
                    ) -> pd.DataFrame:
-    """The categories table (:func:`~posthoc.metrics.error_categories.category_table`) with
+    """The categories table (:func:`~posthoc.metrics.strict_categories.category_table`) with
     :data:`VERDICT_COLUMNS` (module docstring): each row's own annotation's verdict.
 
     ``source``: the validated mentions (``mention_rows``); ``found``: their
-    :func:`~posthoc.metrics.error_categories.category_arrays`; ``verdicts``: :func:`verdicts_of` (``verified``,
+    :func:`~posthoc.metrics.strict_categories.category_arrays`; ``verdicts``: :func:`verdicts_of` (``verified``,
     ``n_*``); ``new_links``: the edited link by verdict row (``gold._new_links``).
 
     Examples:
@@ -162,7 +162,7 @@ def cross_verdicts(source: Mentions, found: CategoryArrays, verdicts: pd.DataFra
         the strict disambiguation error is overturned on both sides.
 
         >>> import pandas as pd
-        >>> from posthoc.metrics.error_categories import category_arrays
+        >>> from posthoc.metrics.strict_categories import category_arrays
         >>> from posthoc.metrics.inputs import judged_rows, mention_rows
         >>> source = mention_rows(pd.DataFrame(
         ...     [("d", "1", "GT", 0, 5, "Paris", "Paris"), ("d", "1", "A", 0, 5, "Paris", "Paris_Hilton")],
