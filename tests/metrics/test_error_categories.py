@@ -293,3 +293,30 @@ def test_overturned_shares_cover_the_simulated_truth_at_their_level() -> None:
             covered[side].append(low <= value <= high)
     assert np.mean(covered["system"]) >= 0.91 and np.mean(covered["ground_truth"]) >= 0.91, {
         side: np.mean(hits) for side, hits in covered.items()}
+
+
+# Eaglet's flags measured by the annotators ---------------------------------------------------------------------------
+
+def test_each_eaglet_rules_precision_is_the_share_of_its_judged_flags_the_annotators_upheld() -> None:
+    from posthoc.metrics.flag_verdicts import flag_precision
+
+    columns = ["dataset", "doc_id", "start", "end", "link", "rule", "suggestion", "system"]
+    flags = pd.DataFrame([
+        ("d", "1", 0, 5, "Paris", "overlapping", "check", "GT"),  # GT's Paris removed: right
+        ("d", "1", 9, 14, "Seine", "overlapping", "check", "GT"),  # verified: wrong
+        ("d", "2", 0, 4, "Nice", "overlapping", "delete", "GT"),  # edited: right
+        ("d", "2", 5, 9, "Lyon", "overlapping", "check", "GT"),  # nobody judged it
+        ("d", "2", 10, 14, "Rome", "missing", "insert", "GT"),  # system A's identical annotation verified: right
+        ("d", "3", 0, 3, "Oslo", "missing", "insert", "GT"),  # system A's identical annotation removed: wrong
+        ("d", "3", 5, 8, "Bern", "overlapping", "check", "A"),  # another system's flag: left out
+    ], columns=columns)
+    judgements = pd.DataFrame([
+        ("d", "1", "GT", 0, 5, "Paris", "w1", "remove"), ("d", "1", "GT", 9, 14, "Seine", "w1", "verify"),
+        ("d", "2", "GT", 0, 4, "Nice", "w1", "edit"), ("d", "2", "A", 10, 14, "Rome", "w2", "verify"),
+        ("d", "3", "A", 0, 3, "Oslo", "w2", "remove"), ("d", "3", "GT", 5, 8, "Bern", "w1", "verify"),
+    ], columns=["dataset", "doc_id", "system", "start", "end", "link", "worker", "outcome"])
+    table = flag_precision(flags, judgements, n_resamples=200, interval="percentile").set_index("rule")
+    assert table.loc["overlapping", ["n_flags", "n_judged", "n_right"]].tolist() == [4, 3, 2]
+    assert table.loc["overlapping", "precision"] == pytest.approx(2 / 3)
+    assert table.loc["missing", ["n_flags", "n_judged", "n_right"]].tolist() == [2, 2, 1]
+    assert 0 <= table.loc["missing", "low"] <= 0.5 <= table.loc["missing", "high"] <= 1

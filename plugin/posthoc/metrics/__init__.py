@@ -10,6 +10,7 @@ from __future__ import annotations
 from posthoc.metrics.agreement import agreement_on_intersection
 from posthoc.metrics.bootstrap import UNITS, bootstrap_intervals, resampled_sums
 from posthoc.metrics.controls import control_results
+from posthoc.metrics.flag_verdicts import flag_precision
 from posthoc.metrics.gold import corrected_gold
 from posthoc.metrics.matching import match_flags, spans_overlap
 from posthoc.metrics.options import ScoringOptions
@@ -44,6 +45,7 @@ __all__ = [
     "dawid_skene",
     "document_counts",
     "error_categories",
+    "flag_precision",
     "fleiss_kappa_table",
     "krippendorff_alpha",
     "majority_vote",

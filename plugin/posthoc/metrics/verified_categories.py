@@ -112,24 +112,28 @@ def _composite(keys: list[Ints], sizes: list[int]) -> Ints | None:
 def _find(left: list[Ints], right: list[Ints]) -> Ints:
     """For each left key tuple: the first right row with the same tuple, -1 when none (-1 in a left key: none).
 
-    One int64 key a row and a binary search in the sorted right keys (a tuple of dense codes when they overflow).
+    One int64 key a row and one hash lookup of the left keys among the right ones (a tuple of dense codes when the
+    keys overflow int64).
     """
     n = len(left[0])
-    result = np.full(n, -1, dtype=np.int64)
+    result = np.full(n, -1, dtype=np.intp)
     if len(right[0]) == 0 or n == 0:
         return result
-    valid = np.flatnonzero(np.all([values >= 0 for values in left], axis=0))
+    valid_mask = left[0] >= 0
+    for values in left[1:]:
+        valid_mask &= values >= 0
+    valid = np.flatnonzero(valid_mask)
     sizes = [int(max(a.max(initial=0), b.max(initial=0))) + 1 for a, b in zip(left, right, strict=True)]
     right_key = _composite(right, sizes)
     left_key = _composite([values[valid] for values in left], sizes)
     if right_key is None or left_key is None:
         codes = dense_codes(*[np.concatenate([a[valid], b]) for a, b in zip(left, right, strict=True)])[0]
         left_key, right_key = codes[: len(valid)], codes[len(valid):]
-    order = np.argsort(right_key, kind="stable")
-    ordered = right_key[order]
-    place = np.minimum(np.searchsorted(ordered, left_key), len(ordered) - 1)
-    hit = ordered[place] == left_key
-    result[valid[hit]] = order[place[hit]]
+    index = pd.Index(right_key)
+    keep = np.flatnonzero(~index.duplicated()) if index.has_duplicates else None  # the first of equal right keys
+    hits = (index if keep is None else pd.Index(right_key[keep])).get_indexer(pd.Index(left_key))
+    found = hits >= 0
+    result[valid[found]] = hits[found] if keep is None else keep[hits[found]]
     return result
 
 
