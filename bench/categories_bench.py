@@ -29,6 +29,7 @@ import pandas as pd
 from benchlib import BenchRun, time_both
 
 import posthoc.metrics.score as score_module
+import posthoc.metrics.verified_categories as verified_module
 from posthoc.metrics import ScoringOptions, score_judgements
 from posthoc.metrics.inputs import mention_rows
 from posthoc.metrics.strict_categories import CATEGORIES, FALSE_NEGATIVE_KINDS, KINDS, SIDES, category_arrays
@@ -40,11 +41,25 @@ from elevant_reference import evaluation_cases, label_errors
 TARGET_SHARE = 0.20
 
 
+PARTS = ("category_arrays", "cross_verdicts", "category_summary")
+
+
 def categories_share(judgements: pd.DataFrame, mentions: pd.DataFrame, *, options: ScoringOptions,
-                     runs: int) -> tuple[list[float], list[float], Any]:
-    """Per run: the whole ``score_judgements`` wall time and its categories step's, measured in the same call."""
+                     runs: int) -> tuple[list[float], list[float], Any, dict[str, list[float]]]:
+    """Per run: the whole ``score_judgements`` wall time and its categories step's, measured in the same call, and
+    the step's parts (the categories, the verdicts crossed with them, the summary with its intervals)."""
     original = score_module.verified_category_tables
     step: list[float] = []
+    parts: dict[str, list[float]] = {name: [] for name in PARTS}
+    originals = {name: getattr(verified_module, name) for name in PARTS}
+
+    def part(name: str) -> Any:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            result = originals[name](*args, **kwargs)
+            parts[name].append(time.perf_counter() - started)
+            return result
+        return run
 
     def timed(*args: Any, **kwargs: Any) -> Any:
         started = time.perf_counter()
@@ -53,17 +68,23 @@ def categories_share(judgements: pd.DataFrame, mentions: pd.DataFrame, *, option
         return result
 
     score_module.verified_category_tables = timed  # type: ignore[assignment]
+    for name in PARTS:
+        setattr(verified_module, name, part(name))
     totals: list[float] = []
     try:
         score_judgements(judgements, mentions, options=options)  # warm-up (imports, caches): not counted
         step.clear()
+        for values in parts.values():
+            values.clear()
         for _ in range(runs):
             started = time.perf_counter()
             scores = score_judgements(judgements, mentions, options=options)
             totals.append(time.perf_counter() - started)
     finally:
         score_module.verified_category_tables = original
-    return totals, step, scores
+        for name in PARTS:
+            setattr(verified_module, name, originals[name])
+    return totals, step, scores, parts
 
 
 def elevant_loop(mentions: pd.DataFrame, texts: dict[tuple[str, str], str]) -> dict[tuple[Any, ...], tuple[str, str]]:
@@ -128,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
 
         # 1. the categories' share of score_judgements
         options = ScoringOptions(n_resamples=args.resamples, seed=args.seed)
-        totals, step, scores = categories_share(judgements, mentions, options=options, runs=args.runs)
+        totals, step, scores, parts = categories_share(judgements, mentions, options=options, runs=args.runs)
         shares = [s / t for s, t in zip(step, totals, strict=True)]
         share = statistics.median(shares)
         met = "met" if share <= TARGET_SHARE else "MISSED"
@@ -137,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"intervals) median {statistics.median(step):.3f} s")
         run.print(f"   share of the score per run: {', '.join(f'{s:.1%}' for s in shares)}; median {share:.1%} "
                   f"(target <= {TARGET_SHARE:.0%}: {met})")
+        run.print("   its parts, median wall: " + ", ".join(f"{name} {statistics.median(values) * 1000:.0f} ms"
+                                                         for name, values in parts.items()))
         run.print(f"   tables: error_categories {len(scores.error_categories):,} rows, error_category_summary "
                   f"{len(scores.error_category_summary):,} rows")
 

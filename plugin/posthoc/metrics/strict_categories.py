@@ -243,7 +243,8 @@ def category_arrays(rows: Mentions, *, gt_system: str = GT_SYSTEM, contains_unkn
     codes = SpanCodes.of(doc, start, end, link_code)
     system, system_names = factorize(rows["system"], sort=True)
     nil = nil_flags(rows)
-    surface_code, surfaces = factorize(rows["surface"].fillna(""))
+    surface_code, surfaces = factorize(rows["surface"])  # a missing surface: code -1, the "" appended below
+    surfaces = [*surfaces.tolist(), ""]
     lower = np.fromiter((non_named(str(s)) and s != "" for s in surfaces), dtype=bool, count=len(surfaces))[
         surface_code]
     is_gt = np.asarray(system_names == gt_system)[system]
@@ -342,7 +343,7 @@ def category_table(rows: Mentions, found: CategoryArrays, extra: dict[str, objec
         "dataset": _categorical(rows["dataset"], index), "doc_id": _categorical(rows["doc_id"], index),
         "system": coded(found.system, found.system_names),
         "side": coded(found.side, SIDES), "start": rows["start"].to_numpy(np.int64)[index],
-        "end": rows["end"].to_numpy(np.int64)[index], "surface": _categorical(rows["surface"].fillna(""), index),
+        "end": rows["end"].to_numpy(np.int64)[index], "surface": _categorical(rows["surface"], index),
         "link": _categorical(rows["link"], index), "is_nil": nil_flags(rows)[index],
         "gt_link": coded(found.gt_link, found.links),
         "system_link": coded(found.system_link, found.links),
