@@ -243,8 +243,8 @@ def category_arrays(rows: Mentions, *, gt_system: str = GT_SYSTEM, contains_unkn
     codes = SpanCodes.of(doc, start, end, link_code)
     system, system_names = factorize(rows["system"], sort=True)
     nil = nil_flags(rows)
-    surface_code, surfaces = factorize(rows["surface"])  # a missing surface: code -1, the "" appended below
-    surfaces = [*surfaces.tolist(), ""]
+    surface_code, surface_names = factorize(rows["surface"])  # a missing surface: code -1, the "" appended
+    surfaces = [*surface_names.tolist(), ""]
     lower = np.fromiter((non_named(str(s)) and s != "" for s in surfaces), dtype=bool, count=len(surfaces))[
         surface_code]
     is_gt = np.asarray(system_names == gt_system)[system]
