@@ -133,12 +133,16 @@ def disagreements(rows: pd.DataFrame, found: Any, reference: dict[tuple[Any, ...
     return sum(ours.get(key) != label for key, label in reference.items())
 
 
+#: The bench's options: flag, default, what it is.
+OPTIONS: tuple[tuple[str, int | float, str], ...] = (
+    ("--resamples", 1000, "bootstrap resamples"), ("--runs", 5, "timed runs of each side (median)"),
+    ("--scale", 1.0, "multiply Table 1's sizes"), ("--seed", 0, "the study's and the resamples' seed"))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
-    parser.add_argument("--runs", type=int, default=5, help="timed runs of each side (default 5; median)")
-    parser.add_argument("--scale", type=float, default=1.0, help="multiply Table 1's sizes (default 1)")
-    parser.add_argument("--seed", type=int, default=0)
+    for flag, default, what in OPTIONS:
+        parser.add_argument(flag, type=type(default), default=default, help=f"{what} (default {default})")
     args = parser.parse_args(argv)
 
     with BenchRun("categories_bench", argv=sys.argv[1:] if argv is None else argv) as run:
