@@ -147,3 +147,21 @@ def test_empty_tables_give_an_empty_findings_table_and_a_sentence() -> None:
     assert study_findings(empty.rates, empty.preannotation, empty.comparisons).empty
     assert "Nothing to compare" in build_report(empty)
     assert np.isnan(study_findings(*_two_systems(0.0, 0.1)).set_index("finding").loc["best_strict", "low"])
+
+
+def test_the_verified_errors_line_comes_from_the_scores_own_categories(study: tuple[pd.DataFrame, pd.DataFrame,
+                                                                                     Scores]) -> None:
+    """Without a table given, the line is the systems' judged strict errors (a system's annotation with no GT
+    annotation of the same document, span and link) that the annotator verified, worked from the judgements."""
+    mentions, judgements, scores = study
+    html = build_report(scores)
+    first = html[html.index('id="findings"'):html.index('id="overview"')]
+    key = ["dataset", "doc_id", "start", "end", "link"]
+    gold = set(mentions.loc[mentions["system"] == "GT", key].itertuples(index=False, name=None))
+    judged = judgements[~judgements["is_control"].astype(bool) & (judgements["system"] != "GT")]
+    errors = judged[[row not in gold for row in judged[key].itertuples(index=False, name=None)]]
+    assert len(errors) > 0
+    for dataset, rows in errors.groupby("dataset"):
+        share = float((rows["outcome"] == "verify").mean())
+        assert f"strict errors the annotators verified as right: {share:.3f}" in first, dataset
+        assert f"of {len(rows)}" in first

@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from posthoc.html import Section, esc, table_html
+from posthoc.metrics.verified_categories import strict_errors_verified
 from posthoc.scores import Scores
 from posthoc.tables import GT_SYSTEM
 
@@ -195,9 +196,21 @@ def finding_sentence(row: pd.Series) -> str:
     return f"strict errors the annotators verified as right: {figure}{count}"
 
 
+def _verified_errors_of(scores: Scores, *, gt_system: str) -> pd.DataFrame | None:
+    """The pooled share of strict errors verified as right, from the scores' per-annotation categories, with the
+    score's own resampling settings (:func:`posthoc.metrics.verified_categories.strict_errors_verified`)."""
+    if scores.error_categories.empty:
+        return None
+    settings = {key: scores.summary[key] for key in ("n_resamples", "seed", "confidence", "interval")
+                if key in scores.summary}
+    return strict_errors_verified(scores.error_categories, gt_system=gt_system, **settings)
+
+
 def findings_section(scores: Scores, *, strict_errors_verified: pd.DataFrame | None = None,
                      gt_system: str = GT_SYSTEM) -> Section:
     """The report's first section: each dataset's findings as sentences, then as a table (escaped)."""
+    if strict_errors_verified is None:
+        strict_errors_verified = _verified_errors_of(scores, gt_system=gt_system)
     findings = study_findings(scores.rates, scores.preannotation, scores.comparisons,
                               strict_errors_verified=strict_errors_verified, gt_system=gt_system)
     if findings.empty:

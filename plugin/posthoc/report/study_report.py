@@ -24,6 +24,7 @@ import pandas as pd
 from posthoc.export.checks import summarise_exclusions
 from posthoc.html import Section, figure_html, page, paragraph, table_html
 from posthoc.report import figures
+from posthoc.report.categories_section import error_categories_section
 from posthoc.report.findings import findings_section
 from posthoc.scores import Scores
 
@@ -230,6 +231,7 @@ STUDY_SECTIONS: Final = (
     ReportSection(outcome_section, ("outcome_counts",)),
     ReportSection(agreement_section, ("agreement", "reliability")),
     ReportSection(union_section, ("union_outcomes",)),
+    ReportSection(error_categories_section, ("error_categories", "error_category_summary")),
     ReportSection(controls_section, ("controls",)),
     ReportSection(corrected_gold_section, ("corrected_gold",)),
     ReportSection(exclusions_section, ("exclusions",)),
