@@ -76,6 +76,12 @@ def _b64(values: Ints | Sequence[int]) -> str:
     return base64.b64encode(array.astype("<i4").tobytes()).decode("ascii")
 
 
+def _present(values: pd.Series) -> pd.Series:
+    """``values`` as strings, an empty one missing."""
+    text = values.astype("string")
+    return text.where(text != "")
+
+
 def _codes(values: pd.Series, names: list[str] | None = None) -> tuple[Ints, list[str]]:
     """Integer codes of ``values`` (-1 for a missing or empty value) into ``names`` (default: the sorted values).
 
@@ -84,7 +90,7 @@ def _codes(values: pd.Series, names: list[str] | None = None) -> tuple[Ints, lis
         >>> codes.tolist(), names
         ([1, -1, 0, 1, -1], ['a', 'b'])
     """
-    text = values.astype("string").replace("", pd.NA)
+    text = _present(values)
     known = sorted(text.dropna().unique().tolist()) if names is None else names
     codes = pd.Categorical(text, categories=known).codes.astype(np.intp)
     return codes, [str(name) for name in known]
@@ -100,8 +106,8 @@ def _csr(groups: Sequence[Ints]) -> tuple[str, str]:
 def explorer_payload(data: ExplorerData, documents: Documents, *, title: str = "") -> dict[str, object]:
     """The JSON-able object ``explorer-data.js`` assigns (``window.POSTHOC_EXPLORER_DATA``)."""
     ann = data.annotations
-    new_links = data.judgement_new_link.astype("string").replace("", pd.NA)
-    links = sorted(set(ann["link"].astype("string").replace("", pd.NA).dropna().unique().tolist())
+    new_links = _present(data.judgement_new_link)
+    links = sorted(set(_present(ann["link"]).dropna().unique().tolist())
                    | set(new_links.dropna().unique().tolist()))
     link_codes, new_link_codes = _codes(ann["link"], links)[0], _codes(new_links, links)[0]
     pairs = pd.MultiIndex.from_arrays([ann["dataset"].astype(str), ann["doc_id"].astype(str)])
@@ -124,7 +130,8 @@ def explorer_payload(data: ExplorerData, documents: Documents, *, title: str = "
                  "id": [str(i) for i in doc_keys.get_level_values(1)],
                  "text": [texts.get((str(d), str(i))) for d, i in doc_keys]},
         "ann": {"dataset": _b64(dataset_codes), "doc": _b64(doc_of),
-                "system": _b64(system_codes), "start": _b64(ann["start"].to_numpy()), "end": _b64(ann["end"].to_numpy()),
+                "system": _b64(system_codes), "start": _b64(ann["start"].to_numpy()),
+                "end": _b64(ann["end"].to_numpy()),
                 "link": _b64(link_codes), "verdict": _b64(ann["verdict"].to_numpy()),
                 "origin": _b64(origin_codes + 1)},
         "surface": ann["surface"].astype(str).tolist(),
