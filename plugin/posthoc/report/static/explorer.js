@@ -1,6 +1,6 @@
 /* The posthoc study explorer (posthoc.report.explorer): every cell of the report to the annotations behind it.
    Data: window.POSTHOC_EXPLORER_DATA (explorer-data.js). Every text goes into the page through textContent or a
-   text node, never innerHTML; only http(s) links are clickable. Offsets are Unicode code points. */
+   text node, never parsed as markup; only http(s) links are clickable. Offsets are Unicode code points. */
 (function () {
   "use strict";
   var D = window.POSTHOC_EXPLORER_DATA;
