@@ -168,3 +168,19 @@ def test_it_works_from_a_static_server_too(browser: Any, folder: dict[str, Any],
     page, errors = _open(browser, served + "explorer.html#cell=" + quote(folder["cell"]))
     assert _count(page) == 6
     assert errors == []
+
+
+def test_choosing_a_table_then_a_cell_opens_it(browser: Any, folder: dict[str, Any]) -> None:
+    data = folder["data"]
+    page, errors = _open(browser, (folder["path"] / "explorer.html").as_uri())
+    assert _count(page) == len(data.annotations)  # no cell: every annotation
+    page.select_option("#table", "union_outcomes")
+    page.wait_for_function("() => location.hash.includes('union_outcomes')")
+    cells = [c for c in data.cells if c.startswith("union_outcomes.")]
+    assert page.eval_on_selector_all("#cell option", "os => os.length") == len(cells)
+    chosen = max(cells, key=lambda c: len(data.members(c)))
+    page.select_option("#cell", label=data.labels[chosen])
+    page.wait_for_function(f"() => location.hash.endsWith({chosen!r})")
+    assert _count(page) == len(data.members(chosen)) > 0
+    assert page.inner_text("#celllabel") == data.labels[chosen]
+    assert errors == []

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from explorer_study import DOCUMENTS, MENTIONS, TEXT_1, WIKI, scored, span
 
+from explorer_study import DOCUMENTS, MENTIONS, TEXT_1, WIKI, scored, span
 from posthoc.html import table_html
 from posthoc.report.explorer import DATA, PAGE, CellLinks, data_script, explorer_payload, write_explorer
 from posthoc.report.explorer_cells import build_explorer_data
