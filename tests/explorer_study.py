@@ -12,7 +12,8 @@ from posthoc.metrics import ScoringOptions, score_judgements
 from posthoc.scores import Scores
 
 WIKI = "https://en.wikipedia.org/wiki/"
-TEXT_1 = "👩‍👩‍👧 Zoë visited 北京大学 and the Seine in Paris, Île-de-France."  # ZWJ family, combining ë
+ZOE = "Zoe\u0308"  # e and a combining diaeresis: two code points
+TEXT_1 = "👩‍👩‍👧 " + ZOE + " visited 北京大学 and the Seine in Paris, Île-de-France."  # ZWJ family, combining ë
 TEXT_2 = "<script>window.__pwned=1</script> met 🇫🇷 Macron in Lyon."
 DOCUMENTS = pd.DataFrame([("news", "d1", TEXT_1), ("news", "d2", TEXT_2)], columns=["dataset", "doc_id", "text"])
 
@@ -33,11 +34,11 @@ def _mention(doc: str, system: str, surface: str, link: str, *, nested: str | No
 
 
 MENTIONS = pd.DataFrame([
-    _mention("d1", "GT", "Zoë", WIKI + "Zoë"),
+    _mention("d1", "GT", ZOE, WIKI + ZOE),
     _mention("d1", "GT", "北京大学", WIKI + "Peking_University"),
     _mention("d1", "GT", "Paris", WIKI + "Paris"),
     _mention("d1", "GT", "Île-de-France", WIKI + "Île-de-France"),
-    _mention("d1", "A", "Zoë", WIKI + "Zoë"),                     # same span, same link as GT
+    _mention("d1", "A", ZOE, WIKI + ZOE),                     # same span, same link as GT
     _mention("d1", "A", "北京", WIKI + "Beijing"),                  # nested in GT's span, other link
     _mention("d1", "A", "Seine", "NIL"),                           # no GT mention there, NIL
     _mention("d1", "A", "Paris, Île", WIKI + "Paris"),             # overlaps two GT mentions

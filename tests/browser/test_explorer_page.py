@@ -21,7 +21,7 @@ from urllib.parse import quote
 import pandas as pd
 import pytest
 
-from explorer_study import DOCUMENTS, MENTIONS, TEXT_1, WIKI, scored, span
+from explorer_study import DOCUMENTS, MENTIONS, TEXT_1, WIKI, ZOE, scored, span
 from posthoc.report.explorer import write_explorer
 from posthoc.report.explorer_cells import build_explorer_data
 from posthoc.report.explorer_data import AnnotationTable, annotation_cell_id
@@ -118,7 +118,7 @@ def test_the_place_shows_every_system_and_each_verdict_and_only_web_links_click(
 
 def test_side_by_side_and_code_point_highlights_after_emoji(browser: Any, folder: dict[str, Any]) -> None:
     page, errors = _open(browser, (folder["path"] / "explorer.html").as_uri())
-    page.fill("#search", "Zoë")
+    page.fill("#search", ZOE)
     page.select_option("#f-system", label="A")
     assert _count(page) == 1
     page.select_option("#side-left", label="A")
@@ -126,8 +126,8 @@ def test_side_by_side_and_code_point_highlights_after_emoji(browser: Any, folder
     script = ("ds => ds.map(d => [d.querySelector('h3').textContent, "
               "Array.from(d.querySelectorAll('mark')).map(m => m.textContent)])")
     sides = page.eval_on_selector_all(".sides > div", script)
-    assert sides[0] == ["A", ["Zoë", "北京", "Seine", "Paris, Île"]]
-    assert sides[1][0] == "B" and sides[1][1] == ["Zoë", "北京大学", "Paris", "Île-de-France"]  # the case outlined
+    assert sides[0] == ["A", [ZOE, "北京", "Seine", "Paris, Île"]]
+    assert sides[1][0] == "B" and sides[1][1] == [ZOE, "北京大学", "Paris", "Île-de-France"]  # the case outlined
     assert errors == []
 
 

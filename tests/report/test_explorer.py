@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from explorer_study import DOCUMENTS, MENTIONS, TEXT_1, WIKI, scored, span
+from explorer_study import DOCUMENTS, MENTIONS, TEXT_1, WIKI, ZOE, scored, span
 from posthoc.html import table_html
 from posthoc.report.explorer import DATA, PAGE, CellLinks, data_script, explorer_payload, write_explorer
 from posthoc.report.explorer_cells import build_explorer_data
@@ -79,7 +79,7 @@ def test_the_excluded_workers_judgement_and_the_controls_are_not_counted_but_sho
     scores, judgements = scored()
     assert list(scores.controls.loc[scores.controls["excluded"], "worker"]) == ["w9"]
     data = build_explorer_data(scores, judgements, MENTIONS)
-    zoe = data.annotations.index[(data.annotations["system"] == "GT") & (data.annotations["surface"] == "Zoë")][0]
+    zoe = data.annotations.index[(data.annotations["system"] == "GT") & (data.annotations["surface"] == ZOE)][0]
     judged = range(data.judgement_offsets[zoe], data.judgement_offsets[zoe + 1])
     assert sorted(data.workers[data.judgement_worker[j]] for j in judged) == ["w1", "w9"]
     assert sorted(int(data.judgement_flags[j]) for j in judged) == [0, 2]  # w9's: excluded worker
@@ -89,7 +89,7 @@ def test_the_excluded_workers_judgement_and_the_controls_are_not_counted_but_sho
         wanted = {("news", "control", "GT", 0, 5, WIKI + "Paris")} if row["n_control"] else set()
         assert _keys(data, f"controls.{label}") == wanted, row["worker"]
     failing = scores.exclusions.index[scores.exclusions["kind"] == "failing_worker"][0]
-    assert ("news", "d1", "GT", *span(TEXT_1, "Zoë"), WIKI + "Zoë") in _keys(data, f"exclusions.{failing}")
+    assert ("news", "d1", "GT", *span(TEXT_1, ZOE), WIKI + ZOE) in _keys(data, f"exclusions.{failing}")
 
 
 def _letter(row: pd.Series, gt: pd.DataFrame) -> str:
