@@ -184,3 +184,28 @@ def test_choosing_a_table_then_a_cell_opens_it(browser: Any, folder: dict[str, A
     assert _count(page) == len(data.members(chosen)) > 0
     assert page.inner_text("#celllabel") == data.labels[chosen]
     assert errors == []
+
+
+def test_a_report_row_opens_its_cell_in_the_explorer(browser: Any, folder: dict[str, Any]) -> None:
+    from posthoc.report.explorer import PAGE, CellLinks
+    from posthoc.report.study_report import build_report
+
+    scores, _ = scored()
+    (folder["path"] / "report.html").write_text(build_report(scores, links=CellLinks(PAGE)), encoding="utf-8")
+    page, errors = _open_report(browser, folder["path"] / "report.html")
+    row = scores.union_outcomes.index[scores.union_outcomes["count"] > 0][0]
+    page.click(f"a[href='explorer.html#cell=union_outcomes.{row}']")
+    page.wait_for_selector("body[data-ready='1']")
+    assert page.url.endswith(f"explorer.html#cell=union_outcomes.{row}")
+    assert _count(page) == len(folder["data"].members(f"union_outcomes.{row}")) > 0
+    assert errors == []
+
+
+def _open_report(browser: Any, report: Path) -> tuple[Any, list[str]]:
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(report.as_uri())
+    if page.locator("#figure-6 details").count():  # a long table is folded
+        page.click("#figure-6 details summary")
+    return page, errors
