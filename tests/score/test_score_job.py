@@ -115,6 +115,8 @@ def test_the_job_writes_the_explorer_and_every_report_row_links_to_one_of_its_ce
     shown = rates.index[~rates["metric"].str.endswith("_share")]  # the report's rates table: the rates, not shares
     assert len(shown) and {f"rates.{i}" for i in shown} <= {unquote(link) for link in links}
     assert {unquote(link) for link in links} <= cells
+    widths = pd.read_csv(scored / "tables" / "cell_widths.csv")  # "Stop now or go on" links too
+    assert len(widths) and {f"cell_widths.{i}" for i in widths.index} <= {unquote(link) for link in links}
 
 
 @pytest.mark.slow

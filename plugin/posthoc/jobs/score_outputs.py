@@ -95,6 +95,8 @@ def stage_outputs(stage: Path, *, scores: Scores, flattened: Flattened, document
     for name, frame in scores.tables().items():
         write_table(frame, tables / f"{name}.{fmt}", fmt=fmt, parquet_compression="zstd")
         written.append(Path("tables") / f"{name}.{fmt}")
+    links = CellLinks(PAGE) if mentions is not None else NO_LINKS
+    widths = None
     if study is not None:
         from posthoc.report.stop_section import stop_or_go_on_section
         from posthoc.study.planner.progress_widths import widths_summary
@@ -103,7 +105,7 @@ def stage_outputs(stage: Path, *, scores: Scores, flattened: Flattened, document
         write_table(widths, tables / f"{CELL_WIDTHS}.{fmt}", fmt=fmt, parquet_compression="zstd")
         written.append(Path("tables") / f"{CELL_WIDTHS}.{fmt}")
         summary = {**summary, CELL_WIDTHS: widths_summary(widths)}
-        extra_sections = [*extra_sections, stop_or_go_on_section(widths)]
+        extra_sections = [*extra_sections, stop_or_go_on_section(widths, links)]
     write_table(flattened.judgements, stage / f"judgements.{fmt}", fmt=fmt, parquet_compression="zstd")
     written.append(Path(f"judgements.{fmt}"))
     write_summary_json(stage / "summary.json", summary)
@@ -116,11 +118,9 @@ def stage_outputs(stage: Path, *, scores: Scores, flattened: Flattened, document
     write_jsonl(corpus, stage / "corrected_gold.jsonl")
     write_nif(corpus, stage / "corrected_gold.ttl")
     written += [Path("corrected_gold.jsonl"), Path("corrected_gold.ttl")]
-    links = NO_LINKS
     if mentions is not None:
         written += write_explorer(stage, scores=scores, judgements=flattened.judgements, mentions=mentions,
-                                  documents=documents, annotation_tables=annotation_tables)
-        links = CellLinks(PAGE)
+                                  documents=documents, annotation_tables=annotation_tables, cell_widths=widths)
     (stage / "report.html").write_text(build_report(scores, extra_sections=extra_sections, links=links),
                                        encoding="utf-8")
     written.append(Path("report.html"))

@@ -154,18 +154,21 @@ def data_script(payload: dict[str, object]) -> str:
 
 
 def write_explorer(folder: str | Path, *, scores: Scores, judgements: Judgements, mentions: Mentions,
-                   documents: Documents, annotation_tables: Sequence[AnnotationTable] = ()) -> list[Path]:
+                   documents: Documents, annotation_tables: Sequence[AnnotationTable] = (),
+                   cell_widths: pd.DataFrame | None = None) -> list[Path]:
     """Write the explorer into ``folder`` (the report's folder) and return the files written, relative to it.
 
     ``scores``: the study's :class:`~posthoc.scores.Scores` (its tables' rows are the cells);
     ``judgements``: every judgement scored (control rows included); ``mentions``: the source mentions, the ground
     truth included; ``documents``: the study's texts; ``annotation_tables``: more columns by annotation (error
     categories, Eaglet flags: :class:`~posthoc.report.explorer_data.AnnotationTable`), each one more filter and one
-    cell per value (:func:`~posthoc.report.explorer_data.annotation_cell_id`). Every file is written atomically.
+    cell per value (:func:`~posthoc.report.explorer_data.annotation_cell_id`); ``cell_widths``: the report's "Stop
+    now or go on" table, its rows cells too (``cell_widths.<row>``). Every file is written atomically.
     """
     target = Path(folder)
     target.mkdir(parents=True, exist_ok=True)
-    data = build_explorer_data(scores, judgements, mentions, annotation_tables=annotation_tables)
+    data = build_explorer_data(scores, judgements, mentions, annotation_tables=annotation_tables,
+                               cell_widths=cell_widths)
     payload = explorer_payload(data, documents, title=str(scores.summary.get("study", "")))
     write_text_atomic(target / DATA, data_script(payload))
     assets = resources.files("posthoc.report") / "static"

@@ -44,6 +44,7 @@ LABEL_COLUMNS = {
     "exclusions": ("kind", "worker", "task_key", "count"),
     "reliability": ("dataset", "measure", "value"),
     "corrected_gold": ("dataset", "doc_id", "start", "end", "link", "source"),
+    "cell_widths": ("dataset", "system", "metric", "halfwidth_now"),
 }
 #: rows of a table the report shows (:func:`posthoc.html.table_html`'s ``max_rows``): the corrected gold's cells
 REPORT_ROWS = 500
@@ -62,14 +63,15 @@ def _label(table: str, row: pd.Series) -> str:
     return f"{table}: " + " · ".join(parts)
 
 
-def _each_row(data: ExplorerData, scores: Scores, table: str, lists: Callable[[pd.Series], list[str]]) -> None:
-    frame = getattr(scores, table)
-    for label, row in frame.iterrows():
+def _each_row(data: ExplorerData, scores: Scores, table: str, lists: Callable[[pd.Series], list[str]], *,
+              frame: pd.DataFrame | None = None) -> None:
+    """A cell a row of ``frame`` (default: the score table ``table``), holding the lists ``lists`` names."""
+    for label, row in (getattr(scores, table) if frame is None else frame).iterrows():
         data.add_cell(cell_id(table, label), lists(row), table=table, label=_label(table, row))
 
 
 def add_score_cells(data: ExplorerData, scores: Scores, rows: pd.DataFrame, of_row: Ints, source: pd.DataFrame, *,
-                    gt_system: str) -> None:
+                    gt_system: str, cell_widths: pd.DataFrame | None = None) -> None:
     """Named lists for the study's annotations, then a cell for every row of every score table in the report."""
     ann = data.annotations
     n_study = len(data.judgement_offsets) - 1
@@ -107,7 +109,7 @@ def add_score_cells(data: ExplorerData, scores: Scores, rows: pd.DataFrame, of_r
     for (w,), members in split_rows(of_judgement, workers).items():
         data.add_list(f"worker|{w}", np.unique(members))
     _task_lists(data, scores, rows, of_row)
-    _table_cells(data, scores)
+    _table_cells(data, scores, cell_widths)
 
 
 def _agreement_lists(data: ExplorerData, counted: Ints, dataset: Objects) -> None:
@@ -159,8 +161,8 @@ def _gold_cells(data: ExplorerData, scores: Scores) -> None:
                       label=_label("corrected_gold", row))
 
 
-def _table_cells(data: ExplorerData, scores: Scores) -> None:
-    """One cell a row of every score table the report shows."""
+def _table_cells(data: ExplorerData, scores: Scores, cell_widths: pd.DataFrame | None = None) -> None:
+    """One cell a row of every score table the report shows (and of ``cell_widths``, "Stop now or go on", given)."""
     gt = str(scores.summary.get("gt_system", "GT"))
 
     def rates(row: pd.Series) -> list[str]:
@@ -180,6 +182,8 @@ def _table_cells(data: ExplorerData, scores: Scores) -> None:
         return [f"worker|{worker}"] if isinstance(worker, str) and worker else []
 
     _each_row(data, scores, "rates", rates)
+    if cell_widths is not None:
+        _each_row(data, scores, "cell_widths", rates, frame=cell_widths)
     _each_row(data, scores, "preannotation", lambda r: [f"source|{r['dataset']}|{r['system']}",
                                                         f"source|{r['dataset']}|{gt}"])
     _each_row(data, scores, "comparisons", lambda r: [f"judged|{r['dataset']}|{r['system_a']}",
@@ -196,13 +200,15 @@ def _table_cells(data: ExplorerData, scores: Scores) -> None:
 
 
 def build_explorer_data(scores: Scores, judgements: Judgements, mentions: Mentions, *,
-                        annotation_tables: Sequence[AnnotationTable] = ()) -> ExplorerData:
+                        annotation_tables: Sequence[AnnotationTable] = (),
+                        cell_widths: pd.DataFrame | None = None) -> ExplorerData:
     """The :class:`ExplorerData` of a scored study (the module docstring says what each cell holds).
 
     ``judgements``: every judgement the score job read (control rows included); ``mentions``: the source mentions
     (every system, the ground truth under ``scores.summary['gt_system']``); ``scores``: the job's
     :class:`~posthoc.scores.Scores` (the workers its controls excluded, its options). ``annotation_tables``: more
-    columns by annotation (:class:`AnnotationTable`).
+    columns by annotation (:class:`AnnotationTable`); ``cell_widths``: the "Stop now or go on" table
+    (``dataset, system, metric``, rows as the rates'), one cell a row.
     """
     rows = judged_rows(judgements, keep_controls=True).reset_index(drop=True)
     source = mention_rows(mentions).reset_index(drop=True)
@@ -224,5 +230,6 @@ def build_explorer_data(scores: Scores, judgements: Judgements, mentions: Mentio
     data.lists["source"] = np.unique(codes[:len(source)])
     for table in annotation_tables:
         add_annotation_table(data, table)
-    add_score_cells(data, scores, rows, of_row, source, gt_system=str(scores.summary.get("gt_system", GT_SYSTEM)))
+    add_score_cells(data, scores, rows, of_row, source, gt_system=str(scores.summary.get("gt_system", GT_SYSTEM)),
+                    cell_widths=cell_widths)
     return data
