@@ -299,7 +299,8 @@ def _run_locked(run: _ScoreRun, extra_sections: Iterable[Section]) -> ScoreJobRe
         written = stage_outputs(stage, scores=scores, flattened=flattened, documents=run.study.manifest.documents(),
                                 fmt=run.options.fmt, summary=scores.summary,
                                 extra_sections=_sections(run.study, scores, flattened, extra_sections),
-                                study=run.study, target=run.options.target_halfwidth)
+                                study=run.study, target=run.options.target_halfwidth,
+                                mentions=run.study.manifest.source_mentions())
         commit_outputs(stage, run.target, written)
         run.commit_cache(None)  # after the outputs: a cache entry never runs ahead of the files it explains
         marker_tmp = work_dir / FINGERPRINT_NAME
