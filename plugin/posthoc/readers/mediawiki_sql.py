@@ -61,6 +61,8 @@ from posthoc.errors import PosthocInputError
 #: a quoted string, unrolled so that it never backtracks; ``_binary`` strings, hex, NULL and numbers
 _QUOTED: Final = r"'[^'\\]*(?:\\.[^'\\]*)*'"
 _VALUE: Final = rf"{_QUOTED}|_binary {_QUOTED}|0x[0-9A-Fa-f]*|NULL|[-+]?[0-9][0-9.eE+\-]*"
+#: the value of an integer column, tried first (most columns of the big tables are integers), then any value
+_INTEGER_VALUE: Final = rf"-?[0-9]+|{_VALUE}"
 _CREATE = re.compile(rb"^CREATE TABLE `([^`]+)`")
 _COLUMN = re.compile(rb"^\s*`([^`]+)`\s+([a-z]+)")
 _INSERT = re.compile(rb"^INSERT INTO `([^`]+)` VALUES ")
@@ -170,15 +172,19 @@ def table_columns(path: str | os.PathLike[str], *, table: str) -> tuple[str, ...
         return tuple(_header(source, _lines(source, handle), table))
 
 
-def tuple_pattern(columns: Sequence[str], wanted: Sequence[str]) -> re.Pattern[str]:
+def tuple_pattern(columns: Sequence[str], wanted: Sequence[str], *,
+                  types: Sequence[str] | None = None) -> re.Pattern[str]:
     """The regular expression of one row ``(v1,v2,...)`` of a table with ``columns``, a group for each of
-    ``wanted`` in the order of ``wanted``'s first use in ``columns`` (callers reorder).
+    ``wanted`` in the order of ``wanted``'s first use in ``columns`` (callers reorder); ``types``: the columns'
+    SQL types, an integer column's digits tried first.
 
     Examples:
         >>> tuple_pattern(["a", "b"], ["b"]).match("(1,'x');").groups()
         ("'x'",)
     """
-    parts = [f"({_VALUE})" if name in wanted else f"(?:{_VALUE})" for name in columns]
+    kinds = types or [""] * len(columns)
+    values = [_INTEGER_VALUE if kind.endswith("int") else _VALUE for kind in kinds]
+    parts = [f"({value})" if name in wanted else f"(?:{value})" for name, value in zip(columns, values, strict=True)]
     return re.compile(r"\(" + ",".join(parts) + r"\)[,;]", re.DOTALL)
 
 
@@ -203,7 +209,7 @@ def read_rows(path: str | os.PathLike[str], *, table: str, columns: Sequence[str
             raise PosthocInputError(f"{source}: table {table!r} has no column {', '.join(missing)} (it has "
                                     f"{', '.join(types)}); give a dump of a MediaWiki schema that has it")
         captured = [name for name in types if name in columns or name in conditions]
-        pattern = tuple_pattern(list(types), captured)
+        pattern = tuple_pattern(list(types), captured, types=list(types.values()))
         reading = Reading(types=tuple(types[name] for name in captured),
                           pick=tuple(captured.index(name) for name in columns),
                           tests=tuple((captured.index(name), str(value)) for name, value in conditions.items()))

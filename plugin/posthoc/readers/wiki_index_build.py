@@ -26,7 +26,7 @@ import contextlib
 import os
 import sqlite3
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -35,7 +35,6 @@ from posthoc.readers.mediawiki_sql import read_rows
 from posthoc.readers.wiki_index import SCHEMA, FORMAT_VERSION
 
 MAX_HOPS: Final = 10
-_BATCH: Final = 50_000
 
 
 @dataclass(frozen=True)
@@ -51,22 +50,10 @@ class BuildReport:
     problems: dict[str, int]
 
 
-def _batches(rows: Iterable[tuple[object, ...]]) -> Iterator[list[tuple[object, ...]]]:
-    batch: list[tuple[object, ...]] = []
-    for row in rows:
-        batch.append(row)
-        if len(batch) >= _BATCH:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
 def _load(db: sqlite3.Connection, sql: str, rows: Iterable[tuple[object, ...]]) -> None:
-    """Insert ``rows`` in batches, in one transaction."""
+    """Insert ``rows`` (streamed: ``executemany`` consumes the iterator), in one transaction."""
     db.execute("BEGIN")
-    for batch in _batches(rows):
-        db.executemany(sql, batch)
+    db.executemany(sql, rows)
     db.execute("COMMIT")
 
 
