@@ -82,6 +82,8 @@ def check_command(mentions: tuple[str, ...], out_dir: Path, checked: str, kb_ind
     from posthoc.readers import read_mentions
     from posthoc.writers import write_jsonl, write_table
 
+    if kb_index is not None and (kb_redirects or kb_disambiguations or kb_tsv):
+        raise PosthocInputError("--kb and --kb-redirects / --kb-disambiguations / --kb-tsv: give one knowledge base")
     corpus = None
     for value in mentions:
         system, path = _parse_source(value)
@@ -89,8 +91,6 @@ def check_command(mentions: tuple[str, ...], out_dir: Path, checked: str, kb_ind
         corpus = part if corpus is None else corpus.merge(part)
     assert corpus is not None
     kb: KnowledgeBase | None = None
-    if kb_index is not None and (kb_redirects or kb_disambiguations or kb_tsv):
-        raise PosthocInputError("--kb and --kb-redirects / --kb-disambiguations / --kb-tsv: give one knowledge base")
     if kb_index is not None:
         from posthoc.eaglet.kb_index import WikiIndexKb
 

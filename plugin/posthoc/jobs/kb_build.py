@@ -43,8 +43,9 @@ def find_dumps(*, folder: Path | None = None, page: Path | None = None, redirect
             match = _DUMP_NAME.match(path.name)
             if match:
                 if match.group("table") in found:
-                    raise PosthocInputError(f"{folder}: two {match.group('table')} dumps ({found[match.group('table')].name},"
-                                            f" {path.name}); keep one wiki and date in the folder or name the files")
+                    table = match.group("table")
+                    raise PosthocInputError(f"{folder}: two {table} dumps ({found[table].name}, {path.name}); keep "
+                                            "one wiki and date in the folder or name the files")
                 found[match.group("table")] = path
                 langs.add(match.group("wiki"))
     given = {"page": page, "redirect": redirect, "page_props": page_props}

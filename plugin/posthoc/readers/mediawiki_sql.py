@@ -80,8 +80,10 @@ def sql_value(token: str) -> str | int | float | None:
     """One value of a dump's tuple as Python (the module's table of values).
 
     Examples:
-        >>> sql_value("'It\\\\'s'"), sql_value("NULL"), sql_value("42"), sql_value("0.5"), sql_value("_binary 'a\\\\nb'")
-        ("It's", None, 42, 0.5, 'a\\nb')
+        >>> sql_value("'It\\\\'s'"), sql_value("NULL"), sql_value("42"), sql_value("0.5")
+        ("It's", None, 42, 0.5)
+        >>> sql_value("_binary 'a\\\\nb'")
+        'a\\nb'
     """
     first = token[0]
     if first == "'":
@@ -114,11 +116,12 @@ def _integer(token: str) -> str | int | float | None:
         return sql_value(token)
 
 
-def _open_binary(path: Path) -> IO[bytes]:
+def _open_binary(path: Path) -> IO[bytes]:  # gzip.GzipFile and a file opened "rb" are both IO[bytes]
     try:
         with path.open("rb") as probe:
             magic = probe.read(2)
-        return gzip.open(path, "rb") if magic == b"\x1f\x8b" else path.open("rb")
+        handle: IO[bytes] = gzip.open(path, "rb") if magic == b"\x1f\x8b" else path.open("rb")  # type: ignore[assignment]  # noqa: SIM115 (returned, closed by the caller)
+        return handle
     except OSError as error:
         raise PosthocInputError(f"{path}: cannot read this dump file ({error.strerror or error}); check the path") \
             from None
@@ -213,7 +216,7 @@ def read_rows(path: str | os.PathLike[str], *, table: str, columns: Sequence[str
         reading = Reading(types=tuple(types[name] for name in captured),
                           pick=tuple(captured.index(name) for name in columns),
                           tests=tuple((captured.index(name), str(value)) for name, value in conditions.items()))
-        prefix = f"INSERT INTO `{table}` VALUES ".encode()
+        prefix = f"INSERT INTO `{table}` VALUES ".encode()  # noqa: S608 (a dump's text, not a query)
         for line in lines:
             if progress is not None:
                 progress(len(line))

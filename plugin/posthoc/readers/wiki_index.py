@@ -64,6 +64,8 @@ CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 #: problems after which a redirect still lands on an article (the others lead nowhere in namespace 0)
 RESOLVED_PROBLEMS: Final = frozenset({None, "double"})
+_JOINS: Final = {column: f"SELECT t.* FROM temp.wanted w JOIN titles t ON t.{column} = w.value"  # noqa: S608
+                 for column in ("title", "wikidata")}  # the two look-ups, by title and by Wikidata id
 _WIKIDATA = re.compile(r"^(?:https?://(?:www\.)?wikidata\.org/(?:entity|wiki)/|wd:)?(Q[1-9][0-9]*)$")
 
 
@@ -128,17 +130,15 @@ class WikiIndex:
         self._db.execute("CREATE TEMP TABLE IF NOT EXISTS wanted (value TEXT PRIMARY KEY) WITHOUT ROWID")
         self._db.execute("DELETE FROM temp.wanted")
         self._db.executemany("INSERT OR IGNORE INTO temp.wanted VALUES (?)", ((v,) for v in values))
-        rows = self._db.execute(f"SELECT t.* FROM temp.wanted w JOIN titles t ON t.{column} = w.value").fetchall()
+        rows = self._db.execute(_JOINS[column]).fetchall()
         self._db.execute("DELETE FROM temp.wanted")
         return rows
 
     def records(self, titles: Iterable[str]) -> dict[str, TitleRecord]:
         """The records of those of ``titles`` (underscored, as in the dump) the index has."""
         found = {}
-        for title, page_id, redirect, target, hops, problem, fragment, disambiguation, wikidata in \
-                self._joined("title", titles):
-            found[str(title)] = TitleRecord(str(title), int(page_id), bool(redirect), target, hops,  # type: ignore[arg-type]
-                                            problem, fragment, bool(disambiguation), wikidata)  # type: ignore[arg-type]
+        for row in self._joined("title", titles):
+            found[str(row[0])] = TitleRecord(*row)  # type: ignore[arg-type]
         return found
 
     def titles_of_wikidata(self, items: Iterable[str]) -> dict[str, str]:

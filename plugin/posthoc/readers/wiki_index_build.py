@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Final
 
 from posthoc.readers.mediawiki_sql import read_rows
-from posthoc.readers.wiki_index import SCHEMA, FORMAT_VERSION
+from posthoc.readers.wiki_index import FORMAT_VERSION, SCHEMA
 
 MAX_HOPS: Final = 10
 
@@ -133,14 +133,14 @@ def _final(db: sqlite3.Connection, meta: dict[str, str]) -> None:
     _load(db, "INSERT INTO meta VALUES (?, ?)", sorted(meta.items()))
 
 
-def report_of(db: sqlite3.Connection, schema: str = "main") -> BuildReport:
+def report_of(db: sqlite3.Connection) -> BuildReport:
     """The counts of an index (:class:`BuildReport`)."""
-    one = lambda sql: int(db.execute(sql.replace("titles", f"{schema}.titles")).fetchone()[0])  # noqa: E731
-    problems = dict(db.execute(f"SELECT problem, COUNT(*) FROM {schema}.titles WHERE problem IS NOT NULL "
+    titles, redirects, disambiguations, wikidata = db.execute(
+        "SELECT COUNT(*), TOTAL(redirect), TOTAL(disambiguation), COUNT(wikidata) FROM titles").fetchone()
+    problems = dict(db.execute("SELECT problem, COUNT(*) FROM titles WHERE problem IS NOT NULL "
                                "GROUP BY problem ORDER BY problem").fetchall())
-    return BuildReport(titles=one("SELECT COUNT(*) FROM titles"), redirects=one("SELECT SUM(redirect) FROM titles"),
-                       disambiguations=one("SELECT SUM(disambiguation) FROM titles"),
-                       wikidata=one("SELECT COUNT(wikidata) FROM titles"), problems=problems)
+    return BuildReport(titles=int(titles), redirects=int(redirects), disambiguations=int(disambiguations),
+                       wikidata=int(wikidata), problems=problems)
 
 
 def build_index(*, page: str | os.PathLike[str], redirect: str | os.PathLike[str],
