@@ -80,6 +80,13 @@ def dump_text_head(table: str, columns: str) -> str:
             f"-- Dumping data for table `{table}`\n--\n\n/*!40000 ALTER TABLE `{table}` DISABLE KEYS */;\n")
 
 
+def dump_text(table: str, columns: str, statements: list[list[str]]) -> str:
+    """A whole (small) dump: header, one INSERT statement per list of rows, tail."""
+    inserts = "".join(f"INSERT INTO `{table}` VALUES {','.join(rows)};\n"  # noqa: S608 (a dump's text)
+                      for rows in statements if rows)
+    return dump_text_head(table, columns) + inserts + dump_text_tail(table)
+
+
 def dump_text_tail(table: str) -> str:
     return (f"/*!40000 ALTER TABLE `{table}` ENABLE KEYS */;\n\n"
             "/*!40103 SET TIME_ZONE=@OLD_TIME_ZONE */;\n\n-- Dump completed on 2026-12-01  2:44:10\n")
