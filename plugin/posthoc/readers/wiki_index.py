@@ -17,8 +17,8 @@ One SQLite file, table ``titles`` (one row per namespace-0 title of the page dum
 ``wikidata``        its Wikidata item (page_props ``wikibase_item``, ``Q90``), NULL when none; indexed;
 
 and table ``meta`` (``key, value``: ``format``, ``lang``, the dump files' names). Look-ups load the asked titles
-into a temporary table and join it with ``titles`` (one statement, whatever their number), so 100,000 links
-resolve in well under a second from a cold start.
+as one JSON array parameter and join it with ``titles`` (``json_each``: one statement, whatever their number, no
+temporary table), so 100,000 links resolve in well under a second from a cold start.
 
 Examples:
     >>> import tempfile
@@ -44,6 +44,7 @@ Examples:
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sqlite3
@@ -51,9 +52,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
+from urllib.parse import quote, unquote
 
 from posthoc.errors import PosthocInputError
-from posthoc.links import title_of, wikipedia_url
+from posthoc.links import LINK_SAFE, wikipedia_url
 
 FORMAT_VERSION: Final = "posthoc-kb-1"
 SCHEMA: Final = """
@@ -64,8 +66,15 @@ CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 #: problems after which a redirect still lands on an article (the others lead nowhere in namespace 0)
 RESOLVED_PROBLEMS: Final = frozenset({None, "double"})
-_JOINS: Final = {column: f"SELECT t.* FROM temp.wanted w JOIN titles t ON t.{column} = w.value"  # noqa: S608
-                 for column in ("title", "wikidata")}  # the two look-ups, by title and by Wikidata id
+#: the look-ups: records by title or by Wikidata id, and where a title lands (the article itself, a redirect's
+#: resolved target, NULL for a broken redirect; :attr:`TitleRecord.lands_on` in SQL)
+_JOINS: Final = {
+    **{column: f"SELECT t.* FROM json_each(?) w JOIN titles t ON t.{column} = w.value"  # noqa: S608
+       for column in ("title", "wikidata")},
+    "landing": "SELECT t.title, CASE WHEN t.redirect = 0 THEN t.title WHEN t.problem IS NULL OR t.problem = 'double' "
+               "THEN t.target END FROM json_each(?) w JOIN titles t ON t.title = w.value",
+    "item": "SELECT t.wikidata, t.title FROM json_each(?) w JOIN titles t ON t.wikidata = w.value WHERE t.redirect = 0",
+}
 _WIKIDATA = re.compile(r"^(?:https?://(?:www\.)?wikidata\.org/(?:entity|wiki)/|wd:)?(Q[1-9][0-9]*)$")
 
 
@@ -121,18 +130,17 @@ class WikiIndex:
                                     f"{FORMAT_VERSION!r}; rebuild it with `posthoc kb build`")
         self.lang = meta.get("lang", "en")
         self.meta = meta
+        self._prefix = wikipedia_url("", lang=self.lang)
 
     def close(self) -> None:
         self._db.close()
 
     def _joined(self, column: str, values: Iterable[str]) -> list[tuple[object, ...]]:
-        """The ``titles`` rows whose ``column`` is one of ``values`` (a temporary table, one join)."""
-        self._db.execute("CREATE TEMP TABLE IF NOT EXISTS wanted (value TEXT PRIMARY KEY) WITHOUT ROWID")
-        self._db.execute("DELETE FROM temp.wanted")
-        self._db.executemany("INSERT OR IGNORE INTO temp.wanted VALUES (?)", ((v,) for v in values))
-        rows = self._db.execute(_JOINS[column]).fetchall()
-        self._db.execute("DELETE FROM temp.wanted")
-        return rows
+        """The ``titles`` rows (or the columns :data:`_JOINS` names) whose ``column`` (``title`` for ``landing``,
+        ``wikidata`` for ``item``) is one of ``values``: one statement joining ``titles`` with the values passed
+        as one JSON array (SQLite's ``json_each``), whatever their number."""
+        wanted = json.dumps(list(dict.fromkeys(values)), ensure_ascii=False)
+        return self._db.execute(_JOINS[column], (wanted,)).fetchall()
 
     def records(self, titles: Iterable[str]) -> dict[str, TitleRecord]:
         """The records of those of ``titles`` (underscored, as in the dump) the index has."""
@@ -143,14 +151,18 @@ class WikiIndex:
 
     def titles_of_wikidata(self, items: Iterable[str]) -> dict[str, str]:
         """``item -> title`` for the Wikidata items an article of the index carries (redirects carry none)."""
-        return {str(row[8]): str(row[0]) for row in self._joined("wikidata", items) if not row[2]}
+        return {str(item): str(title) for item, title in self._joined("item", items)}
 
     def title_of_link(self, link: str) -> str | None:
-        """The underscored title of a canonical link of this index's wiki, else None."""
-        title = title_of(link)
-        if title is None or not link.startswith(f"https://{self.lang}.wikipedia.org/"):
+        """The underscored title of a canonical link of this index's wiki (:mod:`posthoc.links`), else None."""
+        if not link.startswith(self._prefix):
             return None
-        return title.replace(" ", "_")
+        title = unquote(link[len(self._prefix):]) if "%" in link else link[len(self._prefix):]
+        return title or None
+
+    def link_of_title(self, title: str) -> str:
+        """The canonical link of a title of the index (already in MediaWiki's form: only the encoding to do)."""
+        return self._prefix + quote(title, safe=LINK_SAFE)
 
     def entity_keys(self, links: Iterable[str]) -> dict[str, str]:
         """Each link's entity: the canonical link of the article it lands on, through redirects and from a Wikidata
@@ -159,11 +171,10 @@ class WikiIndex:
         titles = {link: self.title_of_link(link) for link in wanted}
         items = {link: wikidata_id(link) for link in wanted if titles[link] is None}
         by_item = self.titles_of_wikidata(item for item in items.values() if item)
-        records = self.records({t for t in titles.values() if t} | set(by_item.values()))
+        landings = dict(self._joined("landing", {t for t in titles.values() if t} | set(by_item.values())))
         keys = {}
         for link in wanted:
-            title = titles[link] or by_item.get(items.get(link) or "")
-            record = records.get(title) if title else None
-            landing = record.lands_on if record is not None else None
-            keys[link] = wikipedia_url(landing, lang=self.lang) if landing else link
+            own = titles[link]
+            landing = landings.get(own or by_item.get(items.get(link) or "", ""))
+            keys[link] = link if landing is None or landing == own else self.link_of_title(str(landing))
         return keys
