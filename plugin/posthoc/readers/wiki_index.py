@@ -171,7 +171,9 @@ class WikiIndex:
         titles = {link: self.title_of_link(link) for link in wanted}
         items = {link: wikidata_id(link) for link in wanted if titles[link] is None}
         by_item = self.titles_of_wikidata(item for item in items.values() if item)
-        landings = dict(self._joined("landing", {t for t in titles.values() if t} | set(by_item.values())))
+        landings: dict[object, object] = {
+            title: landing for title, landing in self._joined("landing", {t for t in titles.values() if t}
+                                                              | set(by_item.values()))}
         keys = {}
         for link in wanted:
             own = titles[link]
