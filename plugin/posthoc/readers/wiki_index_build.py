@@ -89,7 +89,7 @@ def _resolve(db: sqlite3.Connection) -> None:
                     WHEN COALESCE(r.interwiki, '') != '' THEN 'interwiki'
                     WHEN r.ns != 0 THEN 'other namespace' END,
                NULLIF(r.fragment, '')
-        FROM stage.page p LEFT JOIN stage.rd r ON r.id = p.id WHERE p.is_redirect = 1;
+        FROM stage.page p LEFT JOIN stage.rd r ON r.id = p.id WHERE p.is_redirect = 1 ORDER BY p.title;
         CREATE TABLE stage.chain (title TEXT PRIMARY KEY, target TEXT, hops INTEGER, problem TEXT,
                                   fragment TEXT) WITHOUT ROWID;
         INSERT INTO stage.chain SELECT title, next, 1, problem, fragment FROM stage.hop;
