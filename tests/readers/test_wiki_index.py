@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import shutil
+import sqlite3
 import stat
 from pathlib import Path
 
@@ -65,6 +66,17 @@ def test_links_compare_through_redirects_and_wikidata(index_path: Path) -> None:
     for unplaced in (W + "Loop_A", W + "Atlantis", "Q999", "nil:Foo", "https://de.wikipedia.org/wiki/Paris"):
         assert keys[unplaced] == unplaced
     index.close()
+
+
+def test_one_process_builds_the_same_index(index_path: Path, tmp_path: Path) -> None:
+    out = tmp_path / "kb.sqlite"
+    main(["kb", "build", "--dumps", str(DATA), "--out", str(out), "--one-process", "--quiet"])
+    tables = []
+    for path in (index_path, out):
+        db = sqlite3.connect(path)
+        tables.append(db.execute("SELECT * FROM titles ORDER BY title").fetchall())
+        db.close()
+    assert len(tables[0]) == 19 and tables[0] == tables[1]
 
 
 def test_a_failed_rebuild_leaves_the_previous_index(index_path: Path, tmp_path: Path) -> None:

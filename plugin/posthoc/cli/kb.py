@@ -21,9 +21,12 @@ _PATH = click.Path(dir_okay=False, path_type=Path)
 @click.option("--out", type=_PATH, required=True, help="The index file to write (SQLite; replaced atomically).")
 @click.option("--cache-mb", type=click.IntRange(16, 4096), default=256, show_default=True,
               help="SQLite's page cache per database, in MB (the build's memory beyond one dump line).")
+@click.option("--one-process", is_flag=True,
+              help="Read the three dumps one after the other (default: redirect and page_props in a second process "
+                   "while this one reads page).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def build_command(folder: Path | None, page: Path | None, redirect: Path | None, page_props: Path | None,
-                  lang: str | None, out: Path, cache_mb: int, quiet: bool) -> None:
+                  lang: str | None, out: Path, cache_mb: int, one_process: bool, quiet: bool) -> None:
     """Build a KB index from one wiki's page, redirect and page_props SQL dumps (dumps.wikimedia.org).
 
     Namespace 0 only; for each title its page id, whether it is a redirect and its final target (chains
@@ -35,7 +38,7 @@ def build_command(folder: Path | None, page: Path | None, redirect: Path | None,
     from posthoc.jobs.kb_build import find_dumps, run_kb_build
 
     dumps = find_dumps(folder=folder, page=page, redirect=redirect, page_props=page_props, lang=lang)
-    report = run_kb_build(dumps, out=out, progress=not quiet, cache_mb=cache_mb)
+    report = run_kb_build(dumps, out=out, progress=not quiet, cache_mb=cache_mb, parallel=not one_process)
     problems = ", ".join(f"{count} {name}" for name, count in report.problems.items()) or "none"
     click.echo(f"{out}: {report.titles} titles ({report.redirects} redirects, {report.disambiguations} "
                f"disambiguation pages, {report.wikidata} with a Wikidata id); redirect problems: {problems}")

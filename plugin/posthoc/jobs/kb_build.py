@@ -65,13 +65,15 @@ def find_dumps(*, folder: Path | None = None, page: Path | None = None, redirect
     return DumpSet(found["page"], found["redirect"], found["page_props"], lang)
 
 
-def run_kb_build(dumps: DumpSet, *, out: Path, progress: bool = True, cache_mb: int = 256) -> BuildReport:
-    """Build the index of ``dumps`` at ``out`` (atomically; owner-only), a progress bar in uncompressed bytes
-    estimated from the files' sizes (gzip: times 4)."""
+def run_kb_build(dumps: DumpSet, *, out: Path, progress: bool = True, cache_mb: int = 256,
+                 parallel: bool = True) -> BuildReport:
+    """Build the index of ``dumps`` at ``out`` (atomically; owner-only), a progress bar in uncompressed bytes of
+    the dumps this process reads (the page dump alone when ``parallel``), estimated from the files' sizes (gzip:
+    times 4)."""
     from tqdm import tqdm
 
-    sizes = [os.path.getsize(p) * (4 if p.suffix == ".gz" else 1) for p in (dumps.page, dumps.redirect,
-                                                                             dumps.page_props)]
-    with tqdm(total=sum(sizes), unit="B", unit_scale=True, desc="kb build", disable=not progress) as bar:
+    read_here = (dumps.page,) if parallel else (dumps.page, dumps.redirect, dumps.page_props)
+    total = sum(os.path.getsize(p) * (4 if p.suffix == ".gz" else 1) for p in read_here)
+    with tqdm(total=total, unit="B", unit_scale=True, desc="kb build", disable=not progress) as bar:
         return build_index(page=dumps.page, redirect=dumps.redirect, page_props=dumps.page_props, out=out,
-                           lang=dumps.lang, cache_mb=cache_mb, progress=bar.update)
+                           lang=dumps.lang, cache_mb=cache_mb, parallel=parallel, progress=bar.update)
