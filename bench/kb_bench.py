@@ -5,12 +5,14 @@ Dumps are generated in the exact dump format (:mod:`kb_dumps`: realistic title l
 shares of namespaces, redirects and page properties) at three sizes, by default 0.1%, 0.3% and 1% of English
 Wikipedia's 60 million page rows (redirect and page_props rows follow). Measured, each in a fresh process:
 
-1. the build: wall time and peak memory (``ru_maxrss`` of the child) at each size, and their exponents fitted on
-   log-log (target <= 1.1: linear or better), extrapolated to English's size;
+1. the build: wall time, CPU time and peak memory (``ru_maxrss`` of the build's process plus that of the second
+   process it starts to read the redirect and page_props dumps) at each size, and the exponents of time and memory
+   fitted on log-log (target <= 1.1: linear or better), extrapolated to English's size;
 2. the competent baseline: ``mwsql`` (PyPI, the MediaWiki utilities' reader), parsing the same three files doing
    nothing else (every row of each, ``Dump.rows()``); both sides must find the same namespace-0 titles; the ratio
-   is mwsql's time over the whole build's (target >= 1: the build, parse and index included, is at least as
-   fast as the reference parser alone);
+   is mwsql's wall time over the whole build's (target >= 1: the build, parse and index included, is at least as
+   fast as the reference parser alone), and the same for CPU time (the build uses two processes); and our parser
+   alone against mwsql, both reading every column of every row (the same row counts checked), CPU time;
 3. the index's size against the compressed dumps' (target < 2x);
 4. 100,000 distinct links (70% titles of the index, redirects among them, 20% absent, 10% Wikidata ids) resolved
    to entities in a fresh process (target < 1 s), against the baseline of one ``SELECT`` per link;
@@ -50,7 +52,9 @@ d = sys.argv[1]
 t = time.perf_counter()
 r = build_index(page=d + '/xxwiki-20261201-page.sql.gz', redirect=d + '/xxwiki-20261201-redirect.sql.gz',
                 page_props=d + '/xxwiki-20261201-page_props.sql.gz', out=sys.argv[2])
-print(json.dumps({'wall': time.perf_counter() - t, 'rss_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({'wall': time.perf_counter() - t, 'rss_mb': (me.ru_maxrss + kids.ru_maxrss) / 1024,
+                  'cpu': me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime,
                   'titles': r.titles, 'redirects': r.redirects, 'problems': r.problems}))
 """
 _MWSQL = """
@@ -66,8 +70,27 @@ for table in ('page', 'redirect', 'page_props'):
         if table == 'page' and row[1] == '0':
             ns0.add(row[2])
     counts[table] = n
-print(json.dumps({'wall': time.perf_counter() - t, 'rss_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+me = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({'wall': time.perf_counter() - t, 'rss_mb': me.ru_maxrss / 1024, 'cpu': me.ru_utime + me.ru_stime,
                   'titles': len(ns0), 'rows': counts}))
+"""
+_PARSE = """
+import json, resource, sys, time
+from posthoc.readers.mediawiki_sql import read_rows, table_columns
+d = sys.argv[1]
+t = time.perf_counter()
+counts, ns0 = {}, set()
+for table in ('page', 'redirect', 'page_props'):
+    path = d + f'/xxwiki-20261201-{table}.sql.gz'
+    n = 0
+    for row in read_rows(path, table=table, columns=table_columns(path, table=table)):
+        n += 1
+        if table == 'page' and row[1] == 0:
+            ns0.add(row[2])
+    counts[table] = n
+me = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({'wall': time.perf_counter() - t, 'cpu': me.ru_utime + me.ru_stime, 'titles': len(ns0),
+                  'rows': counts}))
 """
 _LOOKUP = """
 import json, sys, time
@@ -120,9 +143,9 @@ def _met(ok: bool) -> str:
 
 def bench_build(run: BenchRun, folder: Path, sizes: list[int]) -> Path:
     run.print("1-3. build from generated dumps (fresh process each), against mwsql parsing the same files")
-    run.print(f"{'pages':>9} {'redirects':>9} {'props':>9} {'dumps MB':>8} {'build s':>8} {'peak MB':>8} "
-              f"{'mwsql s':>8} {'ratio':>6} {'index MB':>8} {'size':>5}")
-    walls, peaks, ratios, shares = [], [], [], []
+    run.print(f"{'pages':>9} {'redirects':>9} {'props':>9} {'dumps MB':>8} {'build s':>8} {'CPU s':>6} "
+              f"{'peak MB':>8} {'mwsql s':>8} {'CPU s':>6} {'ratio':>6} {'CPU':>5} {'index MB':>8} {'size':>5}")
+    walls, peaks, ratios, cpu_ratios, shares, parse_ratios = [], [], [], [], [], []
     index = folder / "missing"
     for pages in sizes:
         dumps = folder / f"p{pages}"
@@ -131,6 +154,10 @@ def bench_build(run: BenchRun, folder: Path, sizes: list[int]) -> Path:
         index = dumps / "kb.sqlite"
         ours = child(_BUILD, str(dumps), str(index))
         theirs = child(_MWSQL, str(dumps))
+        parse = child(_PARSE, str(dumps))
+        if parse["rows"] != theirs["rows"] or parse["titles"] != theirs["titles"]:
+            run.fail(f"{pages} pages: our parser reads {parse['rows']}, mwsql {theirs['rows']}")
+        parse_ratios.append(float(theirs["cpu"]) / float(parse["cpu"]))  # type: ignore[arg-type]
         if ours["titles"] != theirs["titles"]:
             run.fail(f"{pages} pages: the build has {ours['titles']} titles, mwsql finds {theirs['titles']}")
         dump_mb = sum(p.stat().st_size for p in dumps.glob("*.sql.gz")) / 1e6
@@ -139,21 +166,26 @@ def bench_build(run: BenchRun, folder: Path, sizes: list[int]) -> Path:
         assert isinstance(rows, dict)
         wall, peak = float(ours["wall"]), float(ours["rss_mb"])  # type: ignore[arg-type]
         ratio = float(theirs["wall"]) / wall  # type: ignore[arg-type]
+        cpu, their_cpu = float(ours["cpu"]), float(theirs["cpu"])  # type: ignore[arg-type]
         walls.append(wall), peaks.append(peak), ratios.append(ratio), shares.append(index_mb / dump_mb)
+        cpu_ratios.append(their_cpu / cpu)
         run.print(f"{rows['page']:>9,} {rows['redirect']:>9,} {rows['page_props']:>9,} {dump_mb:>8.1f} {wall:>8.2f} "
-                  f"{peak:>8.0f} {float(theirs['wall']):>8.2f} {ratio:>6.2f} {index_mb:>8.1f} "  # type: ignore[arg-type]
-                  f"{index_mb / dump_mb:>4.2f}x")
+                  f"{cpu:>6.2f} {peak:>8.0f} {float(theirs['wall']):>8.2f} {their_cpu:>6.2f} "  # type: ignore[arg-type]
+                  f"{ratio:>6.2f} {their_cpu / cpu:>5.2f} {index_mb:>8.1f} {index_mb / dump_mb:>4.2f}x")
     time_exp, memory_exp = exponent(sizes, walls), exponent(sizes, peaks)
     english = walls[-1] * (ENGLISH_PAGES / sizes[-1]) ** max(time_exp, 1.0)
     run.print(f"fitted exponent: build time {time_exp:.3f}, peak memory {memory_exp:.3f} (target <= 1.1: "
               f"{_met(time_exp <= 1.1 and memory_exp <= 1.1)}); English's size extrapolated linearly from the "
               f"largest: {english / 60:.0f} min; peak memory at the largest {peaks[-1]:.0f} MB (target < 2 GB)")
-    run.print(f"throughput ratio mwsql / build: {', '.join(f'{r:.2f}' for r in ratios)} (target >= 1: "
-              f"{_met(min(ratios) >= 1)}); index / compressed dumps: {', '.join(f'{s:.2f}x' for s in shares)} "
+    run.print(f"throughput ratio mwsql / build, wall: {', '.join(f'{r:.2f}' for r in ratios)} (target >= 1: "
+              f"{_met(min(ratios) >= 1)}); CPU: {', '.join(f'{r:.2f}' for r in cpu_ratios)}; the parser alone (every "
+              f"column of every row, same row counts as mwsql), CPU: {', '.join(f'{r:.2f}' for r in parse_ratios)}; "
+              "index / compressed dumps: {', '.join(f'{s:.2f}x' for s in shares)} "
               f"(target < 2x: {_met(max(shares) < 2)})")
     run.headline(f"kb build: time exponent {time_exp:.2f}, memory exponent {memory_exp:.2f} (<= 1.1), "
                  f"{sizes[-1]:,} page rows in {walls[-1]:.1f} s at {peaks[-1]:.0f} MB peak; "
-                 f"{ratios[-1]:.2f}x mwsql's parse alone; index {shares[-1]:.2f}x the gzipped dumps")
+                 f"{ratios[-1]:.2f}x mwsql's parse alone (wall; CPU {cpu_ratios[-1]:.2f}x), our parser alone "
+                 f"{parse_ratios[-1]:.2f}x mwsql (CPU); index {shares[-1]:.2f}x the gzipped dumps")
     return index
 
 

@@ -55,7 +55,7 @@ class BuildReport:
 
 
 def _load(db: sqlite3.Connection, sql: str, rows: Iterable[tuple[object, ...]]) -> None:
-    """Insert ``rows`` (streamed: ``executemany`` consumes the iterator)."""
+    """Insert ``rows`` (streamed: ``executemany`` consumes the iterator); inside a transaction, always."""
     db.executemany(sql, rows)
 
 
@@ -128,11 +128,13 @@ def _stage(db: sqlite3.Connection, *, page: Path, redirect: Path, page_props: Pa
                                   daemon=True)
         process.start()
     try:
+        db.execute("BEGIN")  # one transaction (in autocommit mode each row of executemany would be one)
         db.execute(_PAGE_TABLE)
         _load(db, "INSERT OR REPLACE INTO stage.page VALUES (?, ?, ?)",
               read_rows(page, table="page", columns=("page_id", "page_title", "page_is_redirect"),
                         where={"page_namespace": 0}, progress=progress))
         db.execute("CREATE UNIQUE INDEX stage.page_title ON page (title)")
+        db.execute("COMMIT")
         if parallel:
             try:
                 failure = receiver.recv()
