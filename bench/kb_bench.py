@@ -180,7 +180,7 @@ def bench_build(run: BenchRun, folder: Path, sizes: list[int]) -> Path:
     run.print(f"throughput ratio mwsql / build, wall: {', '.join(f'{r:.2f}' for r in ratios)} (target >= 1: "
               f"{_met(min(ratios) >= 1)}); CPU: {', '.join(f'{r:.2f}' for r in cpu_ratios)}; the parser alone (every "
               f"column of every row, same row counts as mwsql), CPU: {', '.join(f'{r:.2f}' for r in parse_ratios)}; "
-              "index / compressed dumps: {', '.join(f'{s:.2f}x' for s in shares)} "
+              f"index / compressed dumps: {', '.join(f'{s:.2f}x' for s in shares)} "
               f"(target < 2x: {_met(max(shares) < 2)})")
     run.headline(f"kb build: time exponent {time_exp:.2f}, memory exponent {memory_exp:.2f} (<= 1.1), "
                  f"{sizes[-1]:,} page rows in {walls[-1]:.1f} s at {peaks[-1]:.0f} MB peak; "
@@ -297,7 +297,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="60000,180000,600000",
                         help="page rows of the three dump sets (default 0.1%%, 0.3%%, 1%% of English's 60 M)")
-    parser.add_argument("--runs", type=int, default=3, help="timed runs of the overhead comparisons")
+    parser.add_argument("--runs", type=int, default=5, help="timed runs of the overhead comparisons")
     parser.add_argument("--keep", type=Path, default=None, help="folder for the dumps (kept; reused when there)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]

@@ -241,13 +241,15 @@ class Reading:
     tests: tuple[tuple[int, str], ...]
 
 
-def _convert_column(sql_type: str, tokens: list[str]) -> list[str | int | float | None] | map[int]:
+def _convert_column(sql_type: str, tokens: list[str]) -> list[str | int | float | None] | map[int] | map[float]:
     """One column's tokens of one statement as values, column-wise (``map(int, ...)`` runs in C)."""
     if sql_type.endswith("int"):
         if "NULL" not in tokens:
             return map(int, tokens)
         return [_integer(token) for token in tokens]
     if sql_type in ("float", "double", "decimal", "numeric", "real"):
+        if "NULL" not in tokens:
+            return map(float, tokens)
         return [sql_value(token) for token in tokens]
     return [token[1:-1] if token[0] == "'" and "\\" not in token else _text(token) for token in tokens]
 

@@ -75,6 +75,8 @@ _JOINS: Final = {
                "THEN t.target END FROM json_each(?) w JOIN titles t ON t.title = w.value",
     "item": "SELECT t.wikidata, t.title FROM json_each(?) w JOIN titles t ON t.wikidata = w.value WHERE t.redirect = 0",
 }
+#: a title that percent-encoding leaves as it is (the common case: no quoting call)
+_PLAIN = re.compile(r"[A-Za-z0-9_\-.~;@$!*(),/:]*\Z")
 _WIKIDATA = re.compile(r"^(?:https?://(?:www\.)?wikidata\.org/(?:entity|wiki)/|wd:)?(Q[1-9][0-9]*)$")
 
 
@@ -139,7 +141,8 @@ class WikiIndex:
         """The ``titles`` rows (or the columns :data:`_JOINS` names) whose ``column`` (``title`` for ``landing``,
         ``wikidata`` for ``item``) is one of ``values``: one statement joining ``titles`` with the values passed
         as one JSON array (SQLite's ``json_each``), whatever their number."""
-        wanted = json.dumps(list(dict.fromkeys(values)), ensure_ascii=False)
+        # sorted: the probes then walk the title index in its own order (code points sort as UTF-8 bytes do)
+        wanted = json.dumps(sorted(set(values)), ensure_ascii=False)
         return self._db.execute(_JOINS[column], (wanted,)).fetchall()
 
     def records(self, titles: Iterable[str]) -> dict[str, TitleRecord]:
@@ -162,7 +165,7 @@ class WikiIndex:
 
     def link_of_title(self, title: str) -> str:
         """The canonical link of a title of the index (already in MediaWiki's form: only the encoding to do)."""
-        return self._prefix + quote(title, safe=LINK_SAFE)
+        return self._prefix + (title if _PLAIN.match(title) else quote(title, safe=LINK_SAFE))
 
     def entity_keys(self, links: Iterable[str]) -> dict[str, str]:
         """Each link's entity: the canonical link of the article it lands on, through redirects and from a Wikidata
