@@ -62,7 +62,7 @@ def test_where_keeps_the_rows_of_namespace_0() -> None:
 def test_columns_are_read_by_name_whatever_the_schema(tmp_path: Path) -> None:
     text = PAGE.read_text(encoding="utf-8").replace("`page_lang` varbinary(35) DEFAULT NULL,\n", "")
     text = text.replace(",'wikitext',NULL)", ",'wikitext')").replace(
-        "  `page_id` int(8)", "  `page_extra` int(3) DEFAULT NULL,\n  `page_id` int(8)")
+        "  `page_id` int(10)", "  `page_extra` int(3) DEFAULT NULL,\n  `page_id` int(10)")
     text = re.sub(r"(VALUES \(|\),\()(?=[0-9])", r"\g<1>7,", text)
     older = tmp_path / "older-page.sql"
     older.write_text(text, encoding="utf-8")
