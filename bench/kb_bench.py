@@ -179,7 +179,8 @@ def bench_build(run: BenchRun, folder: Path, sizes: list[int]) -> Path:
     run.print(f"fitted exponent: build wall time {time_exp:.3f}, CPU time {cpu_exp:.3f}, peak memory {memory_exp:.3f} "
               f"(target <= 1.1: wall {_met(time_exp <= 1.1)}, CPU {_met(cpu_exp <= 1.1)}, memory "
               f"{_met(memory_exp <= 1.1)}); English's size extrapolated from the largest with the wall "
-              f"exponent (at least 1): {english / 60:.0f} min; peak memory at the largest {peaks[-1]:.0f} MB (target < 2 GB)")
+              f"exponent (at least 1): {english / 60:.0f} min; peak memory at the largest {peaks[-1]:.0f} MB "
+              "(target < 2 GB)")
     run.print(f"throughput ratio mwsql / build, wall: {', '.join(f'{r:.2f}' for r in ratios)} (target >= 1: "
               f"{_met(min(ratios) >= 1)}); CPU: {', '.join(f'{r:.2f}' for r in cpu_ratios)}; the parser alone (every "
               f"column of every row, same row counts as mwsql), CPU: {', '.join(f'{r:.2f}' for r in parse_ratios)}; "
