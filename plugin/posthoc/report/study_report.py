@@ -103,7 +103,9 @@ def precision_recall_section(scores: Scores, links: CellLinks = NO_LINKS) -> Sec
                             "verification (right); error bars are 95% bootstrap intervals.",
                     alt="Figure 3: precision and recall, pre-annotation vs posthoc")
         + table_html(shown, caption="Posthoc rates per dataset and system", row_links=links.rows("rates", shown))
-        + table_html(scores.preannotation, caption="Pre-annotation precision, recall and F1 against GT",
+        + table_html(scores.preannotation, caption="Pre-annotation precision, recall and F1 against GT (matching "
+                     "strict_kb, when present: strict with links compared through a KB index's redirects and "
+                     "Wikidata ids, beside the plain strict)",
                      row_links=links.rows("preannotation", scores.preannotation))
     )
     return Section("Precision and recall (Figure 3)", body, anchor="figure-3")
