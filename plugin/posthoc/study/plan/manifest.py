@@ -221,6 +221,14 @@ class Manifest:
         marks = marks.loc[marks["withdrawn_in"].notna()]
         return {str(k): str(r) for k, r in zip(marks["task_key"], marks["withdrawn_reason"], strict=True)}
 
+    def added_annotations(self) -> pd.DataFrame:
+        """Every annotation of a system ``posthoc study add-system`` added (:mod:`posthoc.study.plan.add_system`):
+        ``revision, system, dataset, doc_id, start, end`` (document offsets, code points), ``surface, link,
+        link_original, is_nil, chunk_id`` (``None``: in no stored chunk), ``status`` (``reused | sampled |
+        unsampled | unplaced``), ``reused_from`` (the study systems whose judged annotation it equals, comma-separated)
+        and ``chunk_sampled`` (its chunk has a task of the added system). Empty when no system was added."""
+        return self.raw_tables_of("added_annotations")
+
     def raw_tables_of(self, name: str) -> pd.DataFrame:
         """One stored table (rows in storage order); a revision table (:data:`storage.REVISION_TABLES`) is empty
         in a manifest from before revisions."""
