@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import doctest
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -54,7 +55,7 @@ def _mention(doc: str, text: str, system: str, word: str, link: str) -> tuple[ob
     return ("news", doc, system, start, end, word, link, link, link == "nil:")
 
 
-def _hand_study(tmp_path: object) -> dict[str, pd.DataFrame]:
+def _hand_study(tmp_path: Path) -> tuple[dict[str, pd.DataFrame], StudyConfig]:
     documents = pd.DataFrame({"dataset": ["news", "news"], "doc_id": ["a", "b"], "text": [TEXT_A, TEXT_B]})
     rows = [
         _mention("a", TEXT_A, "GT", "Zoë", "https://en.wikipedia.org/wiki/Zo%C3%AB"),
@@ -67,10 +68,10 @@ def _hand_study(tmp_path: object) -> dict[str, pd.DataFrame]:
     mentions = pd.DataFrame(rows, columns=list(MENTION_COLUMNS))
     config = StudyConfig(name="hand", seed=5, k=1, tasks_per_batch=3, max_chars=20, n_workers=4, control_tasks=False)
     plan = plan_study(documents, mentions, config)
-    return Manifest.create(tmp_path / "m.sqlite", plan).raw_tables(), config  # type: ignore[operator,return-value]
+    return Manifest.create(tmp_path / "m.sqlite", plan).raw_tables(), config
 
 
-def test_reused_only_with_the_same_document_span_and_canonical_link(tmp_path: object) -> None:
+def test_reused_only_with_the_same_document_span_and_canonical_link(tmp_path: Path) -> None:
     tables, _ = _hand_study(tmp_path)
     documents = tables["documents"]
     rows = [
@@ -100,7 +101,7 @@ def test_reused_only_with_the_same_document_span_and_canonical_link(tmp_path: ob
     assert not refused.annotations["reused"].any() and refused.annotations["reused_from"].notna().sum() == 3
 
 
-def test_the_revision_shows_every_annotation_of_a_sampled_chunk_and_records_each_status(tmp_path: object) -> None:
+def test_the_revision_shows_every_annotation_of_a_sampled_chunk_and_records_each_status(tmp_path: Path) -> None:
     tables, config = _hand_study(tmp_path)
     rows = [_mention("a", TEXT_A, "NEW", "Zoë", "dbr:Zoë"), _mention("a", TEXT_A, "NEW", "🎉", "Party"),
             _mention("b", TEXT_B, "NEW", "Paris", "Paris"), _mention("b", TEXT_B, "NEW", "Nguyễn", "Nguyễn")]
@@ -122,7 +123,7 @@ def test_the_revision_shows_every_annotation_of_a_sampled_chunk_and_records_each
     assert json.loads(json.dumps(revision.parameters))["sampled_chunks"] == [chunk_of["🎉"]]
 
 
-def test_an_annotation_across_a_stored_cut_is_unplaced(tmp_path: object) -> None:
+def test_an_annotation_across_a_stored_cut_is_unplaced(tmp_path: Path) -> None:
     tables, config = _hand_study(tmp_path)
     chunks = tables["chunks"].loc[tables["chunks"]["doc_id"] == "a"].sort_values("chunk_start")
     assert len(chunks) >= 2
@@ -142,7 +143,7 @@ def test_an_annotation_across_a_stored_cut_is_unplaced(tmp_path: object) -> None
     ("missing document", "lacks 1 of the study's 2 documents"),
     ("other system", "not 'NEW'"),
 ])
-def test_another_document_set_or_system_is_refused(tmp_path: object, change: str, message: str) -> None:
+def test_another_document_set_or_system_is_refused(tmp_path: Path, change: str, message: str) -> None:
     tables, _ = _hand_study(tmp_path)
     documents = tables["documents"][["dataset", "doc_id", "text"]].copy()
     rows = [_mention("a", TEXT_A, "NEW", "Zoë", "Zoë")]
@@ -158,7 +159,7 @@ def test_another_document_set_or_system_is_refused(tmp_path: object, change: str
         place_system(tables, documents, pd.DataFrame(rows, columns=list(MENTION_COLUMNS)), system="NEW")
 
 
-def test_a_study_system_name_is_refused_and_a_rerun_finds_the_earlier_revision(tmp_path: object) -> None:
+def test_a_study_system_name_is_refused_and_a_rerun_finds_the_earlier_revision(tmp_path: Path) -> None:
     tables, config = _hand_study(tmp_path)
     rows = pd.DataFrame([_mention("a", TEXT_A, "E2E", "Zoë", "Zoë")], columns=list(MENTION_COLUMNS))
     with pytest.raises(PosthocInputError, match="already in the study"):

@@ -150,5 +150,6 @@ def _print_split(new: Any, revision: Any, design: Any, n: int, target: float | N
                f"{int(status.get(UNPLACED, 0))} in no stored chunk (unplaced)")
     click.echo(_design_line(design, n, target, fraction))
     shown = int(revision.added_annotations["chunk_sampled"].sum())
-    click.echo(f"judgements: {n} tasks x k = {k}: {n * k} tasks, {shown * k} annotation judgements "
-               "(+ control tasks)")
+    click.echo(f"judgements: {n} items x k = {k}: {n * k} tasks, {shown * k} annotation judgements (+ control "
+               f"tasks); a full posthoc study of it: {chunks * k} tasks, {design.annotations * k} annotation "
+               "judgements")

@@ -228,7 +228,8 @@ def sample_chunks(chunk_ids: Collection[str], n: int, *, seed: int, system: str)
 
     Examples:
         >>> chunks = [f"c{i:06d}" for i in range(10)]
-        >>> small, large = sample_chunks(chunks, 3, seed=7, system="NEW"), sample_chunks(chunks, 6, seed=7, system="NEW")
+        >>> small = sample_chunks(chunks, 3, seed=7, system="NEW")
+        >>> large = sample_chunks(chunks, 6, seed=7, system="NEW")
         >>> len(small), set(small) <= set(large), small == sample_chunks(chunks, 3, seed=7, system="NEW")
         (3, True, True)
     """
