@@ -6,9 +6,10 @@ with :meth:`Manifest.prefill` of the task's opaque key; the export joins judgeme
 opaque (:mod:`posthoc.study.plan.keys`): nothing shown to an annotator reveals a system or a dataset.
 Storage lives in :mod:`posthoc.study.plan.storage` (one SQLite file).
 
-Revisions (``posthoc study extend`` / ``reassign``, :mod:`posthoc.study.plan.revision`) append tasks and mark
-tasks withdrawn; :meth:`Manifest.revise` rewrites the whole file atomically (built beside it, then renamed
-over it), never in place. :meth:`Manifest.tasks` keeps its columns and lists every task, withdrawn ones too
+Revisions (``posthoc study extend`` / ``reassign`` / ``add-system``, :mod:`posthoc.study.plan.revision`) append
+tasks and mark tasks withdrawn (``add-system`` also records a new system's annotations,
+:meth:`Manifest.added_annotations`); :meth:`Manifest.revise` rewrites the whole file atomically (built beside it,
+then renamed over it), never in place. :meth:`Manifest.tasks` keeps its columns and lists every task, withdrawn ones too
 (they stay in their worker's Label Studio project, which serves tasks in import order); :meth:`Manifest.revisions`
 and :meth:`Manifest.task_revisions` say what each revision did. A manifest written before revisions existed
 has neither table and reads as revision 0 throughout.

@@ -1,7 +1,8 @@
 """A revision of a planned study: tasks appended to workers' sequences, tasks withdrawn from a worker.
 
-What ``posthoc study extend`` (:mod:`posthoc.study.plan.extend`) and ``posthoc study reassign``
-(:mod:`posthoc.study.plan.reassign`) share. Both are pure: the manifest's stored tables in, a :class:`Revision`
+What ``posthoc study extend`` (:mod:`posthoc.study.plan.extend`), ``posthoc study reassign``
+(:mod:`posthoc.study.plan.reassign`) and ``posthoc study add-system`` (:mod:`posthoc.study.plan.add_system`)
+share. All are pure: the manifest's stored tables in, a :class:`Revision`
 out, which :meth:`Revision.apply` turns into the next tables (:meth:`posthoc.study.plan.manifest.Manifest.revise`
 writes them atomically). The rules kept from the plan (:mod:`posthoc.study.plan.design`):
 
