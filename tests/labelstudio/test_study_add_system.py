@@ -27,7 +27,7 @@ from posthoc.jobs.simulate import SimulationConfig
 from posthoc.study.plan.manifest import Manifest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "study"))
-from extend_factory import write_study
+from extend_factory import planned_study, posthoc_cli
 from test_add_system_cli import _new_output
 
 pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]
@@ -36,22 +36,18 @@ SIMULATION = SimulationConfig(seed=7, control_accuracy=1.0)
 
 
 def _posthoc(folder: Path, server: Any, backend: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "POSTHOC_LS_TOKEN": server.token}
-    done = subprocess.run([sys.executable, "-m", "posthoc.cli.main", "study", *args, "--manifest", "m.sqlite",
-                           "--url", server.url, "--backend-url", backend, "--no-progress"],
-                          capture_output=True, text=True, cwd=folder, env=env, timeout=900, check=False)
+    """``posthoc study ARGS`` on the study in ``folder`` against the test's Label Studio and ML backend."""
+    connection = ("--manifest", "m.sqlite", "--url", server.url, "--backend-url", backend, "--no-progress")
+    done = posthoc_cli("study", *args, *connection, cwd=folder, timeout=900,
+                       env={**os.environ, "POSTHOC_LS_TOKEN": server.token})
     assert done.returncode == 0, done.stdout + done.stderr
     return done
 
 
 def test_add_a_system_to_a_finished_study(ls_server: Any, tmp_path: Path) -> None:
-    write_study(tmp_path, n_docs=16, n_pilot=4, n_workers=6, k=2, name="add-system-live")
+    planned_study(tmp_path, n_docs=16, n_pilot=4, n_workers=6, k=2, name="add-system-live")
     _new_output(tmp_path / "pilot-E2E.jsonl", tmp_path / "new.jsonl")
     manifest_path = tmp_path / "m.sqlite"
-    planned = subprocess.run([sys.executable, "-m", "posthoc.cli.main", "study", "plan", "--config", "pilot.toml",
-                              "--out", str(manifest_path), "--no-progress"], capture_output=True, text=True,
-                             cwd=tmp_path, timeout=300, check=False)
-    assert planned.returncode == 0, planned.stderr
     with run_backend(manifest_path) as backend:
         _posthoc(tmp_path, ls_server, backend, "create")
         workers = Manifest.open(manifest_path).workers()

@@ -4,19 +4,13 @@ written, a rerun after the revision adds nothing."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from extend_factory import write_study
+from extend_factory import planned_study
+from extend_factory import posthoc_cli as _posthoc
 
 from posthoc.study.plan.manifest import Manifest
-
-
-def _posthoc(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "posthoc.cli.main", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=600, check=False)
 
 
 def _new_output(source: Path, target: Path, *, system: str = "NEW") -> None:
@@ -35,10 +29,7 @@ def _new_output(source: Path, target: Path, *, system: str = "NEW") -> None:
 
 @pytest.fixture(scope="module")
 def planned(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("add-system-cli")
-    write_study(folder)
-    done = _posthoc("study", "plan", "--config", "pilot.toml", "--out", "m.sqlite", "--no-progress", cwd=folder)
-    assert done.returncode == 0, done.stderr
+    folder = planned_study(tmp_path_factory.mktemp("add-system-cli"))
     _new_output(folder / "pilot-E2E.jsonl", folder / "new.jsonl")
     _new_output(folder / "pilot-E2E.jsonl", folder / "again.jsonl", system="E2E")
     return folder

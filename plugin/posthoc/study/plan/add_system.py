@@ -46,23 +46,13 @@ import pandas as pd
 from posthoc.arrays import Bools
 from posthoc.errors import PosthocInputError
 from posthoc.links import normalise_link
+from posthoc.study.plan import revision as plan_revision
 from posthoc.study.plan.config import StudyConfig
 from posthoc.study.plan.control_tasks import CONTROL_SYSTEM, control_pool
 from posthoc.study.plan.design import _normalise
 from posthoc.study.plan.keys import stream_rng
 from posthoc.study.plan.reassign import new_accounts
-from posthoc.study.plan.revision import (
-    ITEM_PREFILL_COLUMNS,
-    Revision,
-    Tables,
-    assign_balanced,
-    assignment_rng,
-    next_number,
-    reject_duplicates,
-    sequence_revision,
-    study_chunking,
-    taken_out,
-)
+from posthoc.study.plan.revision import Revision, Tables
 
 KIND = "add-system"
 REUSED, SAMPLED, UNSAMPLED, UNPLACED = "reused", "sampled", "unsampled", "unplaced"
@@ -272,7 +262,7 @@ def plan_added_system(tables: Tables, config: StudyConfig, new: NewSystem, sampl
         return Revision(revision, KIND, record, added_annotations=annotations)
     placed = new.annotations.loc[new.annotations["chunk_id"].isin(chosen)].copy()
     item_keys = placed.groupby("chunk_id", sort=True).size().reset_index(name="n_mentions")
-    first = next_number(tables["items"]["item_id"], "i")
+    first = plan_revision.next_number(tables["items"]["item_id"], "i")
     item_keys["item_id"] = [f"i{first + n:06d}" for n in range(len(item_keys))]
     item_keys["system"] = new.system
     slots = item_keys.loc[item_keys.index.repeat(config.k)].reset_index(drop=True)
@@ -280,23 +270,25 @@ def plan_added_system(tables: Tables, config: StudyConfig, new: NewSystem, sampl
     tasks = tables["tasks"]
     workers = [str(w) for w in tables["workers"]["worker"]]
     fresh = new_accounts(workers, new_workers)
-    receivers = [w for w in workers if w not in taken_out(tables["revisions"])] + fresh
+    receivers = [w for w in workers if w not in plan_revision.taken_out(tables["revisions"])] + fresh
     control = tasks["is_control"].astype(bool)
     seen = {str(w): set(map(str, g["chunk_id"])) for w, g in tasks.loc[~control].groupby("worker")}
     shown = {str(w): set(map(str, g["chunk_id"])) for w, g in tasks.loc[control].groupby("worker")}
-    slots["worker"] = assign_balanced(slots, receivers, seen, assignment_rng(config.seed, revision), avoid=shown)
+    rng = plan_revision.assignment_rng(config.seed, revision)
+    slots["worker"] = plan_revision.assign_balanced(slots, receivers, seen, rng, avoid=shown)
     placed = placed.merge(item_keys[["chunk_id", "item_id"]], on="chunk_id")
     item_prefill = pd.DataFrame({"item_id": placed["item_id"], "start": placed["start"] - placed["chunk_start"],
                                  "end": placed["end"] - placed["chunk_start"], "doc_start": placed["start"],
                                  "doc_end": placed["end"], "surface": placed["surface"], "link": placed["link"],
                                  "is_nil": placed["is_nil"].astype(bool)})
     item_prefill = item_prefill.sort_values(["item_id", "start", "end", "link"], kind="stable", na_position="first")
-    chunking, _ = study_chunking(tables["documents"], tables["source_mentions"], tables["chunks"],
-                                 max_chars=config.max_chars)
+    chunking, _ = plan_revision.study_chunking(tables["documents"], tables["source_mentions"], tables["chunks"],
+                                               max_chars=config.max_chars)
     pool = control_pool(chunking) if config.control_tasks else None
-    sequenced = sequence_revision(tables, slots, item_prefill[list(ITEM_PREFILL_COLUMNS)], config=config,
-                                  revision=revision, chunking=chunking, pool=pool, key_secret=key_secret)
-    reject_duplicates(tables, sequenced.tasks)
+    shown_prefill = item_prefill[list(plan_revision.ITEM_PREFILL_COLUMNS)]
+    sequenced = plan_revision.sequence_revision(tables, slots, shown_prefill, config=config, revision=revision,
+                                                chunking=chunking, pool=pool, key_secret=key_secret)
+    plan_revision.reject_duplicates(tables, sequenced.tasks)
     items = pd.DataFrame({"item_id": item_keys["item_id"], "chunk_id": item_keys["chunk_id"], "system": new.system,
                           "replicates": config.k, "n_mentions": item_keys["n_mentions"].astype("int64"),
                           "is_control": False})
