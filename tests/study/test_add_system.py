@@ -272,3 +272,19 @@ def test_a_synthetic_study_gets_k_blind_judges_a_sampled_chunk_reproducibly() ->
 def test_examples() -> None:
     for module in (add_system_module, added_system_module):
         assert doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE).failed == 0
+
+
+def test_new_accounts_take_a_chunk_every_worker_has_seen(tmp_path: Path) -> None:
+    tables, config = _hand_study(tmp_path)
+    tasks = tables["tasks"]
+    new = place_system(tables, tables["documents"], pd.DataFrame(
+        [_mention("a", TEXT_A, "NEW", "東京", "Kyoto")], columns=list(MENTION_COLUMNS)), system="NEW")
+    (chunk,) = new.novel_chunks()
+    seen_by = set(tasks.loc[tasks["chunk_id"] == chunk, "worker"])  # GT's and E2E's judges of the chunk
+    assert len(seen_by) == 2
+    narrowed = {**tables, "workers": tables["workers"].loc[tables["workers"]["worker"].isin(seen_by)]}
+    with pytest.raises(PosthocInputError, match="new-workers"):
+        plan_added_system(narrowed, config, new, [chunk], revision=1, key_secret=None)
+    revision = plan_added_system(narrowed, config, new, [chunk], revision=1, key_secret=None, new_workers=2)
+    assert len(revision.workers) == 1 and list(revision.tasks["worker"]) == list(revision.workers)
+    assert revision.workers[0] not in set(tables["workers"]["worker"])

@@ -4,6 +4,7 @@ written, a rerun after the revision adds nothing."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -131,3 +132,25 @@ def test_a_rerun_after_the_revision_adds_nothing(planned: Path, tmp_path: Path) 
     assert done.returncode == 0, done.stderr
     assert "was added in revision 1 with this output: nothing to change" in done.stdout
     assert (tmp_path / "m.sqlite").read_bytes() == before
+
+
+def test_the_pilot_gives_the_verified_share_and_the_correlation_within_chunks(planned: Path) -> None:
+    """A judgements table where tasks are all verified or all edited: the verified share is the pooled share
+    (k = 2: both judges), the correlation within chunks 1, so the design effect is the novel annotations a chunk."""
+    import pandas as pd
+
+    from posthoc.study.planner.added_system import verified_share
+    from posthoc.study.planner.rates import rates_from_pilot
+
+    rows = [{"dataset": "set0", "system": "E2E", "worker": "w001", "task_key": f"t{t}", "outcome": outcome,
+             "lead_time": 10.0} for t, outcome in enumerate(["verify"] * 6 + ["edit"] * 2) for _ in range(3)]
+    pd.DataFrame(rows).to_csv(planned / "judgements.csv", index=False)
+    done = _posthoc("study", "add-system", "--manifest", "m.sqlite", "--input", "new.jsonl", "--system", "NEW",
+                    "--target-halfwidth", "0.05", "--pilot", "judgements.csv", "--dry-run", cwd=planned)
+    assert done.returncode == 0, done.stderr
+    line = next(x for x in done.stdout.splitlines() if x.startswith("sample ("))
+    expected = verified_share(rates_from_pilot(pd.DataFrame(rows)), 2)
+    assert f"verified share {expected:.3f}" in line
+    found = re.search(r"(\d+) novel in (\d+) chunks", done.stdout)
+    assert found is not None
+    assert f"design effect {int(found.group(1)) / int(found.group(2)):.2f}" in line
