@@ -154,3 +154,20 @@ def test_the_pilot_gives_the_verified_share_and_the_correlation_within_chunks(pl
     found = re.search(r"(\d+) novel in (\d+) chunks", done.stdout)
     assert found is not None
     assert f"design effect {int(found.group(1)) / int(found.group(2)):.2f}" in line
+
+
+def test_one_file_a_dataset_without_texts_reads_as_the_whole_output(planned: Path) -> None:
+    """``--input DATASET=PATH``: lines without ``dataset`` nor ``text`` read against the study's texts give the
+    same split and sample as the one file holding both datasets."""
+    lines = [json.loads(line) for line in (planned / "new.jsonl").read_text(encoding="utf-8").splitlines()]
+    for dataset in ("set0", "set1"):
+        mine = [{k: v for k, v in record.items() if k not in ("dataset", "text")} for record in lines
+                if record["dataset"] == dataset]
+        (planned / f"only-{dataset}.jsonl").write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in mine)
+                                                       + "\n", encoding="utf-8")
+    runs = [_posthoc("study", "add-system", "--manifest", "m.sqlite", *inputs, "--system", "NEW", "--fraction",
+                     "0.5", "--dry-run", cwd=planned)
+            for inputs in (["--input", "new.jsonl"], ["--input", "set0=only-set0.jsonl", "--input",
+                                                      "set1=only-set1.jsonl"])]
+    assert all(done.returncode == 0 for done in runs), runs[1].stderr
+    assert runs[0].stdout == runs[1].stdout

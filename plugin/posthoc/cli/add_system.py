@@ -19,14 +19,19 @@ from posthoc.cli.extend import _apply, _label_studio_options, _now, _print_revis
 from posthoc.errors import PosthocInputError
 
 
-def _read_output(paths: tuple[Path, ...], *, fmt: str | None, dataset: str | None, system: str,
+def _read_output(inputs: tuple[str, ...], *, fmt: str | None, dataset: str | None, system: str,
                  documents: Any, progress: bool) -> tuple[Any, Any]:
-    """``(documents, mentions)`` of the new system's files, read against the study's texts."""
+    """``(documents, mentions)`` of the new system's files (``PATH`` or ``DATASET=PATH``, a dataset of the
+    study), read against the study's texts."""
     from posthoc.readers import read_mentions
 
+    datasets = set(documents["dataset"].astype(str))
     corpus: Any = None
-    for path in paths:
-        read = read_mentions(path, fmt=fmt, dataset=dataset, system=system, documents=documents, progress=progress)
+    for value in inputs:
+        name, _, rest = value.partition("=")
+        own, path = (name, rest) if rest and name in datasets else (dataset, value)
+        read = read_mentions(Path(path), fmt=fmt, dataset=own, system=system, documents=documents,
+                             progress=progress)
         corpus = read if corpus is None else corpus.merge(read)
     return corpus.documents, corpus.mentions
 
@@ -42,9 +47,9 @@ def _design_line(design: Any, n: int, target: float | None, fraction: float | No
 @click.command("add-system", context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--manifest", "manifest_path", required=True, type=click.Path(path_type=Path, dir_okay=False),
               help="The study manifest (`posthoc study plan`).")
-@click.option("--input", "inputs", required=True, multiple=True, type=click.Path(path_type=Path),
-              help="The new system's output on the study's documents (repeat for several files); any format "
-                   "`posthoc study plan` reads.")
+@click.option("--input", "inputs", required=True, multiple=True,
+              help="The new system's output on the study's documents, PATH or DATASET=PATH (repeat for several "
+                   "files, e.g. one a dataset); any format `posthoc study plan` reads.")
 @click.option("--system", required=True, help="The new system's name (not one of the study's).")
 @click.option("--format", "fmt", default=None, help="The inputs' format (default: detected, as for the plan).")
 @click.option("--dataset", default=None, help="The inputs' dataset (default: the study's only dataset, else the "
@@ -61,7 +66,7 @@ def _design_line(design: Any, n: int, target: float | None, fraction: float | No
               help="New accounts that may take tasks (needed when every worker has seen some sampled chunk).")
 @_label_studio_options
 @click.pass_context
-def add_system_command(ctx: click.Context, /, manifest_path: Path, inputs: tuple[Path, ...], system: str,
+def add_system_command(ctx: click.Context, /, manifest_path: Path, inputs: tuple[str, ...], system: str,
                        fmt: str | None, dataset: str | None, fraction: float | None, target_halfwidth: float | None,
                        pilot_path: Path | None, new_workers: int, dry_run: bool, **setup: Any) -> None:
     """Add a new system to a study: reuse the verdicts it shares, judge a seeded sample of the rest.
