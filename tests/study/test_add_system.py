@@ -38,6 +38,7 @@ from posthoc.study.planner.added_system import (
     chunk_correlation,
     chunks_for_fraction,
     chunks_for_halfwidth,
+    weighted_size,
 )
 from posthoc.tables import MENTION_COLUMNS
 
@@ -204,24 +205,28 @@ def test_target_halfwidth_sample_size_worked_by_hand() -> None:
 
 
 def test_the_halfwidth_matches_simulated_cluster_samples() -> None:
-    """Chunks of 3 novel annotations with a shared chunk effect (rho ~ 0.3), 200 chunks, 60 sampled: the formula's
-    half-width against 1.96 x the standard deviation of the estimated precision over 4,000 simulated samples."""
-    rng = np.random.default_rng(3)
-    n_chunks, m, p, reused, verified_reused = 200, 3, 0.85, 400, 360
-    probability = np.clip(p + rng.normal(0, 0.2, n_chunks), 0, 1)
-    verdicts = rng.random((n_chunks, m)) < probability[:, None]
-    total = reused + n_chunks * m
-    estimates = []
-    for _ in range(4000):
-        pick = rng.choice(n_chunks, 60, replace=False)
-        estimates.append((verified_reused + n_chunks * verdicts[pick].sum(axis=1).mean()) / total)
-    judgements = pd.DataFrame({"task_key": np.repeat(np.arange(n_chunks), m).astype(str),
-                               "outcome": np.where(verdicts.ravel(), "verify", "edit")})
-    rho = chunk_correlation(judgements)
-    assert 0.1 < rho < 0.6
-    design = AddedDesign(annotations=total, novel=n_chunks * m, novel_chunks=n_chunks,
-                         verified=float(verdicts.mean()), correlation=rho)
-    assert design.halfwidth(60) == pytest.approx(1.96 * np.std(estimates), rel=0.1)
+    """200 chunks of 1-6 novel annotations with a shared chunk effect (rho ~ 0.15), 60 sampled, the ratio
+    estimator: the formula's half-width (rho from the verdicts, the size-weighted chunk size) against 1.96 x the
+    standard deviation of the estimated precision over 4,000 simulated samples, in three simulated studies."""
+    for seed in (3, 5, 6):
+        rng = np.random.default_rng(seed)
+        n_chunks, reused, verified_reused = 200, 400, 360
+        sizes = rng.integers(1, 7, n_chunks)
+        probability = np.clip(0.85 + rng.normal(0, 0.2, n_chunks), 0, 1)
+        verdicts = [rng.random(m) < q for m, q in zip(sizes, probability, strict=True)]
+        novel, verified = int(sizes.sum()), np.array([v.sum() for v in verdicts])
+        estimates = []
+        for _ in range(4000):
+            pick = rng.choice(n_chunks, 60, replace=False)
+            estimates.append((verified_reused + novel * verified[pick].sum() / sizes[pick].sum()) / (reused + novel))
+        judgements = pd.DataFrame({"task_key": np.repeat(np.arange(n_chunks), sizes).astype(str),
+                                   "outcome": np.where(np.concatenate(verdicts), "verify", "edit")})
+        rho = chunk_correlation(judgements)
+        assert 0.05 < rho < 0.4
+        design = AddedDesign(annotations=reused + novel, novel=novel, novel_chunks=n_chunks,
+                             verified=float(np.concatenate(verdicts).mean()), correlation=rho,
+                             weighted_size=weighted_size(sizes.tolist()))
+        assert design.halfwidth(60) == pytest.approx(1.96 * np.std(estimates), rel=0.1), seed
 
 
 def test_chunk_correlation_worked_by_hand() -> None:

@@ -119,7 +119,7 @@ def add_system_command(ctx: click.Context, /, manifest_path: Path, inputs: tuple
 
 def _design(new: Any, k: int, pilot_path: Path | None) -> Any:
     """The :class:`~posthoc.study.planner.added_system.AddedDesign` of the new system at the study's rates."""
-    from posthoc.study.planner.added_system import AddedDesign, chunk_correlation, verified_share
+    from posthoc.study.planner.added_system import AddedDesign, chunk_correlation, verified_share, weighted_size
     from posthoc.study.planner.rates import OutcomeRates, rates_from_pilot
 
     rates, correlation = OutcomeRates(), 0.0
@@ -129,8 +129,10 @@ def _design(new: Any, k: int, pilot_path: Path | None) -> Any:
         pilot = read_pilot(pilot_path)
         rates, correlation = rates_from_pilot(pilot), chunk_correlation(pilot)
     placed = int(new.annotations["chunk_id"].notna().sum())
+    sizes = new.annotations.loc[new.novel].groupby("chunk_id").size().tolist()
     return AddedDesign(annotations=placed, novel=int(new.novel.sum()), novel_chunks=len(new.novel_chunks()),
-                       verified=verified_share(rates, k), correlation=correlation)
+                       verified=verified_share(rates, k), correlation=correlation,
+                       weighted_size=weighted_size(sizes))
 
 
 def _sample_size(design: Any, fraction: float | None, target: float | None) -> int:

@@ -2,14 +2,17 @@
 
 The new system's posthoc precision is ``P = (V_R + V_N) / M`` over its ``M`` placed annotations: ``V_R`` the
 verified ones among the ``R`` reused (their verdicts are the study's), ``V_N`` among the ``N = M - R`` novel ones,
-which lie in ``C`` chunks (``m = N / C`` a chunk on average). A simple random sample of ``n`` of the ``C`` chunks
-is judged (:func:`posthoc.study.plan.add_system.sample_chunks`), and ``V_N`` estimated by ``C`` times the
-sampled chunks' mean verified count (the classical cluster estimator; prediction-powered inference with a good
-predictor of the verdict only narrows it, so the planned sample is an upper bound for it). Its 95% half-width
-(Cochran, *Sampling Techniques*, 3rd ed., 1977, section 9.4: a cluster sample without replacement, the design
-effect ``1 + (m - 1) rho``)::
+which lie in ``C`` chunks (``m = N / C`` a chunk on average, ``m_i`` in chunk ``i``). A simple random sample of
+``n`` of the ``C`` chunks is judged (:func:`posthoc.study.plan.add_system.sample_chunks`), and ``V_N`` estimated
+by ``N`` times the verified share of the sampled chunks' novel annotations (the ratio estimator of a cluster
+sample; prediction-powered inference with a good predictor of the verdict only narrows it, so the planned sample
+is an upper bound for it). Its variance is ``(1 - n / C) / (n m^2)`` times the variance of ``t_i - P_N m_i``
+over chunks (Cochran, *Sampling Techniques*, 3rd ed., 1977, sections 6.4 and 9.6); with verdicts of one chunk
+correlated ``rho``, that is ``m p (1 - p) deff``, so the 95% half-width is::
 
-    h(n) = z * (N / M) * sqrt((1 - n / C) * deff * p * (1 - p) / (n * m)),   deff = 1 + (m - 1) * rho
+    h(n) = z * (N / M) * sqrt((1 - n / C) * deff * p * (1 - p) / (n * m)),   deff = 1 + (m_w - 1) * rho
+
+with ``m_w = sum(m_i^2) / sum(m_i)`` the size-weighted chunk size (``m`` when every chunk holds as many).
 
 with ``p`` the probability that a novel annotation is verified (by the majority of the study's ``k`` judges,
 :func:`posthoc.study.planner.analytic.verified_probability`, from the study's outcome rates: its judgements table
@@ -23,6 +26,7 @@ verdicts. The reused verdicts count as exact here (their own judge noise is the 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,12 +48,15 @@ class AddedDesign:
     novel_chunks: int
     verified: float
     correlation: float = 0.0
+    #: ``sum(m_i^2) / sum(m_i)`` over the novel chunks; ``None``: every chunk holds ``N / C``
+    weighted_size: float | None = None
 
     @property
     def design_effect(self) -> float:
-        """``1 + (m - 1) rho``, ``m`` the novel annotations a novel chunk."""
+        """``1 + (m_w - 1) rho`` (module docstring)."""
         per_chunk = self.novel / self.novel_chunks if self.novel_chunks else 0.0
-        return 1.0 + max(per_chunk - 1.0, 0.0) * self.correlation
+        size = per_chunk if self.weighted_size is None else self.weighted_size
+        return 1.0 + max(size - 1.0, 0.0) * self.correlation
 
     def halfwidth(self, n: int) -> float:
         """``h(n)`` of the module docstring: the 95% half-width with ``n`` of the novel chunks judged.
@@ -68,6 +75,17 @@ class AddedDesign:
         variance = (1 - n / self.novel_chunks) * self.design_effect * self.verified * (1 - self.verified) / (
             n * per_chunk)
         return Z95 * self.novel / self.annotations * math.sqrt(max(variance, 0.0))
+
+
+def weighted_size(sizes: Sequence[int]) -> float:
+    """``sum(m_i^2) / sum(m_i)``: the chunk size an annotation sees on average.
+
+    Examples:
+        >>> weighted_size([1, 3]), weighted_size([2, 2])
+        (2.5, 2.0)
+    """
+    values = np.asarray(sizes, dtype=float)
+    return float((values**2).sum() / values.sum()) if values.sum() else 0.0
 
 
 def chunks_for_fraction(novel_chunks: int, fraction: float) -> int:
