@@ -207,8 +207,8 @@ def test_target_halfwidth_sample_size_worked_by_hand() -> None:
 def test_the_halfwidth_matches_simulated_cluster_samples() -> None:
     """200 chunks of 1-6 novel annotations with a shared chunk effect (rho ~ 0.15), 60 sampled, the ratio
     estimator: the formula's half-width (rho from the verdicts, the size-weighted chunk size) against 1.96 x the
-    standard deviation of the estimated precision over 4,000 simulated samples, in three simulated studies."""
-    for seed in (3, 5, 6):
+    standard deviation of the estimated precision over 4,000 simulated samples, in four simulated studies."""
+    for seed in (3, 4, 5, 6):
         rng = np.random.default_rng(seed)
         n_chunks, reused, verified_reused = 200, 400, 360
         sizes = rng.integers(1, 7, n_chunks)
