@@ -4,7 +4,6 @@ written, a rerun after the revision adds nothing."""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -139,7 +138,9 @@ def test_the_pilot_gives_the_verified_share_and_the_correlation_within_chunks(pl
     (k = 2: both judges), the correlation within chunks 1, so the design effect is the novel annotations a chunk."""
     import pandas as pd
 
-    from posthoc.study.planner.added_system import verified_share
+    from posthoc.readers import read_mentions
+    from posthoc.study.plan.add_system import place_system
+    from posthoc.study.planner.added_system import verified_share, weighted_size
     from posthoc.study.planner.rates import rates_from_pilot
 
     rows = [{"dataset": "set0", "system": "E2E", "worker": "w001", "task_key": f"t{t}", "outcome": outcome,
@@ -151,9 +152,13 @@ def test_the_pilot_gives_the_verified_share_and_the_correlation_within_chunks(pl
     line = next(x for x in done.stdout.splitlines() if x.startswith("sample ("))
     expected = verified_share(rates_from_pilot(pd.DataFrame(rows)), 2)
     assert f"verified share {expected:.3f}" in line
-    found = re.search(r"(\d+) novel in (\d+) chunks", done.stdout)
-    assert found is not None
-    assert f"design effect {int(found.group(1)) / int(found.group(2)):.2f}" in line
+    manifest = Manifest.open(planned / "m.sqlite")
+    tables = manifest.raw_tables()
+    read = read_mentions(planned / "new.jsonl", system="NEW", documents=tables["documents"])
+    new = place_system(tables, read.documents, read.mentions, system="NEW")
+    sizes = new.annotations.loc[new.novel].groupby("chunk_id").size().tolist()
+    assert f"design effect {weighted_size(sizes):.2f}" in line  # rho = 1: 1 + (m_w - 1)
+    assert f"{int(new.novel.sum())} novel in {len(sizes)} chunks" in done.stdout
 
 
 def test_one_file_a_dataset_without_texts_reads_as_the_whole_output(planned: Path) -> None:
