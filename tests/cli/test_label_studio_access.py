@@ -20,9 +20,9 @@ from posthoc.cli.main import cli
 from posthoc.labelstudio.ports import free_port
 
 #: the commands that talk to Label Studio (a new one belongs here: the test below then checks it)
-LABEL_STUDIO_COMMANDS = ["study create", "study status", "study extend", "study reassign", "study login",
-                         "study retire", "score", "flags review", "flags apply", "gateway config", "gateway serve",
-                         "gateway run"]
+LABEL_STUDIO_COMMANDS = ["study create", "study status", "study extend", "study reassign", "study add-system",
+                         "study login", "study retire", "score", "flags review", "flags apply", "gateway config",
+                         "gateway serve", "gateway run"]
 
 
 def _command(path: list[str]) -> click.Command:

@@ -8,7 +8,11 @@ holds every document (the pool ``posthoc study extend`` draws from).
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from study_factory import make_corpus
@@ -55,3 +59,19 @@ def write_study(folder: Path, *, n_docs: int = 60, n_pilot: int = 10, k: int = 2
         files["pilot"][system] = f"pilot-{system}.jsonl"
     return (_config(folder / "pilot.toml", name, seed, k, n_workers, files["pilot"]),
             _config(folder / "study.toml", name, seed, k, n_workers, files["pool"]))
+
+
+def posthoc_cli(*args: str, cwd: Path, env: Mapping[str, str] | None = None,
+                timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """``posthoc ARGS`` run in ``cwd`` (a child process, as a user runs it; ``env``: its whole environment)."""
+    return subprocess.run([sys.executable, "-m", "posthoc.cli.main", *args], capture_output=True, text=True,
+                          cwd=cwd, env=env, timeout=timeout, check=False)
+
+
+def planned_study(folder: Path, **study: Any) -> Path:
+    """:func:`write_study` into ``folder`` (``study``: its options) and ``posthoc study plan`` of its pilot into
+    ``folder / "m.sqlite"``."""
+    write_study(folder, **study)
+    done = posthoc_cli("study", "plan", "--config", "pilot.toml", "--out", "m.sqlite", "--no-progress", cwd=folder)
+    assert done.returncode == 0, done.stderr
+    return folder

@@ -2,28 +2,18 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from extend_factory import write_study
+from extend_factory import planned_study
+from extend_factory import posthoc_cli as _posthoc
 
 from posthoc.study.plan.manifest import Manifest
 
 
-def _posthoc(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "posthoc.cli.main", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=600, check=False)
-
-
 @pytest.fixture(scope="module")
 def planned(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("extend-cli")
-    write_study(folder)
-    done = _posthoc("study", "plan", "--config", "pilot.toml", "--out", "m.sqlite", "--no-progress", cwd=folder)
-    assert done.returncode == 0, done.stderr
-    return folder
+    return planned_study(tmp_path_factory.mktemp("extend-cli"))
 
 
 def test_dry_run_prints_each_workers_additions_and_changes_nothing(planned: Path) -> None:

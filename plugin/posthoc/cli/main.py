@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "study estimate": "posthoc.cli.estimate:estimate_command",
     "study extend": "posthoc.cli.extend:extend_command",
     "study reassign": "posthoc.cli.extend:reassign_command",
+    "study add-system": "posthoc.cli.add_system:add_system_command",
     "study login": "posthoc.cli.study_accounts:login_command",
     "study retire": "posthoc.cli.study_accounts:retire_command",
     "ls start": "posthoc.cli.ls:start_command",

@@ -6,9 +6,10 @@ with :meth:`Manifest.prefill` of the task's opaque key; the export joins judgeme
 opaque (:mod:`posthoc.study.plan.keys`): nothing shown to an annotator reveals a system or a dataset.
 Storage lives in :mod:`posthoc.study.plan.storage` (one SQLite file).
 
-Revisions (``posthoc study extend`` / ``reassign``, :mod:`posthoc.study.plan.revision`) append tasks and mark
-tasks withdrawn; :meth:`Manifest.revise` rewrites the whole file atomically (built beside it, then renamed
-over it), never in place. :meth:`Manifest.tasks` keeps its columns and lists every task, withdrawn ones too
+Revisions (``posthoc study extend`` / ``reassign`` / ``add-system``, :mod:`posthoc.study.plan.revision`) append
+tasks and mark tasks withdrawn (``add-system`` also records a new system's annotations,
+:meth:`Manifest.added_annotations`); :meth:`Manifest.revise` rewrites the whole file atomically (built beside it,
+then renamed over it), never in place. :meth:`Manifest.tasks` keeps its columns and lists every task, withdrawn ones too
 (they stay in their worker's Label Studio project, which serves tasks in import order); :meth:`Manifest.revisions`
 and :meth:`Manifest.task_revisions` say what each revision did. A manifest written before revisions existed
 has neither table and reads as revision 0 throughout.
@@ -220,6 +221,14 @@ class Manifest:
         marks = self.raw_tables_of("task_revisions")
         marks = marks.loc[marks["withdrawn_in"].notna()]
         return {str(k): str(r) for k, r in zip(marks["task_key"], marks["withdrawn_reason"], strict=True)}
+
+    def added_annotations(self) -> pd.DataFrame:
+        """Every annotation of a system ``posthoc study add-system`` added (:mod:`posthoc.study.plan.add_system`):
+        ``revision, system, dataset, doc_id, start, end`` (document offsets, code points), ``surface, link,
+        link_original, is_nil, chunk_id`` (``None``: in no stored chunk), ``status`` (``reused | sampled |
+        unsampled | unplaced``), ``reused_from`` (the study systems whose judged annotation it equals, comma-separated)
+        and ``chunk_sampled`` (its chunk has a task of the added system). Empty when no system was added."""
+        return self.raw_tables_of("added_annotations")
 
     def raw_tables_of(self, name: str) -> pd.DataFrame:
         """One stored table (rows in storage order); a revision table (:data:`storage.REVISION_TABLES`) is empty

@@ -52,7 +52,7 @@ FAILED = "failed control tasks"
 LEFT = "left the study"
 
 
-def _new_accounts(workers: list[str], n: int) -> list[str]:
+def new_accounts(workers: list[str], n: int) -> list[str]:
     """``n`` new worker ids after the highest (``w`` + the existing width, at least three digits)."""
     numbers = [int(w[1:]) for w in workers if w[1:].isdigit()]
     width = max([3, *(len(w) - 1 for w in workers)])
@@ -104,7 +104,7 @@ def plan_reassignment(tables: Tables, config: StudyConfig, done: Collection[str]
     if not rows:
         return Revision(revision, "reassign", parameters, withdrawn=withdraw.reset_index(drop=True))
     slots = pd.DataFrame(rows)
-    fresh = _new_accounts(workers, new_workers)
+    fresh = new_accounts(workers, new_workers)
     receivers = [w for w in workers if w not in out] + fresh
     control = tasks["is_control"].astype(bool)
     seen = {str(w): set(map(str, g["chunk_id"])) for w, g in tasks.loc[~control].groupby("worker")}

@@ -1,7 +1,8 @@
 """A revision of a planned study: tasks appended to workers' sequences, tasks withdrawn from a worker.
 
-What ``posthoc study extend`` (:mod:`posthoc.study.plan.extend`) and ``posthoc study reassign``
-(:mod:`posthoc.study.plan.reassign`) share. Both are pure: the manifest's stored tables in, a :class:`Revision`
+What ``posthoc study extend`` (:mod:`posthoc.study.plan.extend`), ``posthoc study reassign``
+(:mod:`posthoc.study.plan.reassign`) and ``posthoc study add-system`` (:mod:`posthoc.study.plan.add_system`)
+share. All are pure: the manifest's stored tables in, a :class:`Revision`
 out, which :meth:`Revision.apply` turns into the next tables (:meth:`posthoc.study.plan.manifest.Manifest.revise`
 writes them atomically). The rules kept from the plan (:mod:`posthoc.study.plan.design`):
 
@@ -78,6 +79,7 @@ class Revision:
     chunks: pd.DataFrame = field(default_factory=lambda: _empty("chunks"))
     documents: pd.DataFrame = field(default_factory=lambda: _empty("documents"))
     source_mentions: pd.DataFrame = field(default_factory=lambda: _empty("source_mentions"))
+    added_annotations: pd.DataFrame = field(default_factory=lambda: _empty("added_annotations"))
     workers: tuple[str, ...] = ()
     withdrawn: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(
         {"task_key": pd.Series([], dtype=object), "worker": pd.Series([], dtype=object),
@@ -86,7 +88,8 @@ class Revision:
     @property
     def empty(self) -> bool:
         """Whether it changes nothing (then no revision is written)."""
-        return not len(self.tasks) and not len(self.withdrawn) and not self.workers
+        return (not len(self.tasks) and not len(self.withdrawn) and not self.workers
+                and not len(self.added_annotations))
 
     def digest(self) -> str:
         """SHA-256 of what it adds and withdraws: task keys, withdrawn keys and new workers, sorted."""
@@ -114,7 +117,7 @@ class Revision:
     def apply(self, tables: Tables, *, created: str) -> Tables:
         """The next stored tables: rows appended, withdrawn tasks marked, the revision recorded (``created``: UTC)."""
         out = dict(tables)
-        for name in ("documents", "source_mentions", "chunks", "items", "tasks", "prefill"):
+        for name in ("documents", "source_mentions", "chunks", "items", "tasks", "prefill", "added_annotations"):
             extra: pd.DataFrame = getattr(self, name)
             if len(extra):
                 out[name] = pd.concat([tables[name], extra[list(tables[name].columns)]], ignore_index=True)

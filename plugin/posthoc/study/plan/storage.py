@@ -55,10 +55,16 @@ TABLES: dict[str, tuple[tuple[str, str], ...]] = {
     "revisions": _columns("number:key kind:text created:text parameters:text digest:text"),
     # only the tasks that differ from the plan's defaults (revision 0, not withdrawn)
     "task_revisions": _columns("task_key:key revision:int withdrawn_in:int? withdrawn_reason:text?"),
+    # every annotation of a system added after the plan (posthoc study add-system, issue 46): document offsets,
+    # its chunk (none when it lies in no stored chunk), reused / sampled / unsampled / unplaced, the study systems
+    # whose judged annotation it equals, whether its chunk was sampled
+    "added_annotations": _columns("revision:int system:text dataset:text doc_id:text start:int end:int surface:text? "
+                                  "link:text? link_original:text? is_nil:int chunk_id:text? status:text "
+                                  "reused_from:text? chunk_sampled:int"),
 }
 
-#: tables a manifest written before revisions existed lacks (read as empty)
-REVISION_TABLES = ("revisions", "task_revisions")
+#: tables a manifest written before revisions (or added systems) existed lacks (read as empty)
+REVISION_TABLES = ("revisions", "task_revisions", "added_annotations")
 
 INDEXES = (
     "CREATE UNIQUE INDEX documents_key ON documents(dataset, doc_id)",
@@ -67,7 +73,7 @@ INDEXES = (
     "CREATE UNIQUE INDEX prefill_task ON prefill(task_key, ord)",
 )
 
-BOOLEAN_COLUMNS = frozenset({"is_nil", "oversized", "is_control"})
+BOOLEAN_COLUMNS = frozenset({"is_nil", "oversized", "is_control", "chunk_sampled"})
 
 
 def _schema() -> tuple[list[str], list[str]]:
