@@ -29,6 +29,15 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb 
   fi
 fi
 python -m pip install -q -e '.[test]'
+# ppi-python 0.2.3's wheel (the test extra, issue 46) installs its own top-level `tests` package, which shadows this
+# repository's `tests` (a namespace package: `tests.architecture` no longer imports); remove only that stray package
+python - <<'PY'
+import importlib.metadata as metadata, pathlib, shutil
+files = metadata.distribution("ppi-python").files or []
+stray = {f.locate().parent for f in files if str(f) == "tests/__init__.py"}
+for folder in stray:
+    shutil.rmtree(pathlib.Path(folder), ignore_errors=True)
+PY
 # a real label-studio-ml model class for tests/predictors; --no-deps: its own pins would downgrade Flask to 1.1
 python -m pip install -q --no-deps 'label-studio-ml==1.0.9' 'label-studio-tools==0.0.4'
 python -m ruff check plugin ml_backend tests bench scripts

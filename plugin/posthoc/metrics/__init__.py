@@ -13,6 +13,7 @@ from posthoc.metrics.controls import control_results
 from posthoc.metrics.gold import corrected_gold
 from posthoc.metrics.matching import match_flags, spans_overlap
 from posthoc.metrics.options import ScoringOptions
+from posthoc.metrics.ppi import PPIEstimate, ppi_mean
 from posthoc.metrics.preannotation import document_counts, preannotation_scores
 from posthoc.metrics.reliability import dawid_skene, fleiss_kappa_table, krippendorff_alpha, majority_vote
 from posthoc.metrics.score import RATE_METRICS, compare_systems, rates_with_intervals, score_judgements
@@ -29,6 +30,7 @@ __all__ = [
     "RATE_METRICS",
     "UNION_OUTCOMES",
     "UNITS",
+    "PPIEstimate",
     "ScoringOptions",
     "agreement_on_intersection",
     "annotation_verdicts",
@@ -45,6 +47,7 @@ __all__ = [
     "match_flags",
     "outcome_shares",
     "posthoc_precision_recall",
+    "ppi_mean",
     "preannotation_scores",
     "rates_with_intervals",
     "resampled_sums",

@@ -81,8 +81,10 @@ def comparison_section(scores: Scores) -> Section:
     method = str(comparisons["method"].iloc[0])
     note = paragraph(
         "Every pair of systems of a dataset (the ground truth included): the difference a - b of posthoc precision, "
-        "recall, F1 and verification rate, with a 95% paired bootstrap interval (the same resampled documents for "
-        f"both systems, the draws of the rates above; interval method: {method}) and a two-sided p-value, "
+        "recall, F1 and verification rate, with a 95% paired interval over the same documents for both systems "
+        f"(interval method: {method}; jackknife_t, the default: the cluster jackknife t over documents, which holds "
+        "its level with few documents that differ, where the paired bootstrap of the rates' draws does not) and a "
+        "two-sided p-value, "
         "Holm-adjusted over the pairs of the dataset for each metric (p_holm; significant: p_holm < 0.05). "
         "The ranking compares the pre-annotation evaluation against the ground truth (strict, micro; the ground "
         "truth, the reference, scores 1) with the posthoc evaluation; rank_change is strict rank minus posthoc "
@@ -97,7 +99,7 @@ def comparison_section(scores: Scores) -> Section:
         note
         + figure_html(figures.comparison_figure(comparisons),
                       caption="Paired differences (system a - system b) in Figure 3's layout; error bars are 95% "
-                              "paired bootstrap intervals; * marks a difference significant after Holm.",
+                              f"paired intervals ({method}); * marks a difference significant after Holm.",
                       alt="Paired differences of posthoc precision, recall and F1 between systems")
         + moved
         + table_html(rankings, caption="Rankings, strict against posthoc, with rank changes")
