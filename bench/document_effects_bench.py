@@ -23,9 +23,9 @@ import sys
 import time
 
 from benchlib import BenchRun
-from validity_bench import headlines, verdict
+from validity_bench import print_checks
 
-from posthoc.validity import Check, format_checks
+from posthoc.validity import Check
 from posthoc.validity import metrics as metric_checks
 
 #: (doc_effect_sd, system_doc_sd) of the paired-size settings; (0, 0) is the independent model of before
@@ -58,12 +58,7 @@ def main() -> int:
                 n_studies=args.runs, n_docs=n_docs, doc_effect_sd=RATES_EFFECTS[0], system_doc_sd=RATES_EFFECTS[1],
                 **band)
             print(f"  (rates at {n_docs} docs: {time.perf_counter() - started:.1f} s)", file=sys.stderr, flush=True)
-        for line in format_checks(checks):
-            run.print(line)
-        for line in headlines(checks):
-            run.print(f"headline: {line}")
-        line, met = verdict(checks)
-        run.print(line)
+        met = print_checks(run, checks)
     return 0 if met else 1
 
 

@@ -41,7 +41,7 @@ def _galaxies(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray,
 
 
 def _ballots(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """As examples/ballots.ipynb: ~100,000 ballots, a 0/1 vote read by hand (``n``) and a 0/1 prediction (~95% right)."""
+    """As examples/ballots.ipynb: ~100,000 ballots, a 0/1 vote read by hand (``n``), a 0/1 prediction (~95% right)."""
     total = 100_000
     vote = (rng.random(total) < 0.51).astype(float)
     predicted = np.where(rng.random(total) < 0.95, vote, 1 - vote)

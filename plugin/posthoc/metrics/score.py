@@ -37,6 +37,7 @@ from posthoc.metrics.rates import (
     rates_table,
 )
 from posthoc.metrics.reliability import aggregated_from, reliability_from_verdicts
+from posthoc.metrics.reuse import reuse_check
 from posthoc.metrics.tuple_codes import sorted_codes
 from posthoc.metrics.union import classify_against_gt, outcomes_from_letters
 from posthoc.metrics.verification import check_union, shares_from_rows, union_from_verdicts, verdicts_of
@@ -396,7 +397,7 @@ def score_judgements(judgements: Judgements, mentions: Mentions, *,
         reliability=reliability_from_verdicts(verdicts), aggregated=aggregated, corrected_gold=gold,
         summary={**_summary(rates, preannotation, union_table, rows, base),
                  "comparisons": comparison_summary(comparisons, rankings)},
-        comparisons=comparisons, rankings=rankings,
+        comparisons=comparisons, rankings=rankings, reuse=reuse_check(all_rows.loc[~all_rows["worker"].isin(excluded)]),
     )
 
 

@@ -108,6 +108,27 @@ def comparison_section(scores: Scores) -> Section:
     return Section("Which system is better (RQ1)", body, anchor="comparisons")
 
 
+def reuse_section(scores: Scores) -> Section:
+    """The reuse check (issue 46): may an annotation's verdict be reused in another task? The rule, then the table."""
+    reuse = scores.reuse
+    if reuse.empty:
+        return Section("Reusing verdicts across tasks", paragraph(
+            "No annotation was judged in the tasks of two systems, so the reuse check has nothing to compare."),
+            anchor="reuse")
+    allowed = reuse.loc[reuse["decision"] == "reuse", "dataset"].tolist()
+    note = paragraph(
+        "An annotation pre-filled by several systems (same document, span and link) was judged in each system's "
+        "task, blind. Cross-context agreement: the share of pairs of its judgements from two systems' tasks (two "
+        "workers) with the same outcome; the baseline: the same share for two workers in one task (k > 1) or, "
+        "without replicates, on the control annotations (easier than real ones, so the check then errs towards "
+        "refusing reuse). Rule: a verdict is reused only where the upper bound of the 90% interval of "
+        "within - cross agreement (over documents) is at most the margin (five points); "
+        f"reuse allowed for: {', '.join(allowed) if allowed else 'no dataset'}.")
+    return Section("Reusing verdicts across tasks", note + table_html(
+        reuse, caption="Agreement across tasks against within one task, and the reuse decision", float_format="{:.4f}"),
+        anchor="reuse")
+
+
 def outcome_section(scores: Scores) -> Section:
     """Figure 4 with the outcome counts."""
     body = (
@@ -197,6 +218,7 @@ STUDY_SECTIONS: Final = (
     ReportSection(comparison_section, ("comparisons", "rankings")),
     ReportSection(outcome_section, ("outcome_counts",)),
     ReportSection(agreement_section, ("agreement", "reliability")),
+    ReportSection(reuse_section, ("reuse",)),
     ReportSection(union_section, ("union_outcomes",)),
     ReportSection(controls_section, ("controls",)),
     ReportSection(corrected_gold_section, ("corrected_gold",)),

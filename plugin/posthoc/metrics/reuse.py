@@ -1,0 +1,163 @@
+"""The reuse check: does an annotation's verdict depend on the task it was judged in? (issue 46)
+
+A system added after a study reuses the verdicts of its annotations that the study already judged: the same
+document, span and link (:data:`~posthoc.metrics.inputs.ANNOTATION`), pre-filled by several systems and so judged in
+several tasks, each blind to its system (paper 000 section 2.1). That is sound only if the task around an annotation
+(the other annotations shown with it) does not change how it is judged. Within a study this is measurable:
+
+- **cross-context agreement**: over every annotation judged in the tasks of two or more systems, the share of pairs
+  of its judgements from *different* systems' tasks, by different workers, that give the same outcome
+  (verify / edit / remove);
+- **within-task agreement**, the baseline: the share of pairs of judgements of one annotation in the *same* task by
+  two workers (``baseline`` ``replicates``: k > 1 studies, on the same shared annotations), or, without
+  replicates, of two workers' judgements of the same control annotation (``controls``);
+- ``difference`` = within - cross, with its interval by the cluster jackknife t over documents
+  (:func:`~posthoc.metrics.intervals.jackknife_t`; a control annotation is a unit of its own).
+
+If context does not matter, a pair across tasks is two independent judgements of one annotation, as a pair within a
+task is, and the difference is 0; if it does, verdicts disagree more across tasks. **The rule**
+(:data:`REUSE_MARGIN`): reuse is allowed for a dataset when the upper bound of the difference's 90% interval (a
+one-sided 5% test, equivalence by two one-sided tests) is at most the margin, 0.05 (five points of agreement):
+``decision`` ``reuse``. A lower bound above the margin means the context changes verdicts (``context changes
+verdicts``: never reuse); anything else, or no baseline, is ``not shown`` (reuse not allowed: judge them).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import numpy as np
+import pandas as pd
+
+from posthoc.arrays import Floats
+from posthoc.metrics.inputs import ANNOTATION, is_control
+from posthoc.metrics.intervals import jackknife_t
+from posthoc.scores import REUSE_COLUMNS, typed_reuse
+from posthoc.tables import Judgements
+
+#: The largest loss of agreement across tasks (within - cross) under which a verdict is reused.
+REUSE_MARGIN: Final = 0.05
+#: The interval of the rule: two-sided 90%, i.e. each bound a one-sided 5% test.
+REUSE_CONFIDENCE: Final = 0.90
+
+
+def _pairs(counts: pd.Series, keys: list[str]) -> tuple[pd.Series, pd.Series]:
+    """Per group of ``keys``: pairs of judgements and agreeing pairs, from ``counts`` per (``keys``..., outcome)."""
+    agreeing = (counts * (counts - 1) / 2).groupby(level=keys).sum()
+    total = counts.groupby(level=keys).sum()
+    return total * (total - 1) / 2, agreeing
+
+
+def _annotation_pairs(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per annotation: all pairs, same-system pairs and same-worker pairs, each with its agreeing pairs."""
+    key = list(ANNOTATION)
+    frame = pd.DataFrame(index=rows.groupby(key, sort=True).size().index)
+    for name, extra in (("all", []), ("system", ["system"]), ("worker", ["worker"])):
+        counts = rows.groupby([*key, *extra, "outcome"], sort=True).size()
+        pairs, agreeing = _pairs(counts, [*key, *extra])
+        if extra:
+            pairs, agreeing = pairs.groupby(level=key).sum(), agreeing.groupby(level=key).sum()
+        frame[f"{name}_pairs"], frame[f"{name}_agree"] = pairs, agreeing
+    frame["n_systems"] = rows.groupby(key, sort=True)["system"].nunique()
+    return frame.reset_index()
+
+
+def _ratio(numerator: Floats, denominator: Floats) -> Floats:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(denominator > 0, numerator / np.where(denominator > 0, denominator, 1), np.nan)
+
+
+def _difference(units: pd.DataFrame, confidence: float) -> tuple[float, float, float, float, float]:
+    """``(cross, within, difference, low, high)`` from per-unit sums ``cross_agree, cross_pairs, within_agree,
+    within_pairs``, the interval by the jackknife over units."""
+    sums = units[["cross_agree", "cross_pairs", "within_agree", "within_pairs"]].to_numpy(float)
+    total = sums.sum(axis=0)
+    cross, within = total[0] / total[1], total[2] / total[3]
+    left = total[None, :] - sums
+    jack = _ratio(left[:, 2], left[:, 3]) - _ratio(left[:, 0], left[:, 1])
+    low, high, _ = jackknife_t(jack[:, None], np.array([within - cross]), confidence=confidence)
+    return float(cross), float(within), float(within - cross), float(low[0]), float(high[0])
+
+
+def _decision(low: float, high: float, margin: float) -> str:
+    if np.isnan(high) or np.isnan(low):
+        return "not shown"
+    if high <= margin:
+        return "reuse"
+    return "context changes verdicts" if low > margin else "not shown"
+
+
+def reuse_check(judgements: Judgements, *, margin: float = REUSE_MARGIN,
+                confidence: float = REUSE_CONFIDENCE) -> pd.DataFrame:
+    """Cross-context against within-task agreement of the verdicts of annotations shared by systems, per dataset,
+    and whether their verdicts may be reused (module docstring; issue 46).
+
+    ``judgements``: a judgements table (:mod:`posthoc.tables`; control rows, ``is_control`` True, are the baseline
+    without replicates; exclude failing workers before). Columns (one row per dataset with an annotation judged in
+    two systems' tasks):
+
+    ``n_shared``                          annotations judged in the tasks of two or more systems
+    ``cross_pairs, cross_agreement``      pairs of their judgements across systems' tasks by different workers, and
+                                          the share with the same outcome
+    ``baseline``                          ``replicates`` (pairs within one task, k > 1), ``controls`` or ``none``
+    ``within_pairs, within_agreement``    the baseline's pairs and their share in agreement
+    ``difference, ci_low, ci_high``       within - cross, its ``confidence`` interval over documents
+    ``margin, decision``                  the rule's margin; ``reuse``, ``context changes verdicts`` or ``not shown``
+
+    Examples:
+        One annotation judged by two workers in system A's task (both verify) and by two in B's (verify, remove): two
+        pairs within a task, one agreeing (1/2); four pairs across the tasks, two agreeing (2/4). Within - cross is
+        0, but one document cannot give an interval, so the rule does not allow reuse.
+
+        >>> rows = pd.DataFrame([("d", "1", s, 0, 5, "Paris", w, o) for s, w, o in
+        ...     [("A", "w1", "verify"), ("A", "w2", "verify"), ("B", "w3", "verify"), ("B", "w4", "remove")]],
+        ...     columns=["dataset", "doc_id", "system", "start", "end", "link", "worker", "outcome"])
+        >>> reuse_check(rows)[["cross_pairs", "cross_agreement", "baseline", "within_agreement", "difference",
+        ...                    "decision"]]
+           cross_pairs  cross_agreement    baseline  within_agreement  difference   decision
+        0          4.0              0.5  replicates               0.5         0.0  not shown
+    """
+    control = is_control(judgements)
+    rows = judgements.loc[~control, [*ANNOTATION, "system", "worker", "outcome"]]
+    records = []
+    for dataset, part in rows.groupby("dataset", sort=True):
+        pairs = _annotation_pairs(part)
+        shared = pairs.loc[pairs["n_systems"] >= 2].copy()
+        if shared.empty:
+            continue
+        shared["cross_pairs"] = shared["all_pairs"] - shared["system_pairs"] - shared["worker_pairs"]
+        shared["cross_agree"] = shared["all_agree"] - shared["system_agree"] - shared["worker_agree"]
+        shared["within_pairs"], shared["within_agree"] = shared["system_pairs"], shared["system_agree"]
+        units = shared.groupby("doc_id")[["cross_agree", "cross_pairs", "within_agree", "within_pairs"]].sum()
+        baseline = "replicates"
+        if units["within_pairs"].sum() == 0:
+            units, baseline = _with_controls(judgements.loc[control], str(dataset), units)
+        row = {"dataset": str(dataset), "n_shared": len(shared), "cross_pairs": float(units["cross_pairs"].sum()),
+               "baseline": baseline, "within_pairs": float(units["within_pairs"].sum()), "margin": margin}
+        if baseline == "none" or row["cross_pairs"] == 0:
+            pairs_seen = float(units["cross_pairs"].sum())
+            cross = float(units["cross_agree"].sum()) / pairs_seen if pairs_seen else np.nan
+            row |= {"cross_agreement": cross, "within_agreement": np.nan, "difference": np.nan, "ci_low": np.nan,
+                    "ci_high": np.nan, "decision": "not shown"}
+        else:
+            cross, within, difference, low, high = _difference(units.reset_index(drop=True), confidence)
+            row |= {"cross_agreement": cross, "within_agreement": within, "difference": difference, "ci_low": low,
+                    "ci_high": high, "decision": _decision(low, high, margin)}
+        records.append(row)
+    return typed_reuse(pd.DataFrame.from_records(records, columns=REUSE_COLUMNS))
+
+
+def _with_controls(controls: Judgements, dataset: str, units: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """The document units with each control annotation of ``dataset`` (else of every dataset: control tasks are
+    the study's) added as a unit of its own holding its pairs of workers; ``none`` without any."""
+    mine = controls.loc[controls["dataset"].astype(str) == dataset] if len(controls) else controls
+    mine = mine if len(mine) else controls
+    if mine.empty:
+        return units, "none"
+    counts = mine.groupby([*ANNOTATION, "outcome"], sort=True).size()
+    pairs, agreeing = _pairs(counts, list(ANNOTATION))
+    extra = pd.DataFrame({"cross_agree": 0.0, "cross_pairs": 0.0, "within_agree": agreeing.to_numpy(float),
+                          "within_pairs": pairs.to_numpy(float)})
+    if extra["within_pairs"].sum() == 0:
+        return units, "none"
+    return pd.concat([units.reset_index(drop=True), extra], ignore_index=True), "controls"
