@@ -11,9 +11,10 @@ with ``theta_n`` the novel annotations' mean verdict by prediction-powered infer
 :mod:`posthoc.metrics.ppi`): the judged sample's verdicts rectify the predictions of the unjudged. The prediction is
 ``P(verified | strict class)`` (:func:`strict_match_class`; the error categories of issue 45 plug in through
 ``category_column``) fitted with cross-fitting (:func:`cross_fitted_predictions`): an annotation's prediction comes
-from the judged annotations of the *other* folds of documents, never from its own verdict. The interval is normal
-from the cluster jackknife over documents (the whole estimate, both strata and ``lam``, recomputed without each
-document: a document's difficulty shared by its reused and novel annotations counts once), with ``t_{G-1}``.
+from the judged annotations of the *other* folds of documents, never from its own verdict. The interval is
+``estimate -+ t_{G-1} se`` with the cluster jackknife's standard error over documents (the whole estimate, both
+strata and ``lam``, recomputed without each document: a difficulty a document's reused and novel annotations share
+counts once).
 """
 
 from __future__ import annotations
@@ -29,14 +30,14 @@ from scipy import stats
 from posthoc.arrays import Floats
 from posthoc.errors import PosthocInputError
 from posthoc.metrics.ppi import ppi_power_tuning
-from posthoc.tables import require_columns
+from posthoc.tables import Mentions, require_columns
 
 #: The strict match classes of an annotation against the ground truth (before the categories of issue 45).
 STRICT_CLASSES: Final = ("exact", "same_span_other_link", "no_gt_span")
 SPAN: Final = ("dataset", "doc_id", "start", "end")
 
 
-def strict_match_class(annotations: pd.DataFrame, gt: pd.DataFrame, *, category_column: str | None = None) -> pd.Series:
+def strict_match_class(annotations: Mentions, gt: Mentions, *, category_column: str | None = None) -> pd.Series:
     """Each annotation's strict class against the ground truth ``gt`` (both with ``dataset, doc_id, start, end,
     link``): ``exact`` (a GT annotation with the same span and link), ``same_span_other_link`` (a GT annotation on
     the same span, another link) or ``no_gt_span``. ``category_column``: the hook for the error categories (issue 45):
@@ -63,7 +64,7 @@ def strict_match_class(annotations: pd.DataFrame, gt: pd.DataFrame, *, category_
 
 
 def cross_fitted_predictions(classes: npt.ArrayLike, verdicts: npt.ArrayLike, judged: npt.ArrayLike,
-                             documents: npt.ArrayLike, *, folds: int = 5, seed: int = 0, prior: float = 1.0) -> Floats:
+                             doc_ids: npt.ArrayLike, *, folds: int = 5, seed: int = 0, prior: float = 1.0) -> Floats:
     """``P(verified | class)`` for every annotation, fitted on the judged annotations of the other folds of documents.
 
     Documents are dealt at random (``seed``) into ``folds`` folds; an annotation's prediction is the verified share of
@@ -83,9 +84,9 @@ def cross_fitted_predictions(classes: npt.ArrayLike, verdicts: npt.ArrayLike, ju
     labels = np.asarray(classes, dtype=object).astype(str)
     y = np.asarray(verdicts, dtype=float)
     seen = np.asarray(judged, dtype=bool)
-    doc_codes, unique_docs = pd.factorize(pd.Series(np.asarray(documents, dtype=object)).astype(str))
+    doc_codes, unique_docs = pd.factorize(pd.Series(np.asarray(doc_ids, dtype=object)).astype(str))
     if not (len(labels) == len(y) == len(seen) == len(doc_codes)):
-        raise PosthocInputError("cross-fitted predictions: classes, verdicts, judged and documents differ in length")
+        raise PosthocInputError("cross-fitted predictions: classes, verdicts, judged and doc_ids differ in length")
     if folds < 2 or len(unique_docs) < folds:
         raise PosthocInputError(f"cross-fitted predictions: folds must be between 2 and the documents "
                                 f"({len(unique_docs)}), not {folds}")
@@ -130,13 +131,14 @@ class NewSystemPrecision:
 
 
 def new_system_precision(verdicts: npt.ArrayLike, *, reused: npt.ArrayLike, judged: npt.ArrayLike,
-                         predictions: npt.ArrayLike, documents: npt.ArrayLike, lam: float | None = None,
+                         predictions: npt.ArrayLike, doc_ids: npt.ArrayLike, lam: float | None = None,
                          confidence: float = 0.95) -> NewSystemPrecision:
     """The new system's posthoc precision from reused, judged and predicted verdicts (module docstring).
 
     One entry per annotation of the new system: ``verdicts`` 1 verified / 0 not (read where ``reused`` or
     ``judged``), ``reused`` (a verdict from the study), ``judged`` (a novel annotation of the sample), ``predictions``
-    (cross-fitted, :func:`cross_fitted_predictions`), ``documents`` (the sampling units). ``lam``: None tunes PPI++.
+    (cross-fitted, :func:`cross_fitted_predictions`), ``doc_ids`` (the sampling units: documents). ``lam``: None
+    tunes PPI++.
 
     Examples:
         Two reused (both verified) and four novel annotations, two judged (1 and 0, predicted 0.5 each) and two
@@ -144,15 +146,15 @@ def new_system_precision(verdicts: npt.ArrayLike, *, reused: npt.ArrayLike, judg
         ``p = (2/6) 1 + (4/6) 0.5 = 2/3``; a third reused, a third judged, a third predicted.
 
         >>> result = new_system_precision([1, 1, 1, 0, 0, 0], reused=[1, 1, 0, 0, 0, 0], judged=[0, 0, 1, 1, 0, 0],
-        ...     predictions=[0.5] * 6, documents=["a", "b", "a", "b", "a", "b"], lam=1)
+        ...     predictions=[0.5] * 6, doc_ids=["a", "b", "a", "b", "a", "b"], lam=1)
         >>> round(result.estimate, 6), round(result.reused, 4), round(result.judged, 4), round(result.predicted, 4)
         (0.666667, 0.3333, 0.3333, 0.3333)
     """
     y, f = np.asarray(verdicts, dtype=float), np.asarray(predictions, dtype=float)
     old, sampled = np.asarray(reused, dtype=bool), np.asarray(judged, dtype=bool)
-    codes = pd.factorize(pd.Series(np.asarray(documents, dtype=object)).astype(str))[0].astype(np.int64)
+    codes = pd.factorize(pd.Series(np.asarray(doc_ids, dtype=object)).astype(str))[0].astype(np.int64)
     if not (len(y) == len(f) == len(old) == len(sampled) == len(codes)):
-        raise PosthocInputError("new system precision: verdicts, reused, judged, predictions and documents differ "
+        raise PosthocInputError("new system precision: verdicts, reused, judged, predictions and doc_ids differ "
                                 "in length")
     if (old & sampled).any():
         raise PosthocInputError("new system precision: an annotation is both reused and judged in the sample")

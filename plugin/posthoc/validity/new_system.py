@@ -115,20 +115,22 @@ def _one_study(setting: NewSystemSetting, rng: np.random.Generator) -> tuple[flo
     if not setting.reuse:  # the check refused reuse: the study's verdicts are not used; the sample covers all
         chunk_judged = in_sample
         as_novel = np.where(chunk_judged, own, 0.0)
-        predictions = cross_fitted_predictions(classes, as_novel, chunk_judged, documents, seed=int(rng.integers(1_000_000_000)))
+        predictions = cross_fitted_predictions(classes, as_novel, chunk_judged, documents,
+                                               seed=int(rng.integers(1_000_000_000)))
         result = new_system_precision(as_novel, reused=np.zeros(len(own), dtype=bool), judged=chunk_judged,
-                                      predictions=predictions, documents=documents)
+                                      predictions=predictions, doc_ids=documents)
         judgements = float(chunk_judged.sum())
     else:
         known = reused | judged
-        predictions = cross_fitted_predictions(classes, verdicts, known, documents, seed=int(rng.integers(1_000_000_000)))
+        predictions = cross_fitted_predictions(classes, verdicts, known, documents,
+                                               seed=int(rng.integers(1_000_000_000)))
         result = new_system_precision(verdicts, reused=reused, judged=judged, predictions=predictions,
-                                      documents=documents)
+                                      doc_ids=documents)
         judgements = float(judged.sum())
     naive_known = reused | judged
     naive_predictions = cross_fitted_predictions(classes, verdicts, naive_known, documents, seed=1)
     naive = new_system_precision(verdicts, reused=reused, judged=judged, predictions=naive_predictions,
-                                 documents=documents).estimate
+                                 doc_ids=documents).estimate
     return (result.estimate, result.low, result.high, naive, judgements,
             full_study_halfwidth(own, documents.astype(np.int64)))
 
