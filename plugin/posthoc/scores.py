@@ -41,9 +41,9 @@ rankings
     flipped_with, significant``: strict against posthoc ranks (:func:`posthoc.metrics.comparisons.ranking_changes`).
 reuse
     ``dataset, n_shared, cross_pairs, cross_agreement, baseline, within_pairs, within_agreement, difference, ci_low,
-    ci_high, margin, decision``: the reuse check (issue 46): the verdicts of annotations shared by systems, agreement
-    across tasks against within one task, and whether a verdict may be reused
-    (:func:`posthoc.metrics.reuse.reuse_check`).
+    ci_high, shift_pair, shift, shift_low, shift_high, margin, decision``: the reuse check (issue 46): the verdicts of
+    annotations shared by systems, agreement across tasks against within one task, the largest shift of the verify
+    share between two systems' tasks, and whether a verdict may be reused (:func:`posthoc.metrics.reuse.reuse_check`).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ COMPARISON_COLUMNS: Final = [
 ]  # fmt: skip
 REUSE_COLUMNS: Final = [
     "dataset", "n_shared", "cross_pairs", "cross_agreement", "baseline", "within_pairs", "within_agreement",
-    "difference", "ci_low", "ci_high", "margin", "decision",
+    "difference", "ci_low", "ci_high", "shift_pair", "shift", "shift_low", "shift_high", "margin", "decision",
 ]  # fmt: skip
 RANKING_COLUMNS: Final = [
     "dataset", "metric", "system", "strict_value", "strict_rank", "posthoc_value", "posthoc_rank", "rank_change",
@@ -90,9 +90,9 @@ def empty_comparisons() -> pd.DataFrame:
 def typed_reuse(table: pd.DataFrame) -> pd.DataFrame:
     """``table`` (:data:`REUSE_COLUMNS`) with every column typed."""
     numbers = ["cross_pairs", "cross_agreement", "within_pairs", "within_agreement", "difference", "ci_low", "ci_high",
-               "margin"]
+               "shift", "shift_low", "shift_high", "margin"]
     return table.astype({"dataset": "str", "n_shared": "int64", "baseline": "str", "decision": "str",
-                         **dict.fromkeys(numbers, "float64")})
+                         "shift_pair": "str", **dict.fromkeys(numbers, "float64")})
 
 
 def _empty(name: str) -> pd.DataFrame:

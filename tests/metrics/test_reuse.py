@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from posthoc.metrics import ScoringOptions, score_judgements
-from posthoc.metrics.reuse import REUSE_MARGIN, reuse_check
+from posthoc.metrics.reuse import reuse_check
 from posthoc.scores import REUSE_COLUMNS
 from posthoc.synthetic import synthetic_study
 
@@ -54,26 +54,38 @@ SAME = {"GT": 0.85, "E2E": 0.85, "REL": 0.85}
 CONTEXT = {"GT": 0.95, "E2E": 0.5, "REL": 0.5}  # one annotation, judged more harshly in E2E's and REL's tasks
 
 
-def _study(verify, seed):
-    return synthetic_study(40, datasets=("SIM",), k=3, verify_prob=verify, edit_prob=dict.fromkeys(verify, 0.05),
+def _study(verify, seed, *, n_docs=40, k=3):
+    return synthetic_study(n_docs, datasets=("SIM",), k=k, verify_prob=verify, edit_prob=dict.fromkeys(verify, 0.05),
                            n_control=0, doc_effect_sd=0.7, seed=seed)[2]
 
 
-def test_where_context_does_not_matter_reuse_is_allowed_and_the_interval_covers_zero():
+def test_where_context_does_not_matter_reuse_is_allowed_and_the_intervals_cover_zero():
     """Every system's task gives an annotation the same verdict probabilities (a document's difficulty shared): the
-    true difference is 0. 20 studies (40 documents, k = 3): 0 inside the 90% interval in >= 15, reuse in >= 17."""
-    rows = [reuse_check(_study(SAME, seed)).iloc[0] for seed in range(20)]
+    true agreement difference and every shift are 0. 20 studies of 200 documents, k = 3: 0 inside the agreement's 90%
+    interval in >= 15 and reuse allowed in >= 14 (the rule asks every pair's shift interval inside -+0.05)."""
+    rows = [reuse_check(_study(SAME, seed, n_docs=200)).iloc[0] for seed in range(20)]
     assert sum(row["ci_low"] <= 0 <= row["ci_high"] for row in rows) >= 15
-    assert [row["decision"] for row in rows].count("reuse") >= 17
+    assert [row["decision"] for row in rows].count("reuse") >= 14
+
+
+def test_with_one_judge_the_shift_alone_decides():
+    """k = 1: no replicate baseline; with 800 documents and no context effect the shifts are inside the margin (reuse
+    in >= 4 of 5), with a context effect outside it (caught in 5 of 5 at 40 documents)."""
+    same = [reuse_check(_study(SAME, seed, n_docs=800, k=1)).iloc[0] for seed in range(5)]
+    assert all(row["baseline"] == "none" for row in same)
+    assert [row["decision"] for row in same].count("reuse") >= 4
+    context = [reuse_check(_study(CONTEXT, seed, k=1)).iloc[0] for seed in range(5)]
+    assert all(row["decision"] == "context changes verdicts" for row in context)
 
 
 def test_where_context_changes_verdicts_the_check_catches_it():
     """The same annotation verified with probability 0.95 in GT's task and 0.5 in E2E's and REL's: within - cross
-    agreement is about 0.13 (worked from the outcome probabilities), far above the margin; caught in >= 19 of 20."""
+    agreement is about 0.13 (worked from the outcome probabilities) and GT - E2E's shift about 0.45, both far above the
+    margin; caught in >= 19 of 20."""
     rows = [reuse_check(_study(CONTEXT, seed)).iloc[0] for seed in range(20)]
     assert [row["decision"] for row in rows].count("context changes verdicts") >= 19
-    assert all(row["ci_low"] > REUSE_MARGIN or row["decision"] != "context changes verdicts" for row in rows)
     assert float(np.median([row["difference"] for row in rows])) == pytest.approx(0.13, abs=0.04)
+    assert float(np.median([abs(row["shift"]) for row in rows])) == pytest.approx(0.45, abs=0.06)
 
 
 def test_the_score_has_the_reuse_table_and_the_report_its_section():

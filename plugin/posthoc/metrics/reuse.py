@@ -12,14 +12,20 @@ several tasks, each blind to its system (paper 000 section 2.1). That is sound o
   two workers (``baseline`` ``replicates``: k > 1 studies, on the same shared annotations), or, without
   replicates, of two workers' judgements of the same control annotation (``controls``);
 - ``difference`` = within - cross, with its interval by the cluster jackknife t over documents
-  (:func:`~posthoc.metrics.intervals.jackknife_t`; a control annotation is a unit of its own).
+  (:func:`~posthoc.metrics.intervals.jackknife_t`; a control annotation is a unit of its own);
+- **the shift**, which needs no baseline (k = 1 too): for each pair of systems, the mean over their shared
+  annotations of (verify share in the first system's task - in the second's), with the same interval; the pair
+  with the largest shift is reported. Without context effects every shift is 0.
 
 If context does not matter, a pair across tasks is two independent judgements of one annotation, as a pair within a
 task is, and the difference is 0; if it does, verdicts disagree more across tasks. **The rule**
-(:data:`REUSE_MARGIN`): reuse is allowed for a dataset when the upper bound of the difference's 90% interval (a
-one-sided 5% test, equivalence by two one-sided tests) is at most the margin, 0.05 (five points of agreement):
-``decision`` ``reuse``. A lower bound above the margin means the context changes verdicts (``context changes
-verdicts``: never reuse); anything else, or no baseline, is ``not shown`` (reuse not allowed: judge them).
+(:data:`REUSE_MARGIN`, equivalence by two one-sided 5% tests, so 90% intervals): reuse is allowed for a dataset
+(``decision`` ``reuse``) when every system pair's shift interval lies within ``-+0.05`` and, with replicates,
+the upper bound of the agreement difference is at most 0.05 (five points of agreement). An interval entirely
+beyond the margin (a shift or an agreement loss) is ``context changes verdicts`` (never reuse); anything else is
+``not shown`` (reuse not allowed: judge them). The control baseline is reported, never decisive: with failing
+workers excluded at a pass rate of 1 every kept worker answered the controls alike, so its agreement is 1 by
+selection.
 """
 
 from __future__ import annotations
@@ -79,12 +85,41 @@ def _difference(units: pd.DataFrame, confidence: float) -> tuple[float, float, f
     return float(cross), float(within), float(within - cross), float(low[0]), float(high[0])
 
 
-def _decision(low: float, high: float, margin: float) -> str:
-    if np.isnan(high) or np.isnan(low):
-        return "not shown"
-    if high <= margin:
+def _shift(part: pd.DataFrame, confidence: float) -> tuple[str, float, float, float, bool, bool]:
+    """The largest shift of the verify share between two systems' tasks on their shared annotations:
+    ``(pair, shift, low, high, every pair within the margin, some pair beyond it)`` (module docstring)."""
+    key = list(ANNOTATION)
+    share = part.assign(v=(part["outcome"] == "verify").astype(float)).groupby([*key, "system"], sort=True)["v"].mean()
+    wide = share.unstack("system")
+    systems = list(wide.columns)
+    found: list[tuple[str, float, float, float]] = []
+    for i, first in enumerate(systems):
+        for second in systems[i + 1:]:
+            both = wide[[first, second]].dropna()
+            if both.empty:
+                continue
+            difference = (both[first] - both[second]).rename("d").reset_index()
+            units = difference.groupby("doc_id")["d"].agg(["sum", "count"]).to_numpy(float)
+            total = units.sum(axis=0)
+            left = total[None, :] - units
+            jack = _ratio(left[:, 0], left[:, 1])
+            bounds = jackknife_t(jack[:, None], np.array([total[0] / total[1]]), confidence=confidence)
+            found.append((f"{first} - {second}", float(total[0] / total[1]), float(bounds[0][0]), float(bounds[1][0])))
+    if not found:
+        return "", np.nan, np.nan, np.nan, False, False
+    pair, estimate, low, high = max(found, key=lambda item: abs(item[1]))
+    inside = all(lo >= -REUSE_MARGIN and hi <= REUSE_MARGIN for _, _, lo, hi in found)
+    beyond = any(lo > REUSE_MARGIN or hi < -REUSE_MARGIN for _, _, lo, hi in found)
+    return pair, estimate, low, high, inside, beyond
+
+
+def _decision(low: float, high: float, margin: float, *, shift_inside: bool, shift_beyond: bool,
+              replicates: bool) -> str:
+    if shift_beyond or (replicates and not np.isnan(low) and low > margin):
+        return "context changes verdicts"
+    if shift_inside and (not replicates or (not np.isnan(high) and high <= margin)):
         return "reuse"
-    return "context changes verdicts" if low > margin else "not shown"
+    return "not shown"
 
 
 def reuse_check(judgements: Judgements, *, margin: float = REUSE_MARGIN,
@@ -102,6 +137,8 @@ def reuse_check(judgements: Judgements, *, margin: float = REUSE_MARGIN,
     ``baseline``                          ``replicates`` (pairs within one task, k > 1), ``controls`` or ``none``
     ``within_pairs, within_agreement``    the baseline's pairs and their share in agreement
     ``difference, ci_low, ci_high``       within - cross, its ``confidence`` interval over documents
+    ``shift_pair, shift, shift_low,``     the system pair whose verify share moves most between their tasks on
+    ``shift_high``                        shared annotations (first - second), with its interval over documents
     ``margin, decision``                  the rule's margin; ``reuse``, ``context changes verdicts`` or ``not shown``
 
     Examples:
@@ -132,17 +169,22 @@ def reuse_check(judgements: Judgements, *, margin: float = REUSE_MARGIN,
         baseline = "replicates"
         if units["within_pairs"].sum() == 0:
             units, baseline = _with_controls(judgements.loc[control], str(dataset), units)
+        pair, shift, shift_low, shift_high, inside, beyond = _shift(
+            part.loc[part.set_index(list(ANNOTATION)).index.isin(shared.set_index(list(ANNOTATION)).index)],
+            confidence)
         row = {"dataset": str(dataset), "n_shared": len(shared), "cross_pairs": float(units["cross_pairs"].sum()),
-               "baseline": baseline, "within_pairs": float(units["within_pairs"].sum()), "margin": margin}
+               "baseline": baseline, "within_pairs": float(units["within_pairs"].sum()), "margin": margin,
+               "shift_pair": pair, "shift": shift, "shift_low": shift_low, "shift_high": shift_high}
+        low = high = float("nan")
         if baseline == "none" or row["cross_pairs"] == 0:
             pairs_seen = float(units["cross_pairs"].sum())
             cross = float(units["cross_agree"].sum()) / pairs_seen if pairs_seen else np.nan
-            row |= {"cross_agreement": cross, "within_agreement": np.nan, "difference": np.nan, "ci_low": np.nan,
-                    "ci_high": np.nan, "decision": "not shown"}
+            row |= {"cross_agreement": cross, "within_agreement": np.nan, "difference": np.nan}
         else:
             cross, within, difference, low, high = _difference(units.reset_index(drop=True), confidence)
-            row |= {"cross_agreement": cross, "within_agreement": within, "difference": difference, "ci_low": low,
-                    "ci_high": high, "decision": _decision(low, high, margin)}
+            row |= {"cross_agreement": cross, "within_agreement": within, "difference": difference}
+        row |= {"ci_low": low, "ci_high": high, "decision": _decision(
+            low, high, margin, shift_inside=inside, shift_beyond=beyond, replicates=baseline == "replicates")}
         records.append(row)
     return typed_reuse(pd.DataFrame.from_records(records, columns=REUSE_COLUMNS))
 

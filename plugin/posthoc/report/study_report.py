@@ -119,10 +119,11 @@ def reuse_section(scores: Scores) -> Section:
     note = paragraph(
         "An annotation pre-filled by several systems (same document, span and link) was judged in each system's "
         "task, blind. Cross-context agreement: the share of pairs of its judgements from two systems' tasks (two "
-        "workers) with the same outcome; the baseline: the same share for two workers in one task (k > 1) or, "
-        "without replicates, on the control annotations (easier than real ones, so the check then errs towards "
-        "refusing reuse). Rule: a verdict is reused only where the upper bound of the 90% interval of "
-        "within - cross agreement (over documents) is at most the margin (five points); "
+        "workers) with the same outcome; the baseline: the same share for two workers in one task (k > 1; the "
+        "control annotations are shown without replicates, never decisive: kept workers passed them). The shift: "
+        "the largest difference of the verify share between two systems' tasks on the same annotations. Rule: "
+        "a verdict is reused only where every shift's 90% interval (over documents) lies within five points and, "
+        "with replicates, the upper bound of within - cross agreement is at most five points; "
         f"reuse allowed for: {', '.join(allowed) if allowed else 'no dataset'}.")
     return Section("Reusing verdicts across tasks", note + table_html(
         reuse, caption="Agreement across tasks against within one task, and the reuse decision", float_format="{:.4f}"),
