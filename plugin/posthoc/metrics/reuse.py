@@ -35,11 +35,13 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
-from posthoc.arrays import Floats
+from posthoc.arrays import Floats, Ints
+from posthoc.metrics.codes import factorize
 from posthoc.metrics.inputs import ANNOTATION, is_control
 from posthoc.metrics.intervals import jackknife_t
+from posthoc.metrics.tuple_codes import sorted_codes
 from posthoc.scores import REUSE_COLUMNS, typed_reuse
-from posthoc.tables import Judgements
+from posthoc.tables import OUTCOMES, Judgements
 
 #: The largest loss of agreement across tasks (within - cross) under which a verdict is reused.
 REUSE_MARGIN: Final = 0.05
@@ -47,25 +49,40 @@ REUSE_MARGIN: Final = 0.05
 REUSE_CONFIDENCE: Final = 0.90
 
 
-def _pairs(counts: pd.Series, keys: list[str]) -> tuple[pd.Series, pd.Series]:
-    """Per group of ``keys``: pairs of judgements and agreeing pairs, from ``counts`` per (``keys``..., outcome)."""
-    agreeing = (counts * (counts - 1) / 2).groupby(level=keys).sum()
-    total = counts.groupby(level=keys).sum()
-    return total * (total - 1) / 2, agreeing
+def _pairs_per(group: Ints, outcome: Ints, n_groups: int) -> tuple[Floats, Floats]:
+    """``(pairs, agreeing)`` of judgements per group: ``C(n, 2)`` and ``sum over outcomes C(n_o, 2)``."""
+    n = np.bincount(group, minlength=n_groups).astype(float)
+    by_outcome = np.bincount(group * 3 + outcome, minlength=3 * n_groups).astype(float)
+    return n * (n - 1) / 2, (by_outcome * (by_outcome - 1) / 2).reshape(n_groups, 3).sum(axis=1)
+
+
+def _within(annotation: Ints, other: Ints, outcome: Ints, n_annotations: int) -> tuple[Floats, Floats]:
+    """Pairs (and agreeing pairs) per annotation between judgements sharing ``other`` (a system, a worker)."""
+    cell, first = sorted_codes(annotation, other)
+    n_cells = int(cell.max()) + 1 if len(cell) else 0
+    pairs, agreeing = _pairs_per(cell, outcome, n_cells)
+    owner = annotation[first]
+    return (np.bincount(owner, weights=pairs, minlength=n_annotations).astype(float),
+            np.bincount(owner, weights=agreeing, minlength=n_annotations).astype(float))
 
 
 def _annotation_pairs(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per annotation: all pairs, same-system pairs and same-worker pairs, each with its agreeing pairs."""
-    key = list(ANNOTATION)
-    frame = pd.DataFrame(index=rows.groupby(key, sort=True).size().index)
-    for name, extra in (("all", []), ("system", ["system"]), ("worker", ["worker"])):
-        counts = rows.groupby([*key, *extra, "outcome"], sort=True).size()
-        pairs, agreeing = _pairs(counts, [*key, *extra])
-        if extra:
-            pairs, agreeing = pairs.groupby(level=key).sum(), agreeing.groupby(level=key).sum()
-        frame[f"{name}_pairs"], frame[f"{name}_agree"] = pairs, agreeing
-    frame["n_systems"] = rows.groupby(key, sort=True)["system"].nunique()
-    return frame.reset_index()
+    """Per annotation (``doc_id``, ``n_systems``): all pairs, same-system pairs and same-worker pairs of its
+    judgements, each with its agreeing pairs (integer codes and counts, no grouping of strings)."""
+    keys = [rows[key].to_numpy(np.int64) if key in ("start", "end") else factorize(rows[key], sort=True)[0]
+            for key in ANNOTATION]
+    annotation, first = sorted_codes(*keys)
+    n_annotations = int(annotation.max()) + 1 if len(annotation) else 0
+    outcome = pd.Categorical(rows["outcome"], categories=list(OUTCOMES)).codes.astype(np.int64)
+    system = factorize(rows["system"], sort=True)[0]
+    worker = factorize(rows["worker"], sort=True)[0]
+    frame = pd.DataFrame({"doc_id": rows["doc_id"].to_numpy()[first]})
+    frame["all_pairs"], frame["all_agree"] = _pairs_per(annotation, outcome, n_annotations)
+    frame["system_pairs"], frame["system_agree"] = _within(annotation, system, outcome, n_annotations)
+    frame["worker_pairs"], frame["worker_agree"] = _within(annotation, worker, outcome, n_annotations)
+    _, cell_first = sorted_codes(annotation, system)
+    frame["n_systems"] = np.bincount(annotation[cell_first], minlength=n_annotations)
+    return frame
 
 
 def _ratio(numerator: Floats, denominator: Floats) -> Floats:
@@ -88,23 +105,32 @@ def _difference(units: pd.DataFrame, confidence: float) -> tuple[float, float, f
 def _shift(part: pd.DataFrame, confidence: float) -> tuple[str, float, float, float, bool, bool]:
     """The largest shift of the verify share between two systems' tasks on their shared annotations:
     ``(pair, shift, low, high, every pair within the margin, some pair beyond it)`` (module docstring)."""
-    key = list(ANNOTATION)
-    share = part.assign(v=(part["outcome"] == "verify").astype(float)).groupby([*key, "system"], sort=True)["v"].mean()
-    wide = share.unstack("system")
-    systems = list(wide.columns)
+    keys = [part[key].to_numpy(np.int64) if key in ("start", "end") else factorize(part[key], sort=True)[0]
+            for key in ANNOTATION]
+    annotation, first = sorted_codes(*keys)
+    system, names = factorize(part["system"], sort=True)
+    n_annotations, n_systems = int(annotation.max()) + 1, len(names)
+    flat = annotation * n_systems + system
+    judged = np.bincount(flat, minlength=n_annotations * n_systems).reshape(n_annotations, n_systems)
+    verified = np.bincount(flat, weights=(part["outcome"] == "verify").to_numpy(float),
+                           minlength=n_annotations * n_systems).reshape(n_annotations, n_systems).astype(float)
+    share = _ratio(verified, judged.astype(float))
+    doc = factorize(part["doc_id"], sort=True)[0][first]
     found: list[tuple[str, float, float, float]] = []
-    for i, first in enumerate(systems):
-        for second in systems[i + 1:]:
-            both = wide[[first, second]].dropna()
-            if both.empty:
+    for i in range(n_systems):
+        for j in range(i + 1, n_systems):
+            both = (judged[:, i] > 0) & (judged[:, j] > 0)
+            if not both.any():
                 continue
-            difference = (both[first] - both[second]).rename("d").reset_index()
-            units = difference.groupby("doc_id")["d"].agg(["sum", "count"]).to_numpy(float)
+            units = np.stack([np.bincount(doc[both], weights=share[both, i] - share[both, j], minlength=doc.max() + 1),
+                              np.bincount(doc[both], minlength=doc.max() + 1).astype(float)], axis=1)
+            units = units[units[:, 1] > 0]
             total = units.sum(axis=0)
             left = total[None, :] - units
-            jack = _ratio(left[:, 0], left[:, 1])
-            bounds = jackknife_t(jack[:, None], np.array([total[0] / total[1]]), confidence=confidence)
-            found.append((f"{first} - {second}", float(total[0] / total[1]), float(bounds[0][0]), float(bounds[1][0])))
+            bounds = jackknife_t(_ratio(left[:, 0], left[:, 1])[:, None], np.array([total[0] / total[1]]),
+                                 confidence=confidence)
+            found.append((f"{names[i]} - {names[j]}", float(total[0] / total[1]), float(bounds[0][0]),
+                          float(bounds[1][0])))
     if not found:
         return "", np.nan, np.nan, np.nan, False, False
     pair, estimate, low, high = max(found, key=lambda item: abs(item[1]))
@@ -169,9 +195,7 @@ def reuse_check(judgements: Judgements, *, margin: float = REUSE_MARGIN,
         baseline = "replicates"
         if units["within_pairs"].sum() == 0:
             units, baseline = _with_controls(judgements.loc[control], str(dataset), units)
-        pair, shift, shift_low, shift_high, inside, beyond = _shift(
-            part.loc[part.set_index(list(ANNOTATION)).index.isin(shared.set_index(list(ANNOTATION)).index)],
-            confidence)
+        pair, shift, shift_low, shift_high, inside, beyond = _shift(part, confidence)
         row = {"dataset": str(dataset), "n_shared": len(shared), "cross_pairs": float(units["cross_pairs"].sum()),
                "baseline": baseline, "within_pairs": float(units["within_pairs"].sum()), "margin": margin,
                "shift_pair": pair, "shift": shift, "shift_low": shift_low, "shift_high": shift_high}
@@ -196,10 +220,12 @@ def _with_controls(controls: Judgements, dataset: str, units: pd.DataFrame) -> t
     mine = mine if len(mine) else controls
     if mine.empty:
         return units, "none"
-    counts = mine.groupby([*ANNOTATION, "outcome"], sort=True).size()
-    pairs, agreeing = _pairs(counts, list(ANNOTATION))
-    extra = pd.DataFrame({"cross_agree": 0.0, "cross_pairs": 0.0, "within_agree": agreeing.to_numpy(float),
-                          "within_pairs": pairs.to_numpy(float)})
+    keys = [mine[key].to_numpy(np.int64) if key in ("start", "end") else factorize(mine[key], sort=True)[0]
+            for key in ANNOTATION]
+    annotation = sorted_codes(*keys)[0]
+    outcome = pd.Categorical(mine["outcome"], categories=list(OUTCOMES)).codes.astype(np.int64)
+    pairs, agreeing = _pairs_per(annotation, outcome, int(annotation.max()) + 1)
+    extra = pd.DataFrame({"cross_agree": 0.0, "cross_pairs": 0.0, "within_agree": agreeing, "within_pairs": pairs})
     if extra["within_pairs"].sum() == 0:
         return units, "none"
     return pd.concat([units.reset_index(drop=True), extra], ignore_index=True), "controls"
