@@ -30,12 +30,13 @@ selection.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
 import pandas as pd
 
-from posthoc.arrays import Floats, Ints
+from posthoc.arrays import Bools, Floats, Ints
 from posthoc.metrics.codes import factorize
 from posthoc.metrics.inputs import ANNOTATION, is_control
 from posthoc.metrics.intervals import jackknife_t
@@ -66,23 +67,59 @@ def _within(annotation: Ints, other: Ints, outcome: Ints, n_annotations: int) ->
             np.bincount(owner, weights=agreeing, minlength=n_annotations).astype(float))
 
 
-def _annotation_pairs(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per annotation (``doc_id``, ``n_systems``): all pairs, same-system pairs and same-worker pairs of its
-    judgements, each with its agreeing pairs (integer codes and counts, no grouping of strings)."""
-    keys = [rows[key].to_numpy(np.int64) if key in ("start", "end") else factorize(rows[key], sort=True)[0]
-            for key in ANNOTATION]
-    annotation, first = sorted_codes(*keys)
-    n_annotations = int(annotation.max()) + 1 if len(annotation) else 0
-    outcome = pd.Categorical(rows["outcome"], categories=list(OUTCOMES)).codes.astype(np.int64)
-    system = factorize(rows["system"], sort=True)[0]
-    worker = factorize(rows["worker"], sort=True)[0]
-    frame = pd.DataFrame({"doc_id": rows["doc_id"].to_numpy()[first]})
-    frame["all_pairs"], frame["all_agree"] = _pairs_per(annotation, outcome, n_annotations)
-    frame["system_pairs"], frame["system_agree"] = _within(annotation, system, outcome, n_annotations)
-    frame["worker_pairs"], frame["worker_agree"] = _within(annotation, worker, outcome, n_annotations)
-    _, cell_first = sorted_codes(annotation, system)
-    frame["n_systems"] = np.bincount(annotation[cell_first], minlength=n_annotations)
+@dataclass(frozen=True)
+class _Codes:
+    """The judgement rows as integer codes: annotation, system (with its ``names``), worker, outcome, and each
+    annotation's dataset (with ``datasets``) and document."""
+
+    annotation: Ints
+    system: Ints
+    names: list[str]
+    worker: Ints
+    outcome: Ints
+    dataset_of: Ints
+    datasets: list[str]
+    doc_of: Ints
+
+    @property
+    def n_annotations(self) -> int:
+        return int(self.annotation.max()) + 1 if len(self.annotation) else 0
+
+
+def _codes(judgements: Judgements, keep: Bools) -> _Codes:
+    """The codes of the ``keep`` rows (factorised on the whole columns, then taken: no copy of the strings)."""
+    factorized = {key: judgements[key].to_numpy(np.int64) if key in ("start", "end")
+                  else factorize(judgements[key], sort=True)[0] for key in ANNOTATION}
+    kept = np.flatnonzero(keep)
+    annotation, first = sorted_codes(*(factorized[key][kept] for key in ANNOTATION))
+    system, names = factorize(judgements["system"], sort=True)
+    datasets = factorize(judgements["dataset"], sort=True)[1]
+    outcome = pd.Categorical(judgements["outcome"], categories=list(OUTCOMES)).codes.astype(np.int64)
+    return _Codes(annotation=annotation, system=system[kept], names=[str(n) for n in names],
+                  worker=factorize(judgements["worker"], sort=True)[0][kept], outcome=outcome[kept],
+                  dataset_of=factorized["dataset"][kept][first], datasets=[str(d) for d in datasets],
+                  doc_of=factorized["doc_id"][kept][first])
+
+
+def _annotation_pairs(codes: _Codes) -> pd.DataFrame:
+    """Per annotation (``dataset``, ``doc_id``, ``n_systems``): all pairs, same-system pairs and same-worker pairs of
+    its judgements, each with its agreeing pairs (integer codes and counts, no grouping of strings)."""
+    n = codes.n_annotations
+    frame = pd.DataFrame({"dataset": codes.dataset_of, "doc_id": codes.doc_of})
+    frame["all_pairs"], frame["all_agree"] = _pairs_per(codes.annotation, codes.outcome, n)
+    frame["system_pairs"], frame["system_agree"] = _within(codes.annotation, codes.system, codes.outcome, n)
+    frame["worker_pairs"], frame["worker_agree"] = _within(codes.annotation, codes.worker, codes.outcome, n)
+    frame["n_systems"] = (_verify_matrix(codes)[0] > 0).sum(axis=1)
     return frame
+
+
+def _verify_matrix(codes: _Codes) -> tuple[Floats, Floats]:
+    """``(judged, verified)``: judgements and verify judgements per annotation x system."""
+    size = codes.n_annotations * len(codes.names)
+    flat = codes.annotation * len(codes.names) + codes.system
+    judged = np.bincount(flat, minlength=size).astype(float)
+    verified = np.bincount(flat, weights=(codes.outcome == 0).astype(float), minlength=size).astype(float)
+    return judged.reshape(-1, len(codes.names)), verified.reshape(-1, len(codes.names))
 
 
 def _ratio(numerator: Floats, denominator: Floats) -> Floats:
@@ -102,28 +139,21 @@ def _difference(units: pd.DataFrame, confidence: float) -> tuple[float, float, f
     return float(cross), float(within), float(within - cross), float(low[0]), float(high[0])
 
 
-def _shift(part: pd.DataFrame, confidence: float) -> tuple[str, float, float, float, bool, bool]:
-    """The largest shift of the verify share between two systems' tasks on their shared annotations:
-    ``(pair, shift, low, high, every pair within the margin, some pair beyond it)`` (module docstring)."""
-    keys = [part[key].to_numpy(np.int64) if key in ("start", "end") else factorize(part[key], sort=True)[0]
-            for key in ANNOTATION]
-    annotation, first = sorted_codes(*keys)
-    system, names = factorize(part["system"], sort=True)
-    n_annotations, n_systems = int(annotation.max()) + 1, len(names)
-    flat = annotation * n_systems + system
-    judged = np.bincount(flat, minlength=n_annotations * n_systems).reshape(n_annotations, n_systems)
-    verified = np.bincount(flat, weights=(part["outcome"] == "verify").to_numpy(float),
-                           minlength=n_annotations * n_systems).reshape(n_annotations, n_systems).astype(float)
-    share = _ratio(verified, judged.astype(float))
-    doc = factorize(part["doc_id"], sort=True)[0][first]
+def _shift(judged: Floats, verified: Floats, names: list[str], doc: Ints,
+           confidence: float) -> tuple[str, float, float, float, bool, bool]:
+    """The largest shift of the verify share between two systems' tasks on their shared annotations (``judged``,
+    ``verified``: one dataset's annotation x system counts): ``(pair, shift, low, high, every pair within the margin,
+    some pair beyond it)`` (module docstring)."""
+    share = _ratio(verified, judged)
+    n_docs = int(doc.max()) + 1 if len(doc) else 0
     found: list[tuple[str, float, float, float]] = []
-    for i in range(n_systems):
-        for j in range(i + 1, n_systems):
+    for i in range(len(names)):
+        for j in range(i + 1, len(names)):
             both = (judged[:, i] > 0) & (judged[:, j] > 0)
             if not both.any():
                 continue
-            units = np.stack([np.bincount(doc[both], weights=share[both, i] - share[both, j], minlength=doc.max() + 1),
-                              np.bincount(doc[both], minlength=doc.max() + 1).astype(float)], axis=1)
+            units = np.stack([np.bincount(doc[both], weights=share[both, i] - share[both, j], minlength=n_docs),
+                              np.bincount(doc[both], minlength=n_docs).astype(float)], axis=1)
             units = units[units[:, 1] > 0]
             total = units.sum(axis=0)
             left = total[None, :] - units
@@ -148,13 +178,14 @@ def _decision(low: float, high: float, margin: float, *, shift_inside: bool, shi
     return "not shown"
 
 
-def reuse_check(judgements: Judgements, *, margin: float = REUSE_MARGIN,
-                confidence: float = REUSE_CONFIDENCE) -> pd.DataFrame:
+def reuse_check(judgements: Judgements, *, margin: float = REUSE_MARGIN, confidence: float = REUSE_CONFIDENCE,
+                controls: Judgements | None = None) -> pd.DataFrame:
     """Cross-context against within-task agreement of the verdicts of annotations shared by systems, per dataset,
     and whether their verdicts may be reused (module docstring; issue 46).
 
     ``judgements``: a judgements table (:mod:`posthoc.tables`; control rows, ``is_control`` True, are the baseline
-    without replicates; exclude failing workers before). Columns (one row per dataset with an annotation judged in
+    without replicates; exclude failing workers before; ``controls``: control rows given apart, when
+    ``judgements`` holds none). Columns (one row per dataset with an annotation judged in
     two systems' tasks):
 
     ``n_shared``                          annotations judged in the tasks of two or more systems
@@ -181,11 +212,15 @@ def reuse_check(judgements: Judgements, *, margin: float = REUSE_MARGIN,
         0          4.0              0.5  replicates               0.5         0.0  not shown
     """
     control = is_control(judgements)
-    rows = judgements.loc[~control, [*ANNOTATION, "system", "worker", "outcome"]]
+    if control.all():
+        return typed_reuse(pd.DataFrame.from_records([], columns=REUSE_COLUMNS))
+    codes = _codes(judgements, ~control)
+    every = _annotation_pairs(codes)
+    judged, verified = _verify_matrix(codes)
     records = []
-    for dataset, part in rows.groupby("dataset", sort=True):
-        pairs = _annotation_pairs(part)
-        shared = pairs.loc[pairs["n_systems"] >= 2].copy()
+    for number, dataset in enumerate(codes.datasets):
+        mine = (codes.dataset_of == number) & (every["n_systems"] >= 2).to_numpy()
+        shared = every.loc[mine].copy()
         if shared.empty:
             continue
         shared["cross_pairs"] = shared["all_pairs"] - shared["system_pairs"] - shared["worker_pairs"]
@@ -194,8 +229,10 @@ def reuse_check(judgements: Judgements, *, margin: float = REUSE_MARGIN,
         units = shared.groupby("doc_id")[["cross_agree", "cross_pairs", "within_agree", "within_pairs"]].sum()
         baseline = "replicates"
         if units["within_pairs"].sum() == 0:
-            units, baseline = _with_controls(judgements.loc[control], str(dataset), units)
-        pair, shift, shift_low, shift_high, inside, beyond = _shift(part, confidence)
+            control_rows = judgements.loc[control] if controls is None or control.any() else controls
+            units, baseline = _with_controls(control_rows, str(dataset), units)
+        pair, shift, shift_low, shift_high, inside, beyond = _shift(judged[mine], verified[mine], codes.names,
+                                                                    codes.doc_of[mine], confidence)
         row = {"dataset": str(dataset), "n_shared": len(shared), "cross_pairs": float(units["cross_pairs"].sum()),
                "baseline": baseline, "within_pairs": float(units["within_pairs"].sum()), "margin": margin,
                "shift_pair": pair, "shift": shift, "shift_low": shift_low, "shift_high": shift_high}

@@ -397,7 +397,8 @@ def score_judgements(judgements: Judgements, mentions: Mentions, *,
         reliability=reliability_from_verdicts(verdicts), aggregated=aggregated, corrected_gold=gold,
         summary={**_summary(rates, preannotation, union_table, rows, base),
                  "comparisons": comparison_summary(comparisons, rankings)},
-        comparisons=comparisons, rankings=rankings, reuse=reuse_check(all_rows.loc[~all_rows["worker"].isin(excluded)]),
+        comparisons=comparisons, rankings=rankings,
+        reuse=reuse_check(rows, controls=all_rows.take(np.flatnonzero(control))),  # issue 46
     )
 
 
