@@ -5,18 +5,22 @@ precision and recall (document bootstrap), the k = 3 majority verification rate,
 Krippendorff's alpha against statsmodels / krippendorff, Dawid-Skene's recovery of known worker accuracies,
 lag-1 binary and continuous on their defaults (b1 in {-0.3, 0, +0.4}), and the study-level (task) sequence
 test: its false-positive rate on null studies whose chunks differ in difficulty and its coverage under a known
-lag; and the study planner's predicted half-widths and hours after a pilot (issue 16,
-:func:`posthoc.study.planner.validity.planner_checks`). The checks live in :mod:`posthoc.validity` (the tests run them
-on smaller runs and assert the targets).
+lag; the study-level randomisation test at k = 3 (issue 45) beside the jackknife Wald test on the same studies,
+per task label: null rejections and power; and the study planner's predicted half-widths and hours after a
+pilot (issue 16, :func:`posthoc.study.planner.validity.planner_checks`). The checks live in
+:mod:`posthoc.validity` (the tests run them on smaller runs and assert the targets).
 The output, with date, commit and load, is saved to bench/results/validity_bench.txt; a missed target is
 printed as NO and makes the bench exit 1 (after saving).
 
-    python bench/validity_bench.py [--studies N] [--runs R] [--only NAME ...]
+    python bench/validity_bench.py [--studies N] [--runs R] [--only NAME ...] [--save-as NAME] [--permutations P]
 
 ``--studies N`` scales every count of simulated studies (default 1.0); ``--runs R`` sets every coverage and
 size check to ``R`` simulated studies per setting (1,000: a standard error of about 0.007 at 0.95; default: 400
 for the rates, 300 for lag-1, 200 for the study-level test); ``--only`` runs the named parts (a run of some
-parts is saved as ``results/partial/validity_bench_partial.txt``, never over the full table). Targets (issue
+parts is saved as ``results/partial/validity_bench_partial.txt``, never over the full table, or, with ``--save-as
+NAME``, as ``results/NAME.txt``, a row of its own in the README's table). The randomisation test (issue 45):
+``--only "study-level randomisation" --runs 1000 --save-as validity_bench_sequence_k3``; ``--permutations``
+reorderings a study (199, the 5% test exact as at the report's 999). Targets (issue
 26): every coverage between 0.93 and 0.97, every null-rejection share between 0.03 and 0.07, mean bias as
 before; the old percentile method is reported beside the default BCa on the same studies.
 """
@@ -77,6 +81,13 @@ def main() -> int:
     parser.add_argument("--studies", type=float, default=1.0, help="scale the number of simulated studies")
     parser.add_argument("--runs", type=int, default=None, help="simulated studies per coverage / size setting")
     parser.add_argument("--only", nargs="*", default=None, help="run only the parts whose name starts so")
+    parser.add_argument("--permutations", type=int, default=199,
+                        help="reorderings a study of the randomisation test (199: its 5%% test is exact, as at the "
+                             "report's 999)")
+    parser.add_argument("--progress", action="store_true", help="progress bars (on stderr)")
+    parser.add_argument("--save-as", default=None,
+                        help="save as bench/results/NAME.txt (a part with a README row of its own, as "
+                             "validity_bench_sequence_k3 for the randomisation test), not as the partial run")
     args = parser.parse_args()
 
     def scaled(n: int) -> int:
@@ -103,13 +114,17 @@ def main() -> int:
         ("lag-1 continuous", lambda: sequence_checks.lag1_checks("continuous", n_studies=runs(300), **band)),
         ("study-level sequence test", lambda: sequence_checks.study_test_checks(
             n_studies=runs(200), rejection_floor=0.03, rejection_target=0.07, **band)),
+        ("study-level randomisation test, k = 3", lambda: sequence_checks.randomisation_test_checks(
+            n_studies=runs(200), power_studies=scaled(300), k=3, n_permutations=args.permutations, processes=2,
+            progress=args.progress)),
         ("study estimate (issue 16)", lambda: planner_checks(n_corpora=max(2, round(11 * args.studies)), seed=101)),
     ]
     if args.only:
         parts = [(name, check) for name, check in parts if any(name.startswith(o) for o in args.only)]
     checks: list[Check] = []
-    partial = {"results_dir": RESULTS_DIR / "partial"} if args.only else {}
-    with BenchRun("validity_bench" if not args.only else "validity_bench_partial", **partial) as run:
+    partial = {"results_dir": RESULTS_DIR / "partial"} if args.only and not args.save_as else {}
+    name = args.save_as or ("validity_bench" if not args.only else "validity_bench_partial")
+    with BenchRun(name, **partial) as run:
         run.print("Each figure from simulated studies with known truth; targets: coverage 0.93-0.97, |mean bias| "
                   "<= 0.01 (rates) / 0.03 (b1), null rejections 0.03-0.07, peers to 1e-12; rates and paired "
                   "differences on the default BCa intervals, the old percentile method reported beside them.")

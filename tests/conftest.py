@@ -6,7 +6,9 @@ import contextlib
 import os
 import shutil
 import signal
+import sys
 import time
+import types
 import uuid
 from pathlib import Path
 
@@ -15,6 +17,18 @@ import pytest
 from servermarks import unmarked_server_tests
 
 pytest_plugins = ["lsfixtures"]
+
+
+def _this_folder_as_tests_package() -> None:
+    """``tests`` is this folder, whatever is installed: ppi-python's wheel (the test extra, issue 46) puts a package
+    of its own named ``tests`` in site-packages, and an installed regular package wins over this folder's namespace
+    package, so ``from tests.eaglet.helpers import ...`` would look in ppi-python's."""
+    package = types.ModuleType("tests")
+    package.__path__ = [str(Path(__file__).resolve().parent)]
+    sys.modules["tests"] = package
+
+
+_this_folder_as_tests_package()
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"

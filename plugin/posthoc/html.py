@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 import html
 import io
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -29,6 +29,7 @@ td.w{overflow-wrap:anywhere}
 caption{text-align:left;font-weight:600;padding:.2em 0}details{margin:.5em 0}summary{cursor:pointer;color:#0969da}
 th{background:#f6f8fa}td.l,th.l{text-align:left}figure{margin:1em 0}figcaption{color:#57606a;font-size:.9em}
 figure img{max-width:100%;height:auto}
+td a.x{color:inherit;text-decoration:none}td a.x:hover{text-decoration:underline;color:#0969da}
 .note{background:#fff8c5;border:1px solid #d4a72c;padding:.5em 1em;border-radius:4px}
 """
 
@@ -94,13 +95,16 @@ LONG_WORD = 24
 
 
 def table_html(frame: pd.DataFrame, *, float_format: str = "{:.3f}", max_rows: int = 500,
-               caption: str = "", collapse_after: int | None = COLLAPSE_AFTER) -> str:
+               caption: str = "", collapse_after: int | None = COLLAPSE_AFTER,
+               row_links: Sequence[str | None] | None = None) -> str:
     """An escaped HTML table of ``frame`` (index dropped); text columns left-aligned.
 
     Cells wrap at spaces, and a cell holding a word longer than :data:`LONG_WORD` characters (a link,
     a hash) may break inside it, so no table is wider than the page. A table of more than
     ``collapse_after`` rows is folded into ``<details>`` whose summary says how many rows it holds
     (``None``: never folded); at most ``max_rows`` rows are written, the rest are in the table files.
+    ``row_links``: one link a row of ``frame`` (None: none), made of every cell of the row (the study explorer's
+    cell behind the row); only relative links and http(s) are written, anything else stays plain text.
     """
     shown = frame.head(max_rows)
     head = "".join(
@@ -108,7 +112,8 @@ def table_html(frame: pd.DataFrame, *, float_format: str = "{:.3f}", max_rows: i
         for c in shown.columns
     )
     rows = []
-    for record in shown.itertuples(index=False, name=None):
+    for number, record in enumerate(shown.itertuples(index=False, name=None)):
+        link = _row_link(row_links[number]) if row_links is not None else None
         cells = []
         for value in record:
             if isinstance(value, float):
@@ -121,6 +126,8 @@ def table_html(frame: pd.DataFrame, *, float_format: str = "{:.3f}", max_rows: i
                 text = "" if value is None or value is pd.NA else str(value)
                 wrap = " w" if any(len(word) > LONG_WORD for word in text.split()) else ""
                 cells.append(f'<td class="l{wrap}">{esc(text)}</td>')
+        if link is not None:
+            cells = [_linked(cell, link) for cell in cells]
         rows.append("<tr>" + "".join(cells) + "</tr>")
     more = ""
     if len(frame) > max_rows:
@@ -131,6 +138,27 @@ def table_html(frame: pd.DataFrame, *, float_format: str = "{:.3f}", max_rows: i
         label = f"{caption}: all {len(frame)} rows" if caption else f"All {len(frame)} rows"
         return f"<details><summary>{esc(label)} (click to show)</summary>{table}{more}</details>"
     return table + more
+
+
+def _row_link(url: str | None) -> str | None:
+    """``url`` when it is a relative link to a page beside the report (``explorer.html#cell=...``: no scheme, no
+    host, no ``..``) or an http(s) one (:func:`web_link`), else None."""
+    if not url:
+        return None
+    if web_link(url) is not None:
+        return web_link(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    plain = not parts.scheme and not parts.netloc and ".." not in parts.path and not url.startswith(("/", "\\"))
+    return url if plain and not any(ch.isspace() or ord(ch) < 32 for ch in url) else None
+
+
+def _linked(cell: str, href: str) -> str:
+    """The cell ``<td ...>value</td>`` with its value a link to ``href``."""
+    opening = cell.index(">") + 1
+    return f'{cell[:opening]}<a class="x" href="{esc(href)}">{cell[opening:-len("</td>")]}</a></td>'
 
 
 def figure_html(figure: Figure, *, caption: str = "", alt: str = "") -> str:
@@ -146,8 +174,11 @@ def figure_html(figure: Figure, *, caption: str = "", alt: str = "") -> str:
     return f'<figure><img alt="{esc(alt or caption)}" src="data:image/png;base64,{data}"/>{cap}</figure>'
 
 
-def page(title: str, sections: Iterable[Section], *, intro: str = "") -> str:
-    """A complete, self-contained HTML document (no external resources)."""
+def page(title: str, sections: Iterable[Section], *, intro: str = "", lead: int = 0) -> str:
+    """A complete, self-contained HTML document (no external resources).
+
+    The first ``lead`` sections stand before the table of contents, on the first screen (the study report's
+    findings); the contents still list them."""
     parts = []
     toc = []
     for number, section in enumerate(sections, start=1):
@@ -158,5 +189,6 @@ def page(title: str, sections: Iterable[Section], *, intro: str = "") -> str:
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f"<title>{esc(title)}</title><style>{_STYLE}</style></head><body>"
-        f"<h1>{esc(title)}</h1>{intro_html}<nav><ul>{''.join(toc)}</ul></nav>{''.join(parts)}</body></html>\n"
+        f"<h1>{esc(title)}</h1>{intro_html}{''.join(parts[:lead])}<nav><ul>{''.join(toc)}</ul></nav>"
+        f"{''.join(parts[lead:])}</body></html>\n"
     )

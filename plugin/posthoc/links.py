@@ -45,6 +45,8 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 NIL_PREFIX: Final = "nil:"
 _SAFE: Final = "-._~;@$!*(),/:"
+#: what :func:`normalise_title` leaves unencoded (the rest of a title's UTF-8 bytes are ``%XX``)
+LINK_SAFE: Final = _SAFE
 _NIL_WORDS: Final = frozenset({"", "nil", "<nil>", "--nme--", "null", "none"})
 _NOT_IN_WIKI = re.compile(r"^https?://aksw\.org/notInWiki(?:/(.*))?$", re.IGNORECASE)
 _DBPEDIA = re.compile(r"^https?://(?:([a-z\-]+)\.)?dbpedia\.org/(?:resource|page)/(.*)$", re.IGNORECASE)

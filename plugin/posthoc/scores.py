@@ -44,6 +44,15 @@ reuse
     ci_high, shift_pair, shift, shift_low, shift_high, margin, decision``: the reuse check (issue 46): the verdicts of
     annotations shared by systems, agreement across tasks against within one task, the largest shift of the verify
     share between two systems' tasks, and whether a verdict may be reused (:func:`posthoc.metrics.reuse.reuse_check`).
+error_categories
+    one row an annotation per comparison with GT: ``dataset, doc_id, system, side, start, end, surface, link, is_nil,
+    gt_link, system_link, category, kind`` (ELEVANT's strict categories, :mod:`posthoc.metrics.strict_categories`)
+    and ``verdict, n_judges, n_verify, n_edit, n_remove, new_link, in_union, overturned`` (the annotators'
+    verdict on it, :mod:`posthoc.metrics.verified_categories`; issue 45).
+error_category_summary
+    ``dataset, system, side, category, kind, count, n, share, share_low, share_high, n_judged, n_overturned,
+    overturned_share, overturned_low, overturned_high``: per cell, how many, and how many the annotators
+    overturned (:func:`posthoc.metrics.verified_categories.category_summary`).
 """
 
 from __future__ import annotations
@@ -121,6 +130,8 @@ class Scores:
     comparisons: pd.DataFrame = field(default_factory=lambda: _empty("comparisons"))
     rankings: pd.DataFrame = field(default_factory=lambda: _empty("rankings"))
     reuse: pd.DataFrame = field(default_factory=lambda: _empty("reuse"))
+    error_categories: pd.DataFrame = field(default_factory=pd.DataFrame)
+    error_category_summary: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """The tables by name, in :data:`TABLE_NAMES` order."""

@@ -48,6 +48,7 @@ NOT_LABEL_STUDIO: dict[str, dict[str, str]] = {
     "plugin/posthoc/eaglet/kb.py": {"title": "a page of a MediaWiki API answer"},
     "plugin/posthoc/sequence/study.py": {"value": "a column of the task outcomes' own frame"},
     "plugin/posthoc/validity/metrics.py": {"value": "the reliability table's value column"},
+    "plugin/posthoc/report/findings.py": {"value": "the rates' and the findings' value column"},
     "plugin/posthoc/study/planner/outcome_section.py": {"value": "the reliability table's value column"},
     "plugin/posthoc/readers/jsonl.py": {"id": _CORPUS_LINE, "text": _CORPUS_LINE},
     "plugin/posthoc/readers/rel.py": {"start": "a REL prediction record", "end": "a REL prediction record"},

@@ -65,6 +65,32 @@ def test_both_workers_answer(app: Any) -> None:
     assert answered == set(workers)
 
 
+def _label_studio_backends(app: Any) -> set[int]:
+    """The PostgreSQL backends (pids) connected to Label Studio's database, other than this query's own."""
+    import psycopg
+
+    db = app.database
+    with psycopg.connect(host=db.host, port=db.port, user=db.user, password=db.password, dbname=db.name,
+                         connect_timeout=5, autocommit=True) as connection:
+        rows = connection.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+                                  (db.name,)).fetchall()
+    return {int(pid) for (pid,) in rows}
+
+
+def test_database_connections_persist_across_requests(app: Any) -> None:
+    """The project's settings module (issue 41): a worker keeps its PostgreSQL connection between requests instead
+    of opening one a request (Label Studio's own CONN_MAX_AGE = 0 leaves no connection once a request is done)."""
+    admin = _admin(app)
+    for _ in range(6):  # every worker has served a request, so every worker holds its connection
+        assert admin.get(f"{app.url}/api/current-user/whoami", timeout=60).status_code == 200
+    before = _label_studio_backends(app)
+    assert 1 <= len(before) <= 2  # one a worker (one thread each), none left behind by finished requests
+    for _ in range(20):
+        assert admin.get(f"{app.url}/api/projects/", timeout=60).status_code == 200
+    after = _label_studio_backends(app)
+    assert before <= after and len(after) <= 2  # the backends that served before serve the new requests
+
+
 def _login(app: Any, email: str, password: str) -> requests.Session:
     """A browser-like session: the login form with its CSRF cookie, as Label Studio's page posts it."""
     session = requests.Session()

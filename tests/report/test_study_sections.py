@@ -97,3 +97,19 @@ def test_sequence_section_notes_separation() -> None:
     assert by_subset.loc[separated, "b1"].notna().all()  # the tables written to disk keep the numbers
     for value in by_subset.loc[separated, "b1"]:
         assert f"{value:.3f}" not in html and f"{value:.4g}" not in html
+
+
+def test_sequence_section_shows_the_randomisation_test_of_both_labels() -> None:
+    """The study-level test (issue 45): one row a task label, the p-value the test gives on the same table."""
+    from posthoc.sequence.randomisation import order_randomisation_test
+
+    _, _, judgements = synthetic_study(20, k=1, seed=2)
+    section = sequence_effects_section(judgements)
+    assert section is not None
+    body = section.body_html
+    assert "Study-level test of order effects (randomisation)" in body
+    assert body.index("Study-level test of order effects") < body.index("data:image/png;base64,")
+    for label in ("all_verified", "verify_share"):
+        test = order_randomisation_test(sequence_table_from_judgements(judgements, label=label))
+        assert 0 < test.p_value <= 1 and test.n_permutations == 999
+        assert f"<td class=\"l\">{label}</td><td>{test.statistic:.4g}</td><td>{test.p_value:.4g}</td>" in body

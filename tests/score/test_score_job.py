@@ -103,6 +103,22 @@ def test_the_job_writes_report_tables_judgements_summary_and_gold(study: dict[st
     assert f"{RESAMPLES} resamples of doc_id" in html
 
 
+def test_the_job_writes_the_explorer_and_every_report_row_links_to_one_of_its_cells(scored: Path) -> None:
+    from urllib.parse import unquote
+
+    for name in ("explorer.html", "explorer.css", "explorer.js", "explorer-data.js"):
+        assert (scored / name).stat().st_size > 0, name
+    script = (scored / "explorer-data.js").read_text(encoding="utf-8")
+    cells = set(json.loads(script[script.index("=") + 1:].rstrip().rstrip(";"))["cells"]["ids"])
+    links = re.findall(r'href="explorer\.html#cell=([^"]+)"', (scored / "report.html").read_text(encoding="utf-8"))
+    rates = pd.read_csv(scored / "tables" / "rates.csv")
+    shown = rates.index[~rates["metric"].str.endswith("_share")]  # the report's rates table: the rates, not shares
+    assert len(shown) and {f"rates.{i}" for i in shown} <= {unquote(link) for link in links}
+    assert {unquote(link) for link in links} <= cells
+    widths = pd.read_csv(scored / "tables" / "cell_widths.csv")  # "Stop now or go on" links too
+    assert len(widths) and {f"cell_widths.{i}" for i in widths.index} <= {unquote(link) for link in links}
+
+
 @pytest.mark.slow
 def test_the_same_data_gives_byte_identical_outputs(study: dict[str, Any], scored: Path, tmp_path: Path) -> None:
     _run(study, tmp_path / "again")

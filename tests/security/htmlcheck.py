@@ -12,6 +12,7 @@ and an ``<a target=...>`` without ``rel="noopener"``.
 from __future__ import annotations
 
 import html
+import re
 from html.parser import HTMLParser
 
 #: Strings an attacker controls in a dataset, an export or a CSV: tags, attribute breakouts, URL schemes.
@@ -104,6 +105,8 @@ def assert_safe_html(document: str) -> None:
             if name == "href":
                 if value.startswith("#"):
                     assert value[1:] in ids, f"fragment link {value!r} names no id of the page"
+                elif value.startswith("explorer.html"):  # the study explorer beside the report: a cell, quoted
+                    assert re.fullmatch(r"explorer\.html#cell=[A-Za-z0-9%._~-]+", value), f"explorer link {value!r}"
                 else:
                     assert value.startswith(("http://", "https://")), f"href {value!r} is not http(s)"
                     assert value == value.strip() and not any(ord(ch) < 32 or ch.isspace() for ch in value), value

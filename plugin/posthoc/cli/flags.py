@@ -30,6 +30,8 @@ def _parse_source(value: str) -> tuple[str, Path]:
               help="Folder for flags.csv (or .parquet), rule_shares.csv, flags.nif.ttl, checked.jsonl, report.html.")
 @click.option("--system", "checked", default="GT", show_default=True,
               help="The system whose annotations are checked (GT, a system's name, or a verification union's).")
+@click.option("--kb", "kb_index", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="KB index built by `posthoc kb build` from Wikipedia's dumps (offline OU, DU, IU).")
 @click.option("--kb-redirects", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
               help="DBpedia redirects dump (N-Triples .ttl, .bz2/.gz allowed); repeatable.")
 @click.option("--kb-disambiguations", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
@@ -59,7 +61,8 @@ def _parse_source(value: str) -> tuple[str, Path]:
 @click.option("--min-votes", type=int, default=None, help="Missing entities: systems needed (default a majority).")
 @click.option("--format", "fmt", type=click.Choice(["csv", "parquet"]), default="csv", show_default=True,
               help="Format of the flags table.")
-def check_command(mentions: tuple[str, ...], out_dir: Path, checked: str, kb_redirects: tuple[Path, ...],
+def check_command(mentions: tuple[str, ...], out_dir: Path, checked: str, kb_index: Path | None,
+                  kb_redirects: tuple[Path, ...],
                   kb_disambiguations: tuple[Path, ...], kb_tsv: tuple[Path, ...], mediawiki_api: str | None,
                   mediawiki_cache: Path | None, mediawiki_interval: float, rules: str | None, tagger: str,
                   touching: bool, cross_line_breaks: bool, normalise: str, common_words: bool, match: str,
@@ -79,6 +82,8 @@ def check_command(mentions: tuple[str, ...], out_dir: Path, checked: str, kb_red
     from posthoc.readers import read_mentions
     from posthoc.writers import write_jsonl, write_table
 
+    if kb_index is not None and (kb_redirects or kb_disambiguations or kb_tsv):
+        raise PosthocInputError("--kb and --kb-redirects / --kb-disambiguations / --kb-tsv: give one knowledge base")
     corpus = None
     for value in mentions:
         system, path = _parse_source(value)
@@ -86,7 +91,11 @@ def check_command(mentions: tuple[str, ...], out_dir: Path, checked: str, kb_red
         corpus = part if corpus is None else corpus.merge(part)
     assert corpus is not None
     kb: KnowledgeBase | None = None
-    if kb_redirects or kb_disambiguations or kb_tsv:
+    if kb_index is not None:
+        from posthoc.eaglet.kb_index import WikiIndexKb
+
+        kb = WikiIndexKb(kb_index)
+    elif kb_redirects or kb_disambiguations or kb_tsv:
         kb = KbSnapshot.from_files(redirects=kb_redirects, disambiguations=kb_disambiguations, tsv=kb_tsv)
     elif mediawiki_api:
         kb = MediaWikiChecker(mediawiki_api, cache_path=mediawiki_cache or out_dir / "mediawiki_cache.json",

@@ -42,6 +42,7 @@ COMMANDS: dict[str, str] = {
     "flags check": "posthoc.cli.flags:check_command",
     "flags review": "posthoc.cli.flags:review_command",
     "flags apply": "posthoc.cli.flags:apply_command",
+    "kb build": "posthoc.cli.kb:build_command",
     "sequence": "posthoc.cli.sequence:sequence_command",
     "predict": "posthoc.cli.predict:predict_command",
     "gateway config": "posthoc.cli.gateway:config_command",
@@ -55,6 +56,7 @@ GROUP_HELP: dict[str, str] = {
           "annotators at once, a study kept for months), with the study gateway beside it if asked.",
     "backend": "The ML backend that pre-fills every task with a system's annotations.",
     "flags": "Eaglet's rule-based error flags for gold standards, and their review in Label Studio.",
+    "kb": "Wikipedia's own dumps (page, redirect, page_props) as an offline knowledge-base index.",
     "gateway": "The study gateway: nginx in front of Label Studio, each annotator confined to their own batch.",
 }
 

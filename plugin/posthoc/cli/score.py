@@ -23,7 +23,9 @@ from posthoc.jobs.score_options import INTERVALS, UNIONS
 _EPILOG = """\b
 Exit codes:
   0   updated: outputs written (also when nothing changed, without --periodic);
-      or no judgements at all (an empty export, nothing annotated yet): one line, nothing written
+      or no judgements at all (an empty export, nothing annotated yet): one line, nothing written;
+      or no judgements but exclusions (every task skipped, drafts only): one line, and a report
+      that says so in one line above the exclusions
   10  nothing new since the last run (only with --periodic; outputs untouched)
   2   bad input (manifest, export file, option): one line on stderr
   3   Label Studio unreachable or refusing the token: one line, previous outputs intact
@@ -79,10 +81,13 @@ and turns exit 10 into 0.
               help="Half-width each cell is held to in tables/cell_widths and the report's 'Stop now or go on' "
                    "(default: the target of the estimate saved beside the manifest, if any).")
 @click.option("--quiet", is_flag=True, help="No progress bars; only the final line (and errors).")
+@click.option("--kb", "kb_index", default=None, type=click.Path(dir_okay=False, path_type=Path),
+              help="KB index of `posthoc kb build`: adds strict_kb pre-annotation scores (links compared through "
+                   "redirects and Wikidata ids) beside the plain strict ones.")
 def score_command(manifest_path: Path, ls_url: str | None, out_dir: Path, export_files: tuple[Path, ...],
                   project_ids: tuple[int, ...], label_config_path: Path | None, token_env: str | None, n_resamples: int,
                   seed: int, resample_unit: str, union: str, interval: str, fmt: Literal["csv", "parquet"],
-                  periodic: bool, quiet: bool, target_halfwidth: float | None) -> None:
+                  periodic: bool, quiet: bool, target_halfwidth: float | None, kb_index: Path | None) -> None:
     """Export every project of a study, score it (paper 000 sections 3-4) and write an HTML report with tables.
 
     Reruns on the same data give byte-identical files. Everything left out (skipped tasks, drafts,
@@ -94,6 +99,8 @@ def score_command(manifest_path: Path, ls_url: str | None, out_dir: Path, export
     (paper 000 section 4: "Edits indicate that the named entity recognition (i.e., mention detection)
     portion of the EL model was able to identify an entity, but the entity was not linked to an verifiable
     entity"). --union chooses how posthoc recall's union of verified annotations counts (exact or overlap).
+    --kb adds, beside strict and overlap, the matching strict_kb (paper 000 section 5): a link and its
+    redirect, or a Wikidata id, are one entity.
     """
     token = api_token(token_env)
     label_config = None
@@ -112,7 +119,7 @@ def score_command(manifest_path: Path, ls_url: str | None, out_dir: Path, export
     try:
         options = ScoreOptions(n_resamples=n_resamples, seed=seed, resample_unit=resample_unit,
                                fmt=fmt, union=union, interval=interval, periodic=periodic, progress=not quiet,
-                               target_halfwidth=target_halfwidth)
+                               target_halfwidth=target_halfwidth, kb_index=None if kb_index is None else str(kb_index))
         source = JudgementSource(ls_url=ls_url, token=token, project_ids=project_ids, export_files=export_files,
                                  label_config=label_config)
         result = run_score_job(manifest_path=manifest_path, out_dir=out_dir, source=source, options=options)
@@ -131,5 +138,9 @@ def score_command(manifest_path: Path, ls_url: str | None, out_dir: Path, export
     if result.status == "nothing-new":
         click.echo(f"nothing new: {result.n_judgements} judgements unchanged; {result.report_path} kept{projects}")
         sys.exit(EXIT_NOTHING_NEW if periodic else 0)
+    if result.n_judgements == 0:
+        click.echo(f"no judgements to score: 0 judgements, {result.n_exclusions} excluded (the report says so and "
+                   f"lists why) -> {result.report_path}{projects}")
+        return
     click.echo(f"updated: {result.n_judgements} judgements, {result.n_exclusions} excluded -> {result.report_path}"
                f"{projects}")

@@ -9,7 +9,8 @@ one :class:`UriStatus` per link out, ``kind`` one of
 ``missing``         the KB has a title list and this title is not in it;
 ``unknown``         the KB has nothing to say (no flag is raised).
 
-Two implementations:
+Three implementations (the third, :class:`posthoc.eaglet.kb_index.WikiIndexKb`, reads the index that
+``posthoc kb build`` makes of Wikipedia's own dumps):
 
 :class:`KbSnapshot`          offline, from files: DBpedia's ``redirects`` and ``disambiguations``
                              dumps (N-Triples-style ``.ttl``, also ``.bz2`` / ``.gz``, or any Turtle
@@ -47,11 +48,13 @@ _UESCAPE = re.compile(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8})")
 
 @dataclass(frozen=True)
 class UriStatus:
-    """What a KB says about one link (see the module docstring)."""
+    """What a KB says about one link (see the module docstring); ``detail``: why, in a few words, when the KB
+    knows more (a double redirect, a redirect that lands nowhere)."""
 
     kind: str
     target: str = ""
     candidates: tuple[str, ...] = ()
+    detail: str = ""
 
 
 class KnowledgeBase(Protocol):

@@ -299,7 +299,8 @@ def _run_locked(run: _ScoreRun, extra_sections: Iterable[Section]) -> ScoreJobRe
         written = stage_outputs(stage, scores=scores, flattened=flattened, documents=run.study.manifest.documents(),
                                 fmt=run.options.fmt, summary=scores.summary,
                                 extra_sections=_sections(run.study, scores, flattened, extra_sections),
-                                study=run.study, target=run.options.target_halfwidth)
+                                study=run.study, target=run.options.target_halfwidth,
+                                mentions=run.study.manifest.source_mentions())
         commit_outputs(stage, run.target, written)
         run.commit_cache(None)  # after the outputs: a cache entry never runs ahead of the files it explains
         marker_tmp = work_dir / FINGERPRINT_NAME
@@ -311,6 +312,19 @@ def _run_locked(run: _ScoreRun, extra_sections: Iterable[Section]) -> ScoreJobRe
                       files=tuple(run.target / p for p in written))
 
 
+def with_kb_entities(mentions: pd.DataFrame, kb_index: str | os.PathLike[str]) -> pd.DataFrame:
+    """``mentions`` with the ``entity`` column of strict_kb (:mod:`posthoc.metrics.preannotation`): each link's
+    article in the KB index (:meth:`posthoc.readers.wiki_index.WikiIndex.entity_keys`, one batch look-up)."""
+    from posthoc.readers.wiki_index import WikiIndex
+
+    index = WikiIndex(kb_index)
+    try:
+        keys = index.entity_keys(mentions["link"].astype(str).unique().tolist())
+    finally:
+        index.close()
+    return mentions.assign(entity=mentions["link"].astype(str).map(keys))
+
+
 def _score(study: Study, flattened: Flattened, options: ScoreOptions, digest: str) -> Scores:
     """The study's scores (:func:`posthoc.metrics.score_judgements`), the export's exclusions merged in, with the
     summary ``summary.json`` holds."""
@@ -318,8 +332,10 @@ def _score(study: Study, flattened: Flattened, options: ScoreOptions, digest: st
     from posthoc.jobs.score_outputs import merge_exclusions
     from posthoc.metrics import score_judgements
 
-    scores = score_judgements(flattened.judgements, study.manifest.source_mentions(),
-                              options=options.scoring(study=study.name))
+    mentions = study.manifest.source_mentions()
+    if options.kb_index is not None:
+        mentions = with_kb_entities(mentions, options.kb_index)
+    scores = score_judgements(flattened.judgements, mentions, options=options.scoring(study=study.name))
     scores.exclusions = merge_exclusions(flattened.exclusions, scores.exclusions)
     excluded = summarise_exclusions(scores.exclusions)
     scores.summary = {**scores.summary, **options.fingerprinted(), "study": study.name,

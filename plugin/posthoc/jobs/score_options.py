@@ -32,8 +32,9 @@ class ScoreOptions:
     tables' format, ``csv`` or ``parquet``; ``union``: the verification union, ``exact`` or ``overlap``;
     ``interval``: the intervals' method, ``bca`` or ``percentile``; ``target_halfwidth``: the half-width the
     "Stop now or go on" table holds each cell to (None: the saved estimate's target, if any). ``periodic``: an
-    unchanged fingerprint writes nothing (status ``nothing-new``); ``progress``: progress bars. PosthocInputError on
-    a bad value.
+    unchanged fingerprint writes nothing (status ``nothing-new``); ``progress``: progress bars; ``kb_index``: a KB
+    index of ``posthoc kb build``, which adds the ``strict_kb`` pre-annotation scores (links compared through
+    redirects and Wikidata ids) beside the plain ones. PosthocInputError on a bad value.
     """
 
     n_resamples: int = 1000
@@ -45,6 +46,7 @@ class ScoreOptions:
     target_halfwidth: float | None = None
     periodic: bool = False
     progress: bool = False
+    kb_index: str | None = None
 
     def __post_init__(self) -> None:
         if self.fmt not in FORMATS:
@@ -59,6 +61,8 @@ class ScoreOptions:
             raise PosthocInputError(f"union must be one of {', '.join(UNIONS)}, not {self.union!r}")
         if self.interval not in INTERVALS:
             raise PosthocInputError(f"interval method must be one of {', '.join(INTERVALS)}, not {self.interval!r}")
+        if self.kb_index is not None and not os.path.isfile(self.kb_index):
+            raise PosthocInputError(f"--kb {self.kb_index}: no such KB index; build one with `posthoc kb build`")
 
     def fingerprinted(self) -> dict[str, int | str]:
         """The options that decide the outputs, as the fingerprint digests them and ``summary.json`` holds them
@@ -68,6 +72,9 @@ class ScoreOptions:
                                         "union": self.union, "interval": self.interval}
         if self.target_halfwidth is not None:
             chosen["target_halfwidth"] = repr(float(self.target_halfwidth))
+        if self.kb_index is not None:  # the index's name, size and time: a rebuilt index scores anew
+            stat = os.stat(self.kb_index)
+            chosen["kb_index"] = f"{os.path.basename(self.kb_index)}:{stat.st_size}:{stat.st_mtime_ns}"
         return chosen
 
     def scoring(self, *, study: str) -> ScoringOptions:

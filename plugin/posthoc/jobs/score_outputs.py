@@ -12,7 +12,7 @@ import math
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import pandas as pd
 
@@ -21,6 +21,10 @@ from posthoc.export.flatten import Flattened
 from posthoc.html import Section
 from posthoc.scores import Scores
 from posthoc.study.plan.study import Study
+from posthoc.tables import Documents, Mentions
+
+if TYPE_CHECKING:
+    from posthoc.report.explorer import AnnotationTable
 
 CELL_WIDTHS: Final = "cell_widths"
 
@@ -69,14 +73,20 @@ def study_cell_widths(study: Study, scores: Scores, judgements: pd.DataFrame, *,
                        target=target if target is not None else saved_target(study))
 
 
-def stage_outputs(stage: Path, *, scores: Scores, flattened: Flattened, documents: pd.DataFrame, fmt: str,
+def stage_outputs(stage: Path, *, scores: Scores, flattened: Flattened, documents: Documents, fmt: str,
                   summary: dict[str, Any], extra_sections: Iterable[Section], study: Study | None = None,
-                  target: float | None = None) -> list[Path]:
-    """Write every output into ``stage`` (``documents``: the study's, for the corrected gold); returns the files
-    written, relative to ``stage``. With the ``study``, also ``tables/cell_widths`` (:func:`study_cell_widths`
-    at ``target``), its summary key and its report section, after the others."""
+                  target: float | None = None, mentions: Mentions | None = None,
+                  annotation_tables: Sequence[AnnotationTable] = ()) -> list[Path]:
+    """Write every output into ``stage`` (``documents``: the study's, for the corrected gold and the explorer);
+    returns the files written, relative to ``stage``. With the ``study``, also ``tables/cell_widths``
+    (:func:`study_cell_widths` at ``target``), its summary key and its report section, after the others. With the
+    source ``mentions`` (the ground truth's included), the study explorer beside the report
+    (:func:`posthoc.report.explorer.write_explorer`, ``annotation_tables`` its extra filters and cells) and every
+    row of the report's score tables a link into it; the scores' error categories are one of those tables
+    (:func:`posthoc.report.categories_section.categories_for_explorer`)."""
     from posthoc.atomic import write_summary_json
     from posthoc.readers.corpus import Corpus
+    from posthoc.report.explorer import NO_LINKS, PAGE, CellLinks, write_explorer
     from posthoc.report.study_report import build_report
     from posthoc.writers import write_jsonl, write_nif, write_table
 
@@ -86,6 +96,8 @@ def stage_outputs(stage: Path, *, scores: Scores, flattened: Flattened, document
     for name, frame in scores.tables().items():
         write_table(frame, tables / f"{name}.{fmt}", fmt=fmt, parquet_compression="zstd")
         written.append(Path("tables") / f"{name}.{fmt}")
+    links = CellLinks(PAGE) if mentions is not None else NO_LINKS
+    widths = None
     if study is not None:
         from posthoc.report.stop_section import stop_or_go_on_section
         from posthoc.study.planner.progress_widths import widths_summary
@@ -94,7 +106,7 @@ def stage_outputs(stage: Path, *, scores: Scores, flattened: Flattened, document
         write_table(widths, tables / f"{CELL_WIDTHS}.{fmt}", fmt=fmt, parquet_compression="zstd")
         written.append(Path("tables") / f"{CELL_WIDTHS}.{fmt}")
         summary = {**summary, CELL_WIDTHS: widths_summary(widths)}
-        extra_sections = [*extra_sections, stop_or_go_on_section(widths)]
+        extra_sections = [*extra_sections, stop_or_go_on_section(widths, links)]
     write_table(flattened.judgements, stage / f"judgements.{fmt}", fmt=fmt, parquet_compression="zstd")
     written.append(Path(f"judgements.{fmt}"))
     write_summary_json(stage / "summary.json", summary)
@@ -107,7 +119,15 @@ def stage_outputs(stage: Path, *, scores: Scores, flattened: Flattened, document
     write_jsonl(corpus, stage / "corrected_gold.jsonl")
     write_nif(corpus, stage / "corrected_gold.ttl")
     written += [Path("corrected_gold.jsonl"), Path("corrected_gold.ttl")]
-    (stage / "report.html").write_text(build_report(scores, extra_sections=extra_sections), encoding="utf-8")
+    if mentions is not None:
+        from posthoc.report.categories_section import categories_for_explorer
+
+        categories = categories_for_explorer(scores)
+        annotation_tables = [*annotation_tables, *([categories] if categories is not None else [])]
+        written += write_explorer(stage, scores=scores, judgements=flattened.judgements, mentions=mentions,
+                                  documents=documents, annotation_tables=annotation_tables, cell_widths=widths)
+    (stage / "report.html").write_text(build_report(scores, extra_sections=extra_sections, links=links),
+                                       encoding="utf-8")
     written.append(Path("report.html"))
     return written
 

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -30,6 +31,7 @@ def sequence_effects_section(judgements: pd.DataFrame, *, exclude_workers: Itera
     """
     from posthoc.sequence import audit_orders, lag1_by_subset, lag1_by_tertile, sequence_table_from_judgements
     from posthoc.sequence.lag_model import worker_subsets
+    from posthoc.sequence.randomisation import order_randomisation_test
     from posthoc.sequence.report import sequence_section
 
     excluded = sorted({str(w) for w in exclude_workers})
@@ -66,8 +68,10 @@ def sequence_effects_section(judgements: pd.DataFrame, *, exclude_workers: Itera
         definitions += (f" Left out, as in the main metrics: {len(excluded)} worker(s) who failed their control "
                         f"task ({', '.join(excluded)}).")
     caveat = "Each worker's stream is one sequence, served in the planned order (one project a worker)."
+    tests = pd.DataFrame([{"label": name, **asdict(order_randomisation_test(labels))}
+                          for name, labels in (("all_verified", table), ("verify_share", shares))])
     return sequence_section(lag1_by_subset(table), lag1_by_tertile(table), audit=audit, caveat=caveat,
-                            definitions=definitions,
+                            definitions=definitions, order_tests=tests,
                             extra_tables=[(lag1_by_subset(shares), "b1 per worker subset, label = the task's "
                                                                    "share of verified annotations (linear)")])
 

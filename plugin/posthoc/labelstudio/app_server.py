@@ -42,8 +42,8 @@ from posthoc.labelstudio.ports import LOOPBACK
 from posthoc.labelstudio.server import START_TIMEOUT, LabelStudioServer, stop_process_group
 from posthoc.processes import die_with_parent, pid_alive
 
-#: Django settings of the ``label-studio`` command (``label_studio/server.py`` sets the same)
-SETTINGS_MODULE = "label_studio.core.settings.label_studio"
+#: Label Studio's own settings with persistent database connections (:mod:`posthoc.labelstudio.deployment_settings`)
+SETTINGS_MODULE = "posthoc.labelstudio.deployment_settings"
 WSGI_APP = "label_studio.core.wsgi:application"
 APP_LOG = "gunicorn.log"
 #: gunicorn's default is 30 s; an export of a large project runs inside the request (no Redis, above)

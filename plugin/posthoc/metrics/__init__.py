@@ -10,6 +10,7 @@ from __future__ import annotations
 from posthoc.metrics.agreement import agreement_on_intersection
 from posthoc.metrics.bootstrap import UNITS, bootstrap_intervals, resampled_sums
 from posthoc.metrics.controls import control_results
+from posthoc.metrics.flag_verdicts import flag_precision
 from posthoc.metrics.gold import corrected_gold
 from posthoc.metrics.matching import match_flags, spans_overlap
 from posthoc.metrics.new_system import (
@@ -24,6 +25,7 @@ from posthoc.metrics.preannotation import document_counts, preannotation_scores
 from posthoc.metrics.reliability import dawid_skene, fleiss_kappa_table, krippendorff_alpha, majority_vote
 from posthoc.metrics.reuse import reuse_check
 from posthoc.metrics.score import RATE_METRICS, compare_systems, rates_with_intervals, score_judgements
+from posthoc.metrics.strict_categories import error_categories
 from posthoc.metrics.union import UNION_OUTCOMES, classify_against_gt, union_outcomes_against_gt
 from posthoc.metrics.verification import (
     annotation_verdicts,
@@ -32,6 +34,7 @@ from posthoc.metrics.verification import (
     verification_rates,
     verification_union,
 )
+from posthoc.metrics.verified_categories import categories_with_verdicts, category_summary
 
 __all__ = [
     "RATE_METRICS",
@@ -43,6 +46,8 @@ __all__ = [
     "agreement_on_intersection",
     "annotation_verdicts",
     "bootstrap_intervals",
+    "categories_with_verdicts",
+    "category_summary",
     "classify_against_gt",
     "compare_systems",
     "control_results",
@@ -50,6 +55,8 @@ __all__ = [
     "cross_fitted_predictions",
     "dawid_skene",
     "document_counts",
+    "error_categories",
+    "flag_precision",
     "fleiss_kappa_table",
     "krippendorff_alpha",
     "majority_vote",

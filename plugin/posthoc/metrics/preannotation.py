@@ -24,6 +24,13 @@ macro
     GT annotations and no system annotations has precision 0; one with system annotations and no GT
     has recall 0), per-document F1 is 0 when precision + recall is 0.
 
+strict_kb
+    (issue 42, paper 000 section 5's "reconsider the strict matching metrics") strict matching of the mentions'
+    ``entity`` column instead of their link: the article each link lands on in a KB index of Wikipedia's dumps
+    (through redirects, from a Wikidata id; ``posthoc score --kb``), so ``Paris_(France)`` and ``Paris`` and ``Q90``
+    match. Computed, beside strict and overlap, whenever the mentions carry that column; its counts ``n_system`` and
+    ``n_gt`` are strict's, only the true positives can differ.
+
 Documents are those of the mentions table (any system, GT included). Duplicated annotations (same
 dataset, document, system, span and link) count once.
 """
@@ -45,8 +52,11 @@ from posthoc.metrics.tuple_codes import sorted_codes
 from posthoc.tables import GT_SYSTEM, Mentions, empty_table
 
 MATCHINGS: Final = ("strict", "overlap")
+#: strict matching through a KB index (module docstring), on the mentions' ENTITY_COLUMN
+KB_MATCHING: Final = "strict_kb"
+ENTITY_COLUMN: Final = "entity"
 AVERAGINGS: Final = ("micro", "macro")
-_FLAG: Final = {"strict": "same_span_same_link", "overlap": "overlap_same_link"}
+_FLAG: Final = {"strict": "same_span_same_link", "overlap": "overlap_same_link", KB_MATCHING: KB_MATCHING}
 COUNT_COLUMNS: Final = ("tp_system", "n_system", "tp_gt", "n_gt")
 
 
@@ -61,7 +71,7 @@ def _f1(precision: Floats, recall: Floats) -> Floats:
 
 
 def document_counts(
-    mentions: Mentions, *, gt_system: str = GT_SYSTEM, matching: Sequence[str] = MATCHINGS
+    mentions: Mentions, *, gt_system: str = GT_SYSTEM, matching: Sequence[str] | None = None
 ) -> pd.DataFrame:
     """Per document, system and matching: ``dataset, doc_id, system, matching, tp_system, n_system, tp_gt, n_gt``.
 
@@ -86,8 +96,9 @@ def document_counts(
     return counts_of_rows(mention_rows(mentions), gt_system=gt_system, matching=matching)
 
 
-def counts_of_rows(rows: Mentions, *, gt_system: str, matching: Sequence[str] = MATCHINGS) -> pd.DataFrame:
-    """:func:`document_counts` of an already validated mentions table.
+def counts_of_rows(rows: Mentions, *, gt_system: str, matching: Sequence[str] | None = None) -> pd.DataFrame:
+    """:func:`document_counts` of an already validated mentions table; ``matching`` None: strict and overlap, and
+    strict_kb when the rows carry an ``entity`` column.
 
     Every key column is factorised once (:class:`~posthoc.metrics.matching.SpanCodes`); each system is
     matched against the GT of its datasets on those integer codes.
@@ -106,14 +117,32 @@ def counts_of_rows(rows: Mentions, *, gt_system: str, matching: Sequence[str] = 
         >>> counts_of_rows(rows, gt_system="GT", matching=["strict"])[["system", "tp_system", "n_system", "precision"]]
           system  tp_system  n_system  precision
         0      A          1         2        0.5
+
+        With an ``entity`` column (``posthoc score --kb``: A's ``Seine_river`` redirects to ``Seine``), strict_kb
+        counts A's ``[9, 14)`` right too; strict does not:
+
+        >>> rows = mention_rows(pd.DataFrame(
+        ...     [("d", "1", "GT", 0, 5, "Paris", "Paris"), ("d", "1", "GT", 9, 14, "Seine", "Seine"),
+        ...      ("d", "1", "A", 0, 5, "Paris", "Paris"), ("d", "1", "A", 9, 14, "Seine_river", "Seine")],
+        ...     columns=["dataset", "doc_id", "system", "start", "end", "link", "entity"]))
+        >>> counts_of_rows(rows, gt_system="GT")[["matching", "tp_system", "n_system", "tp_gt"]]
+            matching  tp_system  n_system  tp_gt
+        0    overlap          1         2      1
+        1     strict          1         2      1
+        2  strict_kb          2         2      2
         >>> counts_of_rows(rows, gt_system="GT", matching=["fuzzy"])
         Traceback (most recent call last):
         ...
         posthoc.errors.PosthocInputError: preannotation: unknown matching ['fuzzy']; use one of strict, overlap
     """
-    unknown = sorted(set(matching) - set(MATCHINGS))
+    if matching is None:
+        matching = (*MATCHINGS, KB_MATCHING) if ENTITY_COLUMN in rows.columns else MATCHINGS
+    unknown = sorted(set(matching) - set(MATCHINGS) - {KB_MATCHING})
     if unknown:
         raise PosthocInputError(f"preannotation: unknown matching {unknown}; use one of {', '.join(MATCHINGS)}")
+    if KB_MATCHING in matching and ENTITY_COLUMN not in rows.columns:
+        raise PosthocInputError(f"preannotation: {KB_MATCHING} needs the mentions' {ENTITY_COLUMN!r} column (the "
+                                "entity of each link through a KB index: posthoc score --kb)")
     columns = ["dataset", "doc_id", "system", "matching", *COUNT_COLUMNS]
     dataset, dataset_names = factorize(rows["dataset"], sort=True)
     doc_code, doc_names = factorize(rows["doc_id"], sort=True)
@@ -121,10 +150,11 @@ def counts_of_rows(rows: Mentions, *, gt_system: str, matching: Sequence[str] = 
     doc_of_row, first = sorted_codes(dataset, doc_code)  # documents sorted by dataset, doc_id
     n_docs = len(first)
     doc_dataset = dataset[first]
-    codes = SpanCodes.of(
-        doc_of_row, rows["start"].to_numpy(np.int64), rows["end"].to_numpy(np.int64),
-        factorize(rows["link"])[0],
-    )  # fmt: skip
+    starts, ends = rows["start"].to_numpy(np.int64), rows["end"].to_numpy(np.int64)
+    codes = SpanCodes.of(doc_of_row, starts, ends, factorize(rows["link"])[0])
+    kb_codes = SpanCodes.of(doc_of_row, starts, ends, factorize(rows[ENTITY_COLUMN])[0]) \
+        if KB_MATCHING in matching else None
+    plain = [_FLAG[m] for m in matching if m != KB_MATCHING]
     gt_codes = np.flatnonzero(np.asarray(system_names) == gt_system)
     is_gt = system == gt_codes[0] if len(gt_codes) else np.zeros(len(rows), dtype=bool)
     n_datasets = len(dataset_names)
@@ -137,8 +167,12 @@ def counts_of_rows(rows: Mentions, *, gt_system: str, matching: Sequence[str] = 
         present = np.bincount(dataset[of_system], minlength=n_datasets) > 0
         gt_here = is_gt & present[dataset]
         in_datasets = present[doc_dataset]
-        system_flags = code_flags(codes, of_system, gt_here, flags=[_FLAG[m] for m in matching])
-        gt_flags = code_flags(codes, gt_here, of_system, flags=[_FLAG[m] for m in matching])
+        system_flags = code_flags(codes, of_system, gt_here, flags=plain)
+        gt_flags = code_flags(codes, gt_here, of_system, flags=plain)
+        if kb_codes is not None:  # the same strict test on the entities' codes
+            strict = _FLAG["strict"]
+            system_flags[KB_MATCHING] = code_flags(kb_codes, of_system, gt_here, flags=[strict])[strict]
+            gt_flags[KB_MATCHING] = code_flags(kb_codes, gt_here, of_system, flags=[strict])[strict]
         system_doc, gt_doc = doc_of_row[of_system], doc_of_row[gt_here]
         n_system = np.bincount(system_doc, minlength=n_docs)[in_datasets]
         n_gt = np.bincount(gt_doc, minlength=n_docs)[in_datasets]
@@ -234,7 +268,7 @@ def preannotation_scores(
     mentions: Mentions,
     *,
     gt_system: str = GT_SYSTEM,
-    matching: Sequence[str] = MATCHINGS,
+    matching: Sequence[str] | None = None,
     averaging: Sequence[str] = AVERAGINGS,
 ) -> pd.DataFrame:
     """Pre-annotation precision / recall / F1 of every system against GT (seed 000 section 3.1, Figure 3 left).

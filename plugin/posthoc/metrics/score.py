@@ -41,6 +41,7 @@ from posthoc.metrics.reuse import reuse_check
 from posthoc.metrics.tuple_codes import sorted_codes
 from posthoc.metrics.union import classify_against_gt, outcomes_from_letters
 from posthoc.metrics.verification import check_union, shares_from_rows, union_from_verdicts, verdicts_of
+from posthoc.metrics.verified_categories import verified_category_tables
 from posthoc.scores import Scores, empty_comparisons
 from posthoc.tables import GT_SYSTEM, Judgements, Mentions
 
@@ -390,6 +391,9 @@ def score_judgements(judgements: Judgements, mentions: Mentions, *,
     base = {**_study_counts(all_rows, rows, control, excluded, verdicts, study=options.study),
             **options.summary_entries()}
     rankings = ranking_changes(comparisons, rates, preannotation, gt_system=options.gt_system)
+    categories, category_summary = verified_category_tables(
+        source, rows, verdicts, codes, gt_system=options.gt_system, n_resamples=options.n_resamples,
+        seed=options.seed, confidence=options.confidence, interval=options.interval)
     return Scores(
         rates=rates, preannotation=preannotation, outcome_counts=_outcome_counts(rows),
         agreement=agreement_from_verdicts(verdicts), union_outcomes=union_outcomes, controls=controls,
@@ -397,7 +401,8 @@ def score_judgements(judgements: Judgements, mentions: Mentions, *,
         reliability=reliability_from_verdicts(verdicts), aggregated=aggregated, corrected_gold=gold,
         summary={**_summary(rates, preannotation, union_table, rows, base),
                  "comparisons": comparison_summary(comparisons, rankings)},
-        comparisons=comparisons, rankings=rankings,
+        comparisons=comparisons, rankings=rankings, error_categories=categories,
+        error_category_summary=category_summary,
         reuse=reuse_check(rows, controls=all_rows.take(np.flatnonzero(control))),  # issue 46
     )
 

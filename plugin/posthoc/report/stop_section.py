@@ -12,6 +12,7 @@ import math
 import pandas as pd
 
 from posthoc.html import Section, paragraph, table_html
+from posthoc.report.explorer import NO_LINKS, CellLinks
 
 ANCHOR = "stop-or-go-on"
 TITLE = "Stop now or go on"
@@ -25,9 +26,9 @@ def _verdict(table: pd.DataFrame, target: float) -> str:
             "finds the documents it needs).")
 
 
-def stop_or_go_on_section(table: pd.DataFrame) -> Section:
+def stop_or_go_on_section(table: pd.DataFrame, links: CellLinks = NO_LINKS) -> Section:
     """The section for a :data:`~posthoc.study.planner.progress_widths.WIDTH_COLUMNS` table (one row a cell and
-    rate); a note instead of the table when the study has no cell yet."""
+    rate); a note instead of the table when the study has no cell yet; ``links``: each row's explorer cell."""
     if table.empty:
         return Section(TITLE, paragraph("No cell of the plan has judgements yet."), anchor=ANCHOR)
     intro = paragraph(
@@ -46,5 +47,6 @@ def stop_or_go_on_section(table: pd.DataFrame) -> Section:
     if not math.isfinite(target):
         shown = shown.drop(columns=["met_now", "met_end", "advice"])
     body = intro + verdict + table_html(shown, float_format="{:.4f}",
-                                        caption="Half-widths per cell: reached now and expected at the end of the plan")
+                                        caption="Half-widths per cell: reached now and expected at the end of the plan",
+                                        row_links=links.rows("cell_widths", shown))
     return Section(TITLE, body, anchor=ANCHOR)

@@ -120,11 +120,14 @@ def separation_note(*frames: pd.DataFrame) -> str:
 def sequence_section(by_subset: pd.DataFrame, by_tertile: pd.DataFrame, *,
                      after: AfterPrevious | None = None, audit: OrderAudit | None = None,
                      caveat: str = "", definitions: str = "",
-                     extra_tables: Sequence[tuple[pd.DataFrame, str]] = ()) -> Section:
+                     extra_tables: Sequence[tuple[pd.DataFrame, str]] = (),
+                     order_tests: pd.DataFrame | None = None) -> Section:
     """A report section for paper 004's analyses.
 
     ``caveat`` states what is known of the presentation order; ``definitions`` what the items, labels and worker
-    subsets are for this data; ``extra_tables`` are more ``(b1 table, caption)`` pairs shown after the main ones.
+    subsets are for this data; ``extra_tables`` are more ``(b1 table, caption)`` pairs shown after the main ones;
+    ``order_tests`` the study-level randomisation tests (one row a label, the columns of
+    :class:`~posthoc.sequence.randomisation.OrderTest` after ``label``), shown before the figure.
     Separation or non-convergence in any fit is noted.
 
     Examples:
@@ -154,6 +157,15 @@ def sequence_section(by_subset: pd.DataFrame, by_tertile: pd.DataFrame, *,
     if audit is not None:
         parts.append(paragraph(f"Order audit: {audit.message}.",
                                css_class="note" if audit.shared_order_warning else ""))
+    if order_tests is not None and len(order_tests):
+        parts.append(paragraph(
+            "The study-level test of an order effect: a randomisation test (exact; issue 45). Each worker's tasks were "
+            "served in their own random order, so without an order effect every reordering of a worker's sequence "
+            "is as likely as the one served; the p-value is the share of random reorderings whose lag-1 score "
+            "statistic (the sign of b1) is as extreme as the one observed. b1 and its interval below measure the "
+            "effect."))
+        parts.append(table_html(order_tests, caption="Study-level test of order effects (randomisation)",
+                                float_format="{:.4g}"))
     parts.append(figure_html(coefficient_figure(by_subset, by_tertile),
                              caption="b1 per worker subset and per position tertile, with 95% intervals"))
     parts.append(table_html(shown_fits(by_subset)[columns], caption="b1 per worker subset"))

@@ -11,19 +11,25 @@
 - :func:`study_test_checks`: the study-level test (:func:`posthoc.sequence.sequence_table_from_judgements`
   then :func:`~posthoc.sequence.fit_lag1`, both on defaults): the share of null studies where the 5% test
   rejects, and the coverage of b1 on studies with a known lag.
+- :func:`randomisation_test_checks` (issue 45): on the same simulated studies, for each task label, the share of
+  null studies the randomisation test (:func:`posthoc.sequence.randomisation.order_randomisation_test`, the
+  report's study-level test) and the jackknife Wald test of b1 reject at 5%, and their power under a known lag.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 
 import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from posthoc.sequence import fit_lag1, sequence_table_from_judgements
+from posthoc.sequence import TASK_LABELS, fit_lag1, sequence_table_from_judgements
+from posthoc.sequence.randomisation import order_randomisation_test
 from posthoc.sequence.simulate import simulate_binary, simulate_continuous
-from posthoc.validity import Check, at_most, within
+from posthoc.validity import Check, at_least, at_most, within
 
 LAG_TRUTHS = (-0.3, 0.0, 0.4)
 
@@ -139,3 +145,71 @@ def study_test_checks(*, n_studies: int = 200, n_workers: int = 40, tasks_per_wo
         Check(name, f"b1 = {lag:+.1f}, difficulty sd {lag_difficulty_sd:g}, {size}", n_studies, "mean bias",
               float(np.mean(estimates)) - lag, "(reported)", True),
     ]
+
+
+def _study_rejections(study: int, truth: float, n_workers: int, tasks_per_worker: int, k: int, difficulty_sd: float,
+                      n_permutations: int) -> dict[tuple[str, str], bool]:
+    """Whether each test rejects at 5% on one simulated study, by ``(label, test)``: ``wald`` (b1's jackknife
+    p < 0.05) and ``randomisation`` (p <= 0.05)."""
+    judgements = simulate_task_study(n_workers, tasks_per_worker, b1=truth, k=k, difficulty_sd=difficulty_sd,
+                                     seed=study)
+    rejected = {}
+    for label in TASK_LABELS:
+        table = sequence_table_from_judgements(judgements, label=label)
+        rejected[(label, "wald")] = bool(fit_lag1(table).b1_p < 0.05)
+        rejected[(label, "randomisation")] = bool(
+            order_randomisation_test(table, n_permutations=n_permutations, seed=study).p_value <= 0.05)
+    return rejected
+
+
+def _rejections(n_studies: int, truth: float, *, n_workers: int, tasks_per_worker: int, k: int, difficulty_sd: float,
+                seed: int, n_permutations: int, processes: int, progress: bool) -> dict[tuple[str, str], float]:
+    """Share of ``n_studies`` studies each test rejects at 5%, by ``(label, test)``, both tests on the same
+    studies (``processes`` > 1: studies spread over that many processes; the same shares)."""
+    studies = _studies(truth, n_studies, seed)
+    task = partial(_study_rejections, truth=truth, n_workers=n_workers, tasks_per_worker=tasks_per_worker, k=k,
+                   difficulty_sd=difficulty_sd, n_permutations=n_permutations)
+    bar = {"desc": f"randomisation test, b1={truth:+g}", "disable": not progress, "unit": " study",
+           "total": n_studies}
+    if processes > 1:
+        with ProcessPoolExecutor(max_workers=processes) as pool:
+            results = list(tqdm(pool.map(task, studies, chunksize=10), **bar))
+    else:
+        results = [task(study) for study in tqdm(studies, **bar)]
+    return {key: sum(result[key] for result in results) / n_studies for key in results[0]}
+
+
+def randomisation_test_checks(*, n_studies: int = 200, n_workers: int = 40, tasks_per_worker: int = 40, k: int = 3,
+                              lag: float = 0.4, difficulty_sd: float = 1.0, lag_difficulty_sd: float = 0.5,
+                              n_permutations: int = 999, power_studies: int | None = None, seed: int = 0,
+                              rejection_band: tuple[float, float] = (0.03, 0.07), power_loss: float = 0.03,
+                              processes: int = 1, progress: bool = False) -> list[Check]:
+    """Size and power of the study-level randomisation test beside the jackknife Wald test, per task label.
+
+    ``n_studies`` null studies (chunk difficulty ``N(0, difficulty_sd)``) and ``power_studies`` (default: as
+    many) with a known ``lag`` on the task outcome (difficulty ``N(0, lag_difficulty_sd)``), ``k`` workers an
+    item, both tests on the same studies; ``processes`` spreads the studies over processes. Targets: the
+    randomisation test's null rejections within ``rejection_band``; its power at most ``power_loss`` below the
+    Wald test's on the same lagged studies. The Wald test's figures are reported.
+    """
+    size = f"{n_workers} workers x {tasks_per_worker} tasks"
+    n_lagged = power_studies if power_studies is not None else n_studies
+    null, lagged = (
+        _rejections(runs, truth, n_workers=n_workers, tasks_per_worker=tasks_per_worker, k=k, difficulty_sd=sd,
+                    seed=seed + offset, n_permutations=n_permutations, processes=processes, progress=progress)
+        for runs, truth, sd, offset in ((n_studies, 0.0, difficulty_sd, 3), (n_lagged, lag, lag_difficulty_sd, 4)))
+    null_setting = f"null, difficulty sd {difficulty_sd:g}, {size}"
+    lag_setting = f"b1 = {lag:+.1f}, difficulty sd {lag_difficulty_sd:g}, {size}"
+    checks = []
+    for label in TASK_LABELS:
+        exact = f"study-level randomisation test ({label}), k = {k}"
+        wald = f"study-level sequence test, jackknife Wald ({label}), k = {k}"
+        checks += [
+            within(exact, null_setting, n_studies, "rejects at 5%", null[(label, "randomisation")], *rejection_band),
+            Check(wald, null_setting, n_studies, "rejects at 5%", null[(label, "wald")], "(reported)", True),
+            Check(exact, lag_setting, n_lagged, "power at 5%", lagged[(label, "randomisation")], "(reported)", True),
+            Check(wald, lag_setting, n_lagged, "power at 5%", lagged[(label, "wald")], "(reported)", True),
+            at_least(exact, lag_setting, n_lagged, "power minus Wald's",
+                     lagged[(label, "randomisation")] - lagged[(label, "wald")], -power_loss),
+        ]
+    return checks

@@ -76,10 +76,11 @@ class UriRule:
             if status is None:
                 continue
             if self.invalid and status.kind == "missing":
-                flags.append(context.flag(a, "invalid_uri", "check", detail="title not in the KB"))
+                flags.append(context.flag(a, "invalid_uri", "check", detail=status.detail or "title not in the KB"))
             elif self.outdated and status.kind == "redirect":
                 flags.append(context.flag(a, "outdated_uri", "update-uri", partner_link=status.target,
-                                          detail=f"redirects to {status.target}"))
+                                          detail=f"redirects to {status.target}"
+                                                 + (f" ({status.detail})" if status.detail else "")))
             elif self.disambiguation and status.kind == "disambiguation":
                 shown = ", ".join(status.candidates[:10]) + (" ..." if len(status.candidates) > 10 else "")
                 flags.append(context.flag(a, "disambiguation_uri", "check",
