@@ -64,6 +64,18 @@ def verdict(checks: list[Check]) -> tuple[str, bool]:
     return line, not missed
 
 
+def print_checks(run: BenchRun, checks: list[Check]) -> bool:
+    """The checks' table, one headline an estimator and the closing line, printed and kept by ``run``; whether every
+    figure meets its target."""
+    for line in format_checks(checks):
+        run.print(line)
+    for line in headlines(checks):
+        run.print(f"headline: {line}")
+    line, met = verdict(checks)
+    run.print(line)
+    return met
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--studies", type=float, default=1.0, help="scale the number of simulated studies")
@@ -123,12 +135,7 @@ def main() -> int:
             found = check()
             checks += found
             print(f"  ({name}: {time.perf_counter() - started:.1f} s)", file=sys.stderr, flush=True)
-        for line in format_checks(checks):
-            run.print(line)
-        for line in headlines(checks):
-            run.print(f"headline: {line}")
-        line, met = verdict(checks)
-        run.print(line)
+        met = print_checks(run, checks)
     return 0 if met else 1
 
 

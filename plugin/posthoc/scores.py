@@ -39,6 +39,11 @@ comparisons
 rankings
     ``dataset, metric, system, strict_value, strict_rank, posthoc_value, posthoc_rank, rank_change, changed,
     flipped_with, significant``: strict against posthoc ranks (:func:`posthoc.metrics.comparisons.ranking_changes`).
+reuse
+    ``dataset, n_shared, cross_pairs, cross_agreement, baseline, within_pairs, within_agreement, difference, ci_low,
+    ci_high, shift_pair, shift, shift_low, shift_high, margin, decision``: the reuse check (issue 46): the verdicts of
+    annotations shared by systems, agreement across tasks against within one task, the largest shift of the verify
+    share between two systems' tasks, and whether a verdict may be reused (:func:`posthoc.metrics.reuse.reuse_check`).
 error_categories
     one row an annotation per comparison with GT: ``dataset, doc_id, system, side, start, end, surface, link, is_nil,
     gt_link, system_link, category, kind`` (ELEVANT's strict categories, :mod:`posthoc.metrics.strict_categories`)
@@ -62,6 +67,10 @@ from posthoc.tables import empty_table
 COMPARISON_COLUMNS: Final = [
     "dataset", "system_a", "system_b", "metric", "value_a", "value_b", "difference", "ci_low", "ci_high",
     "p_value", "p_holm", "significant", "method",
+]  # fmt: skip
+REUSE_COLUMNS: Final = [
+    "dataset", "n_shared", "cross_pairs", "cross_agreement", "baseline", "within_pairs", "within_agreement",
+    "difference", "ci_low", "ci_high", "shift_pair", "shift", "shift_low", "shift_high", "margin", "decision",
 ]  # fmt: skip
 RANKING_COLUMNS: Final = [
     "dataset", "metric", "system", "strict_value", "strict_rank", "posthoc_value", "posthoc_rank", "rank_change",
@@ -87,9 +96,19 @@ def empty_comparisons() -> pd.DataFrame:
     return typed_comparisons(empty_table(dict.fromkeys(COMPARISON_COLUMNS, "float64")))
 
 
+def typed_reuse(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` (:data:`REUSE_COLUMNS`) with every column typed."""
+    numbers = ["cross_pairs", "cross_agreement", "within_pairs", "within_agreement", "difference", "ci_low", "ci_high",
+               "shift", "shift_low", "shift_high", "margin"]
+    return table.astype({"dataset": "str", "n_shared": "int64", "baseline": "str", "decision": "str",
+                         "shift_pair": "str", **dict.fromkeys(numbers, "float64")})
+
+
 def _empty(name: str) -> pd.DataFrame:
     if name == "comparisons":
         return empty_comparisons()
+    if name == "reuse":
+        return typed_reuse(pd.DataFrame.from_records([], columns=REUSE_COLUMNS))
     return typed_rankings(pd.DataFrame.from_records([], columns=RANKING_COLUMNS))
 
 
@@ -110,6 +129,7 @@ class Scores:
     summary: dict[str, Any] = field(default_factory=dict)
     comparisons: pd.DataFrame = field(default_factory=lambda: _empty("comparisons"))
     rankings: pd.DataFrame = field(default_factory=lambda: _empty("rankings"))
+    reuse: pd.DataFrame = field(default_factory=lambda: _empty("reuse"))
     error_categories: pd.DataFrame = field(default_factory=pd.DataFrame)
     error_category_summary: pd.DataFrame = field(default_factory=pd.DataFrame)
 

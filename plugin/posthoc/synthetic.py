@@ -15,18 +15,27 @@ system ``m`` independently: ``verify`` with probability ``verify_prob[m]``, ``ed
 ``edit_prob[m]``, ``remove`` otherwise. Each worker also does one control task of ``n_control``
 annotations with known ``expected_outcome``; a share ``failing_worker_share`` of workers are
 click-through workers who verify everything and answer controls at random.
+
+Document effects (issues 45 and 46; off by default, so the default tables are unchanged draw for draw): real
+documents differ, so a verdict's chance can move with its document. With ``doc_effect_sd`` and
+``system_doc_sd`` the verify probability of system ``m``'s annotations in document ``d`` is
+``expit(logit(verify_prob[m]) + u_d + v_md)`` with ``u_d ~ N(0, doc_effect_sd)`` a difficulty every system of the
+document shares and ``v_md ~ N(0, system_doc_sd)`` a system x document term; ``edit`` keeps its share of the
+rest (``edit_prob[m] / (1 - verify_prob[m])``). A system's true rate is then the mean of that probability over
+documents, not ``verify_prob[m]`` (:func:`document_verify_probability`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
 import pandas as pd
 
-from posthoc.arrays import Bools, Ints
+from posthoc.arrays import Bools, Floats, Ints
 from posthoc.tables import DOCUMENT_COLUMNS, JUDGEMENT_COLUMNS, MENTION_COLUMNS
 
 #: Seed 000, Table 1: documents and annotations (GT, E2E, REL) per dataset. The cells sum to
@@ -66,18 +75,30 @@ def synthetic_study(n_docs: int = 20, *, datasets: Sequence[str] = ("SYN-A", "SY
                     systems: Sequence[str] = ("GT", "E2E", "REL"), k: int = 1, verify_prob: Probabilities = None,
                     edit_prob: Probabilities = None, mentions_per_doc: float = 8.0, shared_share: float = 0.6,
                     n_control: int = 3, failing_worker_share: float = 0.0, tasks_per_worker: int = 19,
-                    study: str = "synthetic", seed: int = 0) -> Tables:
+                    study: str = "synthetic", doc_effect_sd: float = 0.0, system_doc_sd: float = 0.0,
+                    seed: int = 0) -> Tables:
     """A synthetic study of ``n_docs`` documents per dataset: ``(documents, mentions, judgements)``.
 
     ``verify_prob`` / ``edit_prob`` map a system to its true probability of a ``verify`` /
     ``edit`` judgement (defaults :data:`DEFAULT_VERIFY_PROB` / :data:`DEFAULT_EDIT_PROB`, 0.9 /
     0.05 for other names). Each system has ``round(mentions_per_doc * n_docs)`` annotations per
     dataset, spread over documents at random. Tables have the columns of :mod:`posthoc.tables`.
+    ``doc_effect_sd`` / ``system_doc_sd``: the document effects of the module docstring (logit scale; 0: none).
+
+    Examples:
+        Document effects leave the tables' shape alone and are off by default (the same draws as before).
+
+        >>> _, mentions, judgements = synthetic_study(4, datasets=("D",), n_control=0, seed=1)
+        >>> _, _, shifted = synthetic_study(4, datasets=("D",), n_control=0, seed=1, doc_effect_sd=1.0,
+        ...                                 system_doc_sd=0.5)
+        >>> len(judgements) == len(shifted) == len(mentions)
+        True
     """
     counts = {name: (n_docs, {m: round(mentions_per_doc * n_docs) for m in systems}) for name in datasets}
     return _generate(counts, k=k, verify_prob=verify_prob, edit_prob=edit_prob, shared_share=shared_share,
                      n_control=n_control, failing_worker_share=failing_worker_share,
-                     tasks_per_worker=tasks_per_worker, study=study, seed=seed)
+                     tasks_per_worker=tasks_per_worker, study=study,
+                     effects=DocumentEffects(doc_effect_sd, system_doc_sd), seed=seed)
 
 
 def paper_sized_study(*, k: int = 1, seed: int = 0, scale: float = 1.0, n_control: int = 3,
@@ -100,9 +121,12 @@ def paper_sized_study(*, k: int = 1, seed: int = 0, scale: float = 1.0, n_contro
 def _generate(counts: Mapping[str, tuple[int, Mapping[str, int]]], *, k: int = 1, verify_prob: Probabilities = None,
               edit_prob: Probabilities = None, shared_share: float = 0.6, n_control: int = 3,
               failing_worker_share: float = 0.0, tasks_per_worker: int = 19, study: str = "synthetic",
-              seed: int = 0) -> Tables:
+              effects: DocumentEffects | None = None, seed: int = 0) -> Tables:
     if k < 1:
         raise ValueError("k must be at least 1")
+    effects = effects or DocumentEffects()
+    if effects.doc_sd < 0 or effects.system_doc_sd < 0:
+        raise ValueError("doc_effect_sd and system_doc_sd must be at least 0")
     rng = np.random.default_rng(seed)
     verify = {**DEFAULT_VERIFY_PROB, **(verify_prob or {})}
     edit = {**DEFAULT_EDIT_PROB, **(edit_prob or {})}
@@ -120,9 +144,56 @@ def _generate(counts: Mapping[str, tuple[int, Mapping[str, int]]], *, k: int = 1
     mentions = pd.DataFrame(rows, columns=["dataset", "doc_id", "system", "start", "end", "surface", "link", "chunk"])
     mentions["link_original"] = mentions["link"]
     mentions["is_nil"] = False
-    judgements = _judgements(rng, mentions, k, verify, edit, n_control, failing_worker_share, tasks_per_worker, study)
+    judgements = _judgements(rng, mentions, k, verify, edit, n_control, failing_worker_share, tasks_per_worker, study,
+                             effects)
     docs = pd.DataFrame(documents, columns=list(DOCUMENT_COLUMNS))
     return docs, mentions[list(MENTION_COLUMNS)].reset_index(drop=True), judgements
+
+
+@dataclass(frozen=True)
+class DocumentEffects:
+    """Logit-scale standard deviations of a document's difficulty (shared by its systems) and of a system x
+    document term (module docstring); both 0 by default: every verdict independent, as before issue 46."""
+
+    doc_sd: float = 0.0
+    system_doc_sd: float = 0.0
+
+
+def document_verify_probability(verify_prob: float, *, doc_effect_sd: float = 0.0, system_doc_sd: float = 0.0,
+                                nodes: int = 80) -> float:
+    """A system's true verify rate under document effects: ``E[expit(logit p + e)]``, ``e ~ N(0, s)`` with
+    ``s^2 = doc_effect_sd^2 + system_doc_sd^2`` (Gauss-Hermite quadrature of ``nodes`` points).
+
+    Examples:
+        No effect keeps ``p``; a spread pulls the rate towards 1/2 (0.9 becomes about 0.83 at ``s = 1.5``; Monte
+        Carlo agrees).
+
+        >>> document_verify_probability(0.9)
+        0.9
+        >>> round(document_verify_probability(0.9, doc_effect_sd=1.5), 2)
+        0.83
+    """
+    spread = math.hypot(doc_effect_sd, system_doc_sd)
+    if spread == 0:
+        return float(verify_prob)
+    points, weights = np.polynomial.hermite_e.hermegauss(nodes)
+    logit = math.log(verify_prob / (1 - verify_prob))
+    return float(np.sum(weights / (1 + np.exp(-(logit + spread * points)))) / math.sqrt(2 * math.pi))
+
+
+def _with_effects(rng: np.random.Generator, mentions: pd.DataFrame, idx: Ints, p_verify: Floats, p_edit: Floats,
+                  effects: DocumentEffects) -> tuple[Floats, Floats]:
+    """Each judged row's verify and edit probabilities moved by its document's effects (module docstring)."""
+    docs = mentions["dataset"].astype(str) + "|" + mentions["doc_id"].astype(str)
+    doc_code = pd.factorize(docs)[0]
+    cell_code = pd.factorize(docs + "|" + mentions["system"].astype(str))[0]
+    doc_shift = rng.normal(0.0, effects.doc_sd, doc_code.max() + 1)
+    cell_shift = rng.normal(0.0, effects.system_doc_sd, cell_code.max() + 1)
+    shift = doc_shift[doc_code[idx]] + cell_shift[cell_code[idx]]
+    clipped = np.clip(p_verify, 1e-9, 1 - 1e-9)
+    moved = 1 / (1 + np.exp(-(np.log(clipped / (1 - clipped)) + shift)))
+    edit_share = np.where(p_verify < 1, p_edit / np.maximum(1 - p_verify, 1e-12), 0.0)
+    return moved, (1 - moved) * edit_share
 
 
 def _document(
@@ -190,6 +261,7 @@ def _judgements(
     failing_worker_share: float,
     tasks_per_worker: int,
     study: str,
+    effects: DocumentEffects,
 ) -> pd.DataFrame:
     items, item_index = np.unique(
         mentions["chunk"].astype(str) + "|" + mentions["system"].astype(str), return_inverse=True
@@ -217,6 +289,8 @@ def _judgements(
     p_verify = np.array([verify.get(s, 0.9) for s in systems])
     p_edit = np.array([edit.get(s, 0.05) for s in systems])
     u = rng.random(len(idx))
+    if effects.doc_sd > 0 or effects.system_doc_sd > 0:
+        p_verify, p_edit = _with_effects(rng, mentions, idx, p_verify, p_edit, effects)
     outcome = np.where(u < p_verify, "verify", np.where(u < p_verify + p_edit, "edit", "remove"))
     outcome = np.where(failing[worker], "verify", outcome)
     links = mentions["link"].to_numpy()[idx]

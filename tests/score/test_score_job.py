@@ -89,7 +89,7 @@ def test_the_job_writes_report_tables_judgements_summary_and_gold(study: dict[st
     comparisons = pd.read_csv(scored / "tables" / "comparisons.csv")
     systems = pd.read_csv(scored / "tables" / "rates.csv").groupby("dataset")["system"].nunique()
     assert len(comparisons) == sum(n * (n - 1) // 2 for n in systems) * 4  # every pair, four metrics
-    assert summary["interval"] == "bca" and summary["comparisons"]["method"] == "bca"
+    assert summary["interval"] == "bca" and summary["comparisons"]["method"] == "jackknife_t"  # pairs: issue 46
     assert set(summary["comparisons"]["datasets"]) == set(systems.index)
     assert "fingerprint" in summary and not re.search(r"\d{4}-\d\d-\d\dT", json.dumps(summary))
     html = (scored / "report.html").read_text(encoding="utf-8")
@@ -269,7 +269,7 @@ def test_the_interval_option_reaches_the_tables_and_the_summary(study: dict[str,
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert summary["interval"] == "percentile" and summary["comparisons"]["method"] == "percentile"
     old, new = (pd.read_csv(folder / "tables" / "comparisons.csv") for folder in (out, scored))
-    assert set(old["method"]) == {"percentile"} and set(new["method"]) == {"bca"}
+    assert set(old["method"]) == {"percentile"} and set(new["method"]) == {"jackknife_t"}  # issue 46
     assert (old["difference"] == new["difference"]).all()  # same draws, same point values
     assert not np.allclose(old["ci_low"], new["ci_low"])  # other bounds
     with pytest.raises(PosthocInputError, match="interval method"):

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from posthoc.arrays import Floats, Objects
-from posthoc.metrics.intervals import holm, interval_and_p
+from posthoc.metrics.intervals import check_method, holm, interval_and_p, jackknife_t
 from posthoc.metrics.rates import Jackknife, RateStatistics, point_rates
 from posthoc.scores import RANKING_COLUMNS, empty_comparisons, typed_rankings
 from posthoc.tables import GT_SYSTEM
@@ -28,6 +28,24 @@ from posthoc.tables import GT_SYSTEM
 #: The compared metrics (``verification_rate`` is posthoc precision, paper 000 section 3.2; both are listed).
 COMPARED: Final = ("posthoc_precision", "posthoc_recall", "posthoc_f1", "verification_rate")
 RANKED: Final = {"precision": "posthoc_precision", "recall": "posthoc_recall", "f1": "posthoc_f1"}
+#: The paired comparisons' method for each interval method of the rates (issue 46): the default BCa run tests its
+#: pairs with the cluster jackknife t (:func:`~posthoc.metrics.intervals.jackknife_t`), which holds its level at
+#: 20 documents with document effects where the paired bootstrap does not (bench/validity_bench.py);
+#: ``percentile`` keeps the paper's paired bootstrap (the old method).
+PAIRED_METHOD: Final = {"bca": "jackknife_t", "percentile": "percentile", "jackknife_t": "jackknife_t"}
+
+
+def paired_method(interval: str) -> str:
+    """The paired comparisons' method (:data:`PAIRED_METHOD`) for the rates' interval method.
+
+    Examples:
+        >>> from posthoc.metrics.comparisons import paired_method
+        >>> paired_method("bca"), paired_method("percentile")
+        ('jackknife_t', 'percentile')
+    """
+    if interval not in PAIRED_METHOD:
+        check_method(interval)
+    return PAIRED_METHOD[interval]
 
 
 def system_order(systems: list[str], gt_system: str = GT_SYSTEM) -> list[str]:
@@ -72,9 +90,11 @@ def paired_comparisons(
     ``metric``                       ``posthoc_precision, posthoc_recall, posthoc_f1, verification_rate``
     ``value_a, value_b``             the two systems' point values (exact counts)
     ``difference``                   ``value_a - value_b``
-    ``ci_low, ci_high``              the ``confidence`` interval of the difference from the paired resamples
-                                     (``method``: ``bca`` or ``percentile``, :mod:`posthoc.metrics.intervals`)
-    ``p_value``                      two-sided bootstrap p-value of "no difference" (the interval inverted)
+    ``ci_low, ci_high``              the ``confidence`` interval of the difference: ``method`` ``jackknife_t``
+                                     (the cluster jackknife t over units, from the rates' jackknife;
+                                     :func:`~posthoc.metrics.intervals.jackknife_t`), or from the paired
+                                     resamples (``bca`` or ``percentile``, :mod:`posthoc.metrics.intervals`)
+    ``p_value``                      two-sided p-value of "no difference" (the interval inverted)
     ``p_holm``                       Holm-adjusted over the pairs of the dataset, per metric
     ``significant``                  ``p_holm < 1 - confidence``
     ``method``                       the interval method
@@ -106,7 +126,7 @@ def paired_comparisons(
     pairs = _pairs(stats, gt_system)
     if not pairs:
         return empty_comparisons()
-    if method == "bca" and jackknife is None:
+    if method in ("bca", "jackknife_t") and jackknife is None:
         jackknife = rate_jackknife(stats)
     first, second = (np.asarray(side, dtype=np.int64) for side in zip(*pairs, strict=True))
     values = point_rates(stats)
@@ -120,8 +140,11 @@ def paired_comparisons(
         mask = jackknife.columns(np.tile(first, len(COMPARED)))  # a pair's two groups share a stratum
         n_units = mask.sizes()
     estimate = point[0] - point[1]
-    low, high, p = interval_and_p(resampled, estimate, method=method, jackknife=jack, mask=mask,
-                                  confidence=confidence, n_units=n_units)
+    if method == "jackknife_t" and jack is not None and len(resampled):
+        low, high, p = jackknife_t(jack, estimate, mask=mask, confidence=confidence)
+    else:  # no resamples asked (n_resamples 0): no interval by either method
+        low, high, p = interval_and_p(resampled, estimate, method="percentile" if method == "jackknife_t" else method,
+                                      jackknife=jack, mask=mask, confidence=confidence, n_units=n_units)
     n_pairs = len(pairs)
     metric_index = np.repeat(np.arange(len(COMPARED)), n_pairs)
     pair_index = np.tile(np.arange(n_pairs), len(COMPARED))

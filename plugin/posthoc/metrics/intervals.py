@@ -379,6 +379,53 @@ def interval_and_p(samples: Floats, estimate: Floats, *, method: str = "bca",
                                corrections=corrections)
 
 
+def jackknife_t(jackknife: Floats, estimate: Floats, *, mask: Mask | None = None,
+                confidence: float = 0.95) -> tuple[Floats, Floats, Floats]:
+    """``(low, high, p)``: the cluster jackknife t interval and test (CV3 with ``t_{G-1}``; MacKinnon, Nielsen and Webb
+    2023, "Cluster-robust inference: a guide to empirical practice", J. Econometrics 232, section 4.2).
+
+    ``jackknife``: ``(units, statistics)`` leave-one-unit-out values (a unit is a cluster: a document); ``mask`` the
+    units of each statistic's stratum (default all). With ``G`` units, ``se^2 = (G - 1) / G sum (value_i - mean)^2``;
+    the bounds are ``estimate -+ t_{G-1}((1 + confidence) / 2) se`` and ``p = 2 P(T_{G-1} > |estimate| / se)``.
+    The paired comparisons use it (issue 46): with a difficulty documents share across systems and a system x
+    document term, the bootstrap's paired test at 20 documents rejects 8-9% of equal pairs at 5%, this one holds.
+    A statistic with fewer than 2 units gives NaN; one whose jackknife values are all equal gives the estimate as
+    both bounds (``p`` 1 when it is 0, else 0).
+
+    Examples:
+        Jackknife values ``1, 2, 3`` of three units (mean 2): ``se^2 = 2/3 x 2 = 4/3``; the estimate 2 gives
+        ``t = 2 / sqrt(4/3) = 1.732`` on 2 degrees of freedom: ``p = 0.225``, bounds ``2 -+ 4.303 x 1.155``.
+
+        >>> import numpy as np
+        >>> from posthoc.metrics.intervals import jackknife_t
+        >>> low, high, p = jackknife_t(np.array([[1.0], [2.0], [3.0]]), np.array([2.0]))
+        >>> low.round(4).tolist(), high.round(4).tolist(), p.round(4).tolist()
+        ([-2.9683], [6.9683], [0.2254])
+    """
+    from scipy import stats
+
+    if not 0 < confidence < 1:
+        raise PosthocInputError(f"confidence must be between 0 and 1, not {confidence}")
+    values = np.asarray(jackknife, dtype=float)
+    use = ~np.isnan(values)
+    if isinstance(mask, StratumMask):
+        use &= mask.units[:, None] == mask.columns[None, :]
+    elif mask is not None:
+        use &= np.asarray(mask, dtype=bool)
+    g = use.sum(axis=0)
+    filled = np.where(use, values, 0.0)
+    mean = filled.sum(axis=0) / np.maximum(g, 1)
+    spread = np.where(use, filled - mean, 0.0)
+    se = np.where(g >= 2, np.sqrt((g - 1) / np.maximum(g, 1) * (spread * spread).sum(axis=0)), np.nan)
+    degrees = np.maximum(g - 1, 1).astype(float)
+    half = stats.t.ppf((1 + confidence) / 2, degrees) * se
+    estimate = np.asarray(estimate, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.where(se > 0, 2 * stats.t.sf(np.abs(estimate) / np.where(se > 0, se, 1), degrees),
+                     np.where(se == 0, (estimate == 0).astype(float), np.nan))
+    return estimate - half, estimate + half, p
+
+
 def holm(p: Floats) -> Floats:
     """Holm's step-down adjusted p-values (Holm 1979) of one family; NaN entries stay NaN and do not count.
 

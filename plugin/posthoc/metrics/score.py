@@ -21,7 +21,7 @@ from posthoc.errors import PosthocInputError
 from posthoc.metrics.agreement import agreement_from_verdicts
 from posthoc.metrics.bootstrap import UNITS, ratio, resampled_sums, unit_matrix
 from posthoc.metrics.codes import derive_codes, factorize, shared_factorisation
-from posthoc.metrics.comparisons import comparison_summary, paired_comparisons, ranking_changes
+from posthoc.metrics.comparisons import comparison_summary, paired_comparisons, paired_method, ranking_changes
 from posthoc.metrics.controls import control_results
 from posthoc.metrics.gold import gold_from
 from posthoc.metrics.inputs import ANNOTATION, JUDGEMENT_NEEDS, is_control, judged_rows, mention_rows
@@ -37,6 +37,7 @@ from posthoc.metrics.rates import (
     rates_table,
 )
 from posthoc.metrics.reliability import aggregated_from, reliability_from_verdicts
+from posthoc.metrics.reuse import reuse_check
 from posthoc.metrics.tuple_codes import sorted_codes
 from posthoc.metrics.union import classify_against_gt, outcomes_from_letters
 from posthoc.metrics.verification import check_union, shares_from_rows, union_from_verdicts, verdicts_of
@@ -67,6 +68,7 @@ def _rates(
     keep: Bools | None = None,
     interval: str = DEFAULT_INTERVAL,
     gt_system: str | None = GT_SYSTEM,
+    paired_interval: str | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The rates table (:mod:`posthoc.scores`) with intervals from one stratified resampling of units, and the
     paired comparisons of its systems from the same draws (:mod:`posthoc.metrics.comparisons`; ``gt_system``
@@ -80,8 +82,9 @@ def _rates(
     table = rates_table(stats, samples, confidence=confidence, method=interval, jackknife=jackknife)
     if gt_system is None:
         return table, empty_comparisons()
-    return table, paired_comparisons(stats, samples, jackknife=jackknife, method=interval, confidence=confidence,
-                                     gt_system=gt_system)
+    return table, paired_comparisons(stats, samples, jackknife=jackknife,
+                                     method=paired_interval or paired_method(interval),
+                                     confidence=confidence, gt_system=gt_system)
 
 
 def _counted_rows(judgements: Judgements) -> tuple[pd.DataFrame, Bools]:
@@ -137,11 +140,13 @@ def rates_with_intervals(
 def compare_systems(
     judgements: Judgements, *, resample_unit: str = "doc_id", n_resamples: int = 1000, seed: int = 0,
     confidence: float = 0.95, ties_verified: bool = False, union: str = "exact", interval: str = DEFAULT_INTERVAL,
-    gt_system: str = GT_SYSTEM,
+    gt_system: str = GT_SYSTEM, paired_interval: str | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(rates, comparisons)``: :func:`rates_with_intervals` and the paired comparisons of every pair of systems
     of a dataset from the same resamples (:func:`posthoc.metrics.comparisons.paired_comparisons`; seed 000 RQ1).
-    Options as :func:`rates_with_intervals`; ``gt_system`` is put first in each pair.
+    Options as :func:`rates_with_intervals`; ``gt_system`` is put first in each pair; ``paired_interval``: the
+    pairs' method (``jackknife_t``, ``bca``, ``percentile``), by default
+    :func:`~posthoc.metrics.comparisons.paired_method` of ``interval`` (BCa's pairs on the jackknife t, issue 46).
 
     Examples:
         A verified 2 of 3 annotations, B 1 of the same 3; the union holds A's 2, so recall is 2/2 and 1/2 and F1
@@ -164,20 +169,22 @@ def compare_systems(
     """
     return _checked_rates(judgements, resample_unit=resample_unit, n_resamples=n_resamples, seed=seed,
                           confidence=confidence, ties_verified=ties_verified, union=union, interval=interval,
-                          gt_system=gt_system)
+                          gt_system=gt_system, paired_interval=paired_interval)
 
 
 def _checked_rates(judgements: Judgements, *, resample_unit: str, n_resamples: int, seed: int, confidence: float,
-                   ties_verified: bool, union: str, interval: str, gt_system: str | None
-                   ) -> tuple[pd.DataFrame, pd.DataFrame]:
+                   ties_verified: bool, union: str, interval: str, gt_system: str | None,
+                   paired_interval: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Options checked, the judgements validated, then :func:`_rates` (comparisons unless ``gt_system`` is None)."""
     _check_options(n_resamples, resample_unit, confidence)
     check_union(union)
     check_method(interval)
+    if paired_interval is not None:
+        paired_method(paired_interval)  # a bad method is refused before any work
     rows, keep = _counted_rows(judgements)
     return _rates(rows, resample_unit=resample_unit, n_resamples=n_resamples, rng=_generators(seed)[0],
                   confidence=confidence, ties_verified=ties_verified, union=union, keep=keep, interval=interval,
-                  gt_system=gt_system)
+                  gt_system=gt_system, paired_interval=paired_interval)
 
 
 def _generators(seed: int) -> tuple[np.random.Generator, np.random.Generator]:
@@ -396,6 +403,7 @@ def score_judgements(judgements: Judgements, mentions: Mentions, *,
                  "comparisons": comparison_summary(comparisons, rankings)},
         comparisons=comparisons, rankings=rankings, error_categories=categories,
         error_category_summary=category_summary,
+        reuse=reuse_check(rows, controls=all_rows.take(np.flatnonzero(control))),  # issue 46
     )
 
 

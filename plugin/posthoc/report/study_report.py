@@ -120,8 +120,10 @@ def comparison_section(scores: Scores, links: CellLinks = NO_LINKS) -> Section:
     method = str(comparisons["method"].iloc[0])
     note = paragraph(
         "Every pair of systems of a dataset (the ground truth included): the difference a - b of posthoc precision, "
-        "recall, F1 and verification rate, with a 95% paired bootstrap interval (the same resampled documents for "
-        f"both systems, the draws of the rates above; interval method: {method}) and a two-sided p-value, "
+        "recall, F1 and verification rate, with a 95% paired interval over the same documents for both systems "
+        f"(interval method: {method}; jackknife_t, the default: the cluster jackknife t over documents, which holds "
+        "its level with few documents that differ, where the paired bootstrap of the rates' draws does not) and a "
+        "two-sided p-value, "
         "Holm-adjusted over the pairs of the dataset for each metric (p_holm; significant: p_holm < 0.05). "
         "The ranking compares the pre-annotation evaluation against the ground truth (strict, micro; the ground "
         "truth, the reference, scores 1) with the posthoc evaluation; rank_change is strict rank minus posthoc "
@@ -136,7 +138,7 @@ def comparison_section(scores: Scores, links: CellLinks = NO_LINKS) -> Section:
         note
         + figure_html(figures.comparison_figure(comparisons),
                       caption="Paired differences (system a - system b) in Figure 3's layout; error bars are 95% "
-                              "paired bootstrap intervals; * marks a difference significant after Holm.",
+                              f"paired intervals ({method}); * marks a difference significant after Holm.",
                       alt="Paired differences of posthoc precision, recall and F1 between systems")
         + moved
         + table_html(rankings, caption="Rankings, strict against posthoc, with rank changes",
@@ -146,6 +148,27 @@ def comparison_section(scores: Scores, links: CellLinks = NO_LINKS) -> Section:
     )
     return Section("Which system is better (RQ1)", body, anchor="comparisons")
 
+
+def reuse_section(scores: Scores, links: CellLinks = NO_LINKS) -> Section:
+    """The reuse check (issue 46): may an annotation's verdict be reused in another task? The rule, then the table."""
+    reuse = scores.reuse
+    if reuse.empty:
+        return Section("Reusing verdicts across tasks", paragraph(
+            "No annotation was judged in the tasks of two systems, so the reuse check has nothing to compare."),
+            anchor="reuse")
+    allowed = reuse.loc[reuse["decision"] == "reuse", "dataset"].tolist()
+    note = paragraph(
+        "An annotation pre-filled by several systems (same document, span and link) was judged in each system's "
+        "task, blind. Cross-context agreement: the share of pairs of its judgements from two systems' tasks (two "
+        "workers) with the same outcome; the baseline: the same share for two workers in one task (k > 1; the "
+        "control annotations are shown without replicates, never decisive: kept workers passed them). The shift: "
+        "the largest difference of the verify share between two systems' tasks on the same annotations. Rule: "
+        "a verdict is reused only where every shift's 90% interval (over documents) lies within five points and, "
+        "with replicates, the upper bound of within - cross agreement is at most five points; "
+        f"reuse allowed for: {', '.join(allowed) if allowed else 'no dataset'}.")
+    return Section("Reusing verdicts across tasks", note + table_html(
+        reuse, caption="Agreement across tasks against within one task, and the reuse decision", float_format="{:.4f}"),
+        anchor="reuse")
 
 def outcome_section(scores: Scores, links: CellLinks = NO_LINKS) -> Section:
     """Figure 4 with the outcome counts."""
@@ -242,6 +265,7 @@ STUDY_SECTIONS: Final = (
     ReportSection(comparison_section, ("comparisons", "rankings")),
     ReportSection(outcome_section, ("outcome_counts",)),
     ReportSection(agreement_section, ("agreement", "reliability")),
+    ReportSection(reuse_section, ("reuse",)),
     ReportSection(union_section, ("union_outcomes",)),
     ReportSection(error_categories_section, ("error_categories", "error_category_summary")),
     ReportSection(controls_section, ("controls",)),

@@ -7,7 +7,10 @@ table; the tests run the same functions on smaller runs and assert the targets.
 - :mod:`.sequence`: lag-1 binary and continuous (coverage and mean bias of b1 on the defaults), and the
   study-level (task) sequence test: false-positive rate on null studies, coverage under a known lag.
 - :mod:`.metrics`: posthoc precision and recall with the document bootstrap, the k = 3 majority rate, Fleiss'
-  kappa and Krippendorff's alpha against statsmodels and krippendorff, Dawid-Skene worker accuracies.
+  kappa and Krippendorff's alpha against statsmodels and krippendorff, Dawid-Skene worker accuracies; with document
+  effects (issue 46) the paired test's size against the old paired bootstrap.
+- :mod:`.new_system`: a system added to a finished study (issue 46): its posthoc precision from reused, sampled and
+  predicted verdicts, coverage and bias on simulated studies with document effects.
 """
 
 from __future__ import annotations

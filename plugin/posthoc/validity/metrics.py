@@ -9,6 +9,9 @@
   The same studies check the paired difference of every pair of systems (:func:`~posthoc.metrics.compare_systems`)
   against the population's difference, and, with ``methods``, report the old percentile intervals beside BCa.
 - :func:`paired_size_checks`: the paired test's rejections at 5% when two systems are equal (whole studies).
+Both take document effects (:mod:`posthoc.synthetic`: a difficulty each document shares across systems and a
+system x document term, issue 46); at 20 documents with them the paired bootstrap (BCa, the method before issue 46)
+rejects too often and the default cluster jackknife t holds its level.
 - :func:`majority_checks`: k = 3, an annotation verified when at least 2 of 3 judges verify it: truth
   ``p^3 + 3 p^2 (1 - p)``.
 - :func:`agreement_checks`: Fleiss' kappa and Krippendorff's alpha of :func:`~posthoc.metrics.score_judgements`
@@ -60,7 +63,8 @@ def _band(name: str, setting: str, runs: int, share: float, low: float, high: fl
 
 def precision_recall_checks(*, n_studies: int = 200, n_docs: int = 40, population_docs: int = 4000, seed: int = 0,
                             coverage_target: float = 0.93, coverage_ceiling: float = 1.0, bias_target: float = 0.01,
-                            methods: Sequence[str] = (DEFAULT_INTERVAL,), progress: bool = False) -> list[Check]:
+                            methods: Sequence[str] = (DEFAULT_INTERVAL,), doc_effect_sd: float = 0.0,
+                            system_doc_sd: float = 0.0, progress: bool = False) -> list[Check]:
     """Coverage and mean bias of posthoc precision and recall per system, and coverage of the paired difference of
     every pair of systems (known from the population), on the defaults of :func:`compare_systems`.
 
@@ -69,8 +73,10 @@ def precision_recall_checks(*, n_studies: int = 200, n_docs: int = 40, populatio
     annotation judged once), and the truth is the population's own precision, recall and their differences.
     ``methods``: the interval methods run on the same studies; the first is checked against the band
     ``coverage_target``-``coverage_ceiling``, the others are reported beside it (the old ``percentile`` method).
+    ``doc_effect_sd`` / ``system_doc_sd``: the population's document effects (logit scale; 0: none).
     """
-    study: dict[str, Any] = {"datasets": ("SIM",), "verify_prob": TRUE_VERIFY, "mentions_per_doc": 6, "n_control": 0}
+    study: dict[str, Any] = {"datasets": ("SIM",), "verify_prob": TRUE_VERIFY, "mentions_per_doc": 6, "n_control": 0,
+                             "doc_effect_sd": doc_effect_sd, "system_doc_sd": system_doc_sd}
     _, _, population = synthetic_study(population_docs, **study, seed=seed + 999_999)
     population = population.loc[~population["is_control"].astype(bool)].reset_index(drop=True)
     whole_rates, whole_pairs = compare_systems(population, n_resamples=0)
@@ -94,7 +100,7 @@ def precision_recall_checks(*, n_studies: int = 200, n_docs: int = 40, populatio
             for key, truth in pair_truths.items():
                 covered[method][key] += bool(differences[key][1] <= truth <= differences[key][2])
     checks = []
-    where = f"{n_docs} of {population_docs} docs, k = 1"
+    where = f"{n_docs} of {population_docs} docs, k = 1{_effects(doc_effect_sd, system_doc_sd)}"
     for (system, metric), truth in sorted(truths.items()):
         name = f"posthoc {metric.split('_')[1]}, document bootstrap"
         setting = f"{system}, truth {truth:.3f}, {where}"
@@ -115,20 +121,38 @@ def precision_recall_checks(*, n_studies: int = 200, n_docs: int = 40, populatio
     return checks
 
 
+def _effects(doc_effect_sd: float, system_doc_sd: float) -> str:
+    """A setting's document effects in words (empty without)."""
+    if doc_effect_sd == 0 and system_doc_sd == 0:
+        return ""
+    return f", doc effect sd {doc_effect_sd:g}, system x doc sd {system_doc_sd:g}"
+
+
 def paired_size_checks(*, n_studies: int = 200, n_docs: int = 40, seed: int = 0, rejection_band: tuple[float, float]
-                       = (0.0, 0.06), progress: bool = False) -> list[Check]:
+                       = (0.0, 0.06), doc_effect_sd: float = 0.0, system_doc_sd: float = 0.0,
+                       old_method: bool = False, progress: bool = False) -> list[Check]:
     """Size of the paired test when two systems are equal: E2E and REL with the same verify probability (0.88)
     in whole simulated studies, so their true difference is 0; the share of studies where the 5% test of the
-    posthoc precision difference rejects (:func:`compare_systems` defaults, one pair of three)."""
+    posthoc precision difference rejects (:func:`compare_systems` defaults, one pair of three). With document
+    effects the two systems' true rates stay equal (the same spread of the same logit). ``old_method``: the
+    paired bootstrap (BCa, the default before issue 46) on the same studies, reported beside it."""
     probability = {"GT": 0.85, "E2E": 0.88, "REL": 0.88}
-    rejected = 0
+    methods = (None, "bca") if old_method else (None,)
+    rejected = dict.fromkeys(methods, 0)
     for repeat in tqdm(range(n_studies), desc="paired size", disable=not progress, unit=" study"):
         _, _, judgements = synthetic_study(n_docs, datasets=("EQ",), verify_prob=probability, mentions_per_doc=6,
-                                           n_control=0, seed=seed * 10_000 + 3_000 + repeat)
-        _, pairs = compare_systems(judgements, seed=repeat)
-        rejected += bool(_differences(pairs)[("E2E - REL", "posthoc_precision")][3] < 0.05)
-    return [within("paired difference test, posthoc precision", f"E2E = REL (verify 0.88), {n_docs} docs, k = 1",
-                   n_studies, "rejects at 5%", rejected / n_studies, *rejection_band)]
+                                           n_control=0, seed=seed * 10_000 + 3_000 + repeat,
+                                           doc_effect_sd=doc_effect_sd, system_doc_sd=system_doc_sd)
+        for method in methods:
+            _, pairs = compare_systems(judgements, seed=repeat, paired_interval=method)
+            rejected[method] += bool(_differences(pairs)[("E2E - REL", "posthoc_precision")][3] < 0.05)
+    setting = f"E2E = REL (verify 0.88), {n_docs} docs, k = 1{_effects(doc_effect_sd, system_doc_sd)}"
+    checks = [within("paired difference test, posthoc precision", setting, n_studies, "rejects at 5%",
+                     rejected[None] / n_studies, *rejection_band)]
+    if old_method:
+        checks.append(Check("paired difference test, posthoc precision, bca bootstrap (old method)", setting,
+                            n_studies, "rejects at 5%", rejected["bca"] / n_studies, "(reported)", True))
+    return checks
 
 
 def majority_checks(*, n_studies: int = 100, n_docs: int = 40, seed: int = 0, coverage_target: float = 0.93,
