@@ -33,6 +33,7 @@ import posthoc.metrics.verified_categories as verified_module
 from posthoc.metrics import ScoringOptions, score_judgements
 from posthoc.metrics.inputs import mention_rows
 from posthoc.metrics.strict_categories import CATEGORIES, FALSE_NEGATIVE_KINDS, KINDS, SIDES, category_arrays
+from posthoc.metrics.verified_categories import category_summary, strict_errors_verified
 from posthoc.synthetic import paper_sized_study
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "metrics"))
@@ -44,12 +45,17 @@ TARGET_SHARE = 0.20
 PARTS = ("category_arrays", "cross_verdicts", "category_summary")
 
 
+Runs = list[float]
+
+
 def categories_share(judgements: pd.DataFrame, mentions: pd.DataFrame, *, options: ScoringOptions,
-                     runs: int) -> tuple[list[float], list[float], Any, dict[str, list[float]]]:
+                     runs: int) -> tuple[Runs, Runs, Any, dict[str, Runs], Runs, Runs]:
     """Per run: the whole ``score_judgements`` wall time and its categories step's, measured in the same call, and
-    the step's parts (the categories, the verdicts crossed with them, the summary with its intervals)."""
+    the step's parts (the categories, the verdicts crossed with them, the summary with its intervals); then the
+    whole's and the step's CPU times (this process's, ``time.process_time``)."""
     original = score_module.verified_category_tables
     step: list[float] = []
+    step_cpu: list[float] = []
     parts: dict[str, list[float]] = {name: [] for name in PARTS}
     originals = {name: getattr(verified_module, name) for name in PARTS}
 
@@ -62,29 +68,46 @@ def categories_share(judgements: pd.DataFrame, mentions: pd.DataFrame, *, option
         return run
 
     def timed(*args: Any, **kwargs: Any) -> Any:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         result = original(*args, **kwargs)
         step.append(time.perf_counter() - started)
+        step_cpu.append(time.process_time() - cpu)
         return result
 
     score_module.verified_category_tables = timed  # type: ignore[assignment]
     for name in PARTS:
         setattr(verified_module, name, part(name))
     totals: list[float] = []
+    totals_cpu: list[float] = []
     try:
         score_judgements(judgements, mentions, options=options)  # warm-up (imports, caches): not counted
         step.clear()
+        step_cpu.clear()
         for values in parts.values():
             values.clear()
         for _ in range(runs):
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             scores = score_judgements(judgements, mentions, options=options)
             totals.append(time.perf_counter() - started)
+            totals_cpu.append(time.process_time() - cpu)
     finally:
         score_module.verified_category_tables = original
         for name in PARTS:
             setattr(verified_module, name, originals[name])
-    return totals, step, scores, parts
+    return totals, step, scores, parts, totals_cpu, step_cpu
+
+
+def pooled_by_full_summary(crossed: pd.DataFrame, *, options: ScoringOptions) -> pd.DataFrame:
+    """The report's pooled share of strict errors verified as right the former way (the competent baseline): the
+    whole :func:`category_summary` of the systems' rows pooled, then its ``strict_error`` row per dataset."""
+    chosen = crossed.loc[(crossed["side"].astype(str) == "system") & (crossed["system"].astype(str) != "GT")]
+    summary = category_summary(chosen.assign(system="all systems"), n_resamples=options.n_resamples,
+                               seed=options.seed, confidence=options.confidence, interval=options.interval)
+    rows = summary.loc[(summary["category"] == "strict_error") & (summary["kind"] == "all") & (summary["n_judged"] > 0)]
+    return pd.DataFrame({"dataset": rows["dataset"].astype(str).to_numpy(),
+                         "value": rows["overturned_share"].to_numpy(float),
+                         "low": rows["overturned_low"].to_numpy(float), "high": rows["overturned_high"].to_numpy(float),
+                         "n": rows["n_judged"].to_numpy(float)})
 
 
 def elevant_loop(mentions: pd.DataFrame, texts: dict[tuple[str, str], str]) -> dict[tuple[Any, ...], tuple[str, str]]:
@@ -153,19 +176,34 @@ def main(argv: list[str] | None = None) -> int:
 
         # 1. the categories' share of score_judgements
         options = ScoringOptions(n_resamples=args.resamples, seed=args.seed)
-        totals, step, scores, parts = categories_share(judgements, mentions, options=options, runs=args.runs)
+        totals, step, scores, parts, totals_cpu, step_cpu = categories_share(judgements, mentions, options=options,
+                                                                             runs=args.runs)
         shares = [s / t for s, t in zip(step, totals, strict=True)]
         share = statistics.median(shares)
+        cpu_share = statistics.median([s / t for s, t in zip(step_cpu, totals_cpu, strict=True)])
         met = "met" if share <= TARGET_SHARE else "MISSED"
         run.print(f"\n1. score_judgements, all tables, {args.resamples} resamples, {args.runs} runs: median wall "
                   f"{statistics.median(totals):.3f} s; its categories step (categories, verdicts, summary with "
                   f"intervals) median {statistics.median(step):.3f} s")
         run.print(f"   share of the score per run: {', '.join(f'{s:.1%}' for s in shares)}; median {share:.1%} "
                   f"(target <= {TARGET_SHARE:.0%}: {met})")
+        run.print(f"   CPU time, same runs: score median {statistics.median(totals_cpu):.3f} s, categories step "
+                  f"{statistics.median(step_cpu):.3f} s; share of the score's CPU median {cpu_share:.1%}")
         run.print("   its parts, median wall: " + ", ".join(f"{name} {statistics.median(values) * 1000:.0f} ms"
                                                          for name, values in parts.items()))
         run.print(f"   tables: error_categories {len(scores.error_categories):,} rows, error_category_summary "
                   f"{len(scores.error_category_summary):,} rows")
+
+        # 3. the report's pooled share (findings), cheap pass against the former full pooled summary
+        crossed = scores.error_categories
+        pooled, full = time_both(lambda: strict_errors_verified(
+            crossed, n_resamples=options.n_resamples, seed=options.seed, confidence=options.confidence,
+            interval=options.interval),
+                                 lambda: pooled_by_full_summary(crossed, options=options), runs=max(1, args.runs))
+        if not pooled.result.equals(full.result):
+            run.fail("strict_errors_verified differs from the full pooled summary's strict_error rows")
+        pooled_ratio = full.wall_median / pooled.wall_median
+        pooled_cpu = full.cpu_median / pooled.cpu_median
 
         # 2. the categories alone against ELEVANT's per-case loop
         rows = mention_rows(mentions)
@@ -180,11 +218,17 @@ def main(argv: list[str] | None = None) -> int:
         run.print(f"   ELEVANT's per-case loop (its labelling functions, transcribed): {loop.summary()}")
         run.print(f"   agree on all {len(loop.result):,} mentions ELEVANT classifies; speed-up {ratio:.0f}x "
                   "median wall")
+        run.print(f"\n3. the report's share of strict errors verified as right, pooled over systems "
+                  f"({len(pooled.result)} datasets): strict_errors_verified {pooled.summary()}")
+        run.print(f"   the full pooled category_summary, then its strict_error rows: {full.summary()}")
+        run.print(f"   identical tables; speed-up {pooled_ratio:.1f}x median wall, {pooled_cpu:.1f}x median CPU")
         run.print()
         run.headline(f"error categories against verified truth ({n_judged:,} judgements): {share:.1%} of "
-                     f"score_judgements' wall time, median of {args.runs} ({met}; target <= 20%); the categories "
+                     f"score_judgements' wall time, median of {args.runs} ({met}; target <= 20%; CPU "
+                     f"{cpu_share:.1%}); the categories "
                      f"alone {ratio:.0f}x faster than ELEVANT's per-case loop, same labels on "
-                     f"{len(loop.result):,} mentions")
+                     f"{len(loop.result):,} mentions; the report's pooled share {pooled_ratio:.1f}x faster than the "
+                     "full pooled summary, identical")
     return 0
 
 

@@ -24,6 +24,7 @@ from posthoc.metrics.strict_categories import (
     FALSE_POSITIVE_KINDS,
     error_categories,
 )
+from posthoc.metrics.verified_categories import category_summary, strict_errors_verified
 from posthoc.synthetic import synthetic_study
 
 WIKI = "https://en.wikipedia.org/wiki/"
@@ -267,6 +268,24 @@ def test_categories_and_verdicts_add_up_to_the_rates_they_refine() -> None:
         verified = (group["verdict"].astype(str) == "verified").sum()
         assert verified / len(group) == pytest.approx(rates.loc[(dataset, system), "value"], abs=1e-12)
         assert len(group) == rates.loc[(dataset, system), "n"]
+
+
+@pytest.mark.parametrize("interval", ["bca", "percentile"])
+def test_the_pooled_share_is_the_pooled_summarys_strict_error_cell(interval: str) -> None:
+    # the report's cheap pass against the definition it replaces: category_summary of the systems' rows pooled
+    _, mentions, judgements = synthetic_study(30, verify_prob={"GT": 0.85, "E2E": 0.7, "REL": 0.6}, seed=5)
+    crossed = score_judgements(judgements, mentions).error_categories
+    chosen = crossed[crossed["side"].astype(str).eq("system") & crossed["system"].astype(str).ne("GT")]
+    summary = category_summary(chosen.assign(system="all systems"), n_resamples=300, seed=4, interval=interval)
+    cell = summary[(summary["category"] == "strict_error") & (summary["kind"] == "all")
+                   & (summary["n_judged"] > 0)].reset_index(drop=True)
+    pooled = strict_errors_verified(crossed, n_resamples=300, seed=4, interval=interval)
+    assert len(pooled) == len(cell) > 1
+    assert pooled["dataset"].tolist() == cell["dataset"].tolist()
+    assert pooled["n"].tolist() == cell["n_judged"].astype(float).tolist()
+    for ours, theirs in (("value", "overturned_share"), ("low", "overturned_low"), ("high", "overturned_high")):
+        assert pooled[ours].tolist() == cell[theirs].tolist(), ours
+    assert (pooled["low"] < pooled["value"]).any()
 
 
 @pytest.mark.slow

@@ -276,6 +276,19 @@ def _cells(crossed: pd.DataFrame) -> tuple[Ints, Ints, pd.DataFrame]:
     return rows, dense[key], table
 
 
+def _documents(crossed: pd.DataFrame) -> tuple[Ints, Ints, pd.Index]:
+    """``(doc, doc_dataset, dataset_names)``: each row's dense document code, in (dataset, doc_id) order (the
+    resampling units' order), each document's dataset code, the sorted dataset names."""
+    dataset, dataset_names = column_codes_of(crossed["dataset"])
+    doc_id = column_codes_of(crossed["doc_id"])[0]
+    pair = dataset * (int(doc_id.max()) + 1) + doc_id
+    seen = np.bincount(pair) > 0
+    doc = (np.cumsum(seen) - 1)[pair]
+    doc_dataset = np.zeros(int(doc.max()) + 1, dtype=np.int64)
+    doc_dataset[doc] = dataset
+    return doc, doc_dataset, dataset_names
+
+
 def category_summary(crossed: pd.DataFrame, *, n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95,
                      interval: str = DEFAULT_INTERVAL) -> pd.DataFrame:
     """Per dataset x system x side x category x kind: count, share and share overturned with intervals.
@@ -303,10 +316,7 @@ def category_summary(crossed: pd.DataFrame, *, n_resamples: int = 1000, seed: in
     if len(crossed) == 0:
         return pd.DataFrame({c: pd.Series(dtype="str" if i < 5 else "float64") for i, c in enumerate(SUMMARY_COLUMNS)})
     rows, cell, cells = _cells(crossed)
-    dataset, dataset_names = column_codes_of(crossed["dataset"])
-    pair = dataset * (int(column_codes_of(crossed["doc_id"])[0].max()) + 1) + column_codes_of(crossed["doc_id"])[0]
-    seen = np.bincount(pair) > 0
-    doc = (np.cumsum(seen) - 1)[pair]  # dense document codes, in (dataset, doc_id) order
+    doc, doc_dataset, dataset_names = _documents(crossed)
     judged = column_codes_of(crossed["verdict"], VERDICTS)[0] != VERDICTS.index("not_judged")
     overturned = crossed["overturned"].to_numpy(bool)
     n_cells, n_docs = len(cells), int(doc.max()) + 1
@@ -320,8 +330,6 @@ def category_summary(crossed: pd.DataFrame, *, n_resamples: int = 1000, seed: in
     totals = np.bincount(np.repeat(group[all_cell], n_docs) * n_docs + np.tile(np.arange(n_docs), int(all_cell.sum())),
                          weights=count[all_cell].ravel(), minlength=n_groups * n_docs).reshape(n_groups, n_docs)
     n_side = totals[group]
-    doc_dataset = np.zeros(n_docs, dtype=np.int64)
-    doc_dataset[doc] = dataset
     bounds = np.full((n_cells, 4), np.nan)
     for code in range(len(dataset_names)):
         units, here = np.flatnonzero(doc_dataset == code), np.flatnonzero(cells["dataset"].to_numpy() == code)
@@ -407,14 +415,28 @@ def strict_errors_verified(crossed: pd.DataFrame, *, gt_system: str = GT_SYSTEM,
     columns = ["dataset", "value", "low", "high", "n"]
     if len(crossed) == 0:
         return pd.DataFrame(columns=columns)
-    chosen = crossed.loc[(crossed["side"].astype(str) == "system") & (crossed["system"].astype(str) != gt_system)]
+    system_names = np.asarray(column_codes_of(crossed["system"])[1])
+    chosen = crossed.loc[(column_codes_of(crossed["side"], SIDES)[0] == SIDES.index("system"))
+                         & (system_names[column_codes_of(crossed["system"])[0]] != gt_system)]
     if chosen.empty:
         return pd.DataFrame(columns=columns)
-    pooled = chosen.assign(system="all systems")
-    summary = category_summary(pooled, n_resamples=n_resamples, seed=seed, confidence=confidence, interval=interval)
-    rows = summary.loc[(summary["category"].astype(str) == "strict_error") & (summary["kind"].astype(str) == "all")
-                       & (summary["n_judged"] > 0)]
-    return pd.DataFrame({"dataset": rows["dataset"].astype(str).to_numpy(),
-                         "value": rows["overturned_share"].to_numpy(float),
-                         "low": rows["overturned_low"].to_numpy(float), "high": rows["overturned_high"].to_numpy(float),
-                         "n": rows["n_judged"].to_numpy(float)})
+    # only the strict_error cell of category_summary's pooled table: the same documents (the same draws) and
+    # the same ratio of sums, without its other cells
+    doc, doc_dataset, dataset_names = _documents(chosen)
+    error = np.flatnonzero(np.isin(column_codes_of(chosen["category"], _SUMMARY_CATEGORIES)[0],
+                                   [_SUMMARY_CATEGORIES.index(c) for c in _ERRORS]))
+    judged = column_codes_of(chosen["verdict"], VERDICTS)[0][error] != VERDICTS.index("not_judged")
+    over = chosen["overturned"].to_numpy(bool)[error]
+    n_docs = len(doc_dataset)
+    judged_by = np.bincount(doc[error], weights=judged, minlength=n_docs)
+    over_by = np.bincount(doc[error], weights=over, minlength=n_docs)
+    found: list[tuple[str, float, float, float, float]] = []
+    for code, name in enumerate(dataset_names):
+        units = np.flatnonzero(doc_dataset == code)
+        if judged_by[units].sum() == 0:
+            continue
+        bounds = bootstrap_intervals(over_by[units], judged_by[units], n_resamples=n_resamples, seed=seed,
+                                     confidence=confidence, method=interval)
+        found.append((str(name), float(bounds["estimate"][0]), float(bounds["low"][0]), float(bounds["high"][0]),
+                      float(judged_by[units].sum())))
+    return pd.DataFrame(found, columns=columns)
