@@ -61,8 +61,12 @@ from posthoc.errors import PosthocInputError
 #: a quoted string, unrolled so that it never backtracks; ``_binary`` strings, hex, NULL and numbers
 _QUOTED: Final = r"'[^'\\]*(?:\\.[^'\\]*)*'"
 _VALUE: Final = rf"{_QUOTED}|_binary {_QUOTED}|0x[0-9A-Fa-f]*|NULL|[-+]?[0-9][0-9.eE+\-]*"
-#: the value of an integer column, tried first (most columns of the big tables are integers), then any value
-_INTEGER_VALUE: Final = rf"-?[0-9]+|{_VALUE}"
+#: the value of a column, its type's common form tried first (the regular expression engine tries the alternatives
+#: in order): an integer column's digits, a float column's number, a text column's quoted string, then NULL
+_INTEGER_VALUE: Final = rf"-?[0-9]+|NULL|{_VALUE}"
+_FLOAT_VALUE: Final = rf"[-+]?[0-9][0-9.eE+\-]*|NULL|{_VALUE}"
+_TEXT_VALUE: Final = rf"{_QUOTED}|NULL|{_VALUE}"
+_FLOAT_TYPES: Final = ("float", "double", "decimal", "numeric", "real")
 _CREATE = re.compile(rb"^CREATE TABLE `([^`]+)`")
 _COLUMN = re.compile(rb"^\s*`([^`]+)`\s+([a-z]+)")
 _INSERT = re.compile(rb"^INSERT INTO `([^`]+)` VALUES ")
@@ -179,14 +183,15 @@ def tuple_pattern(columns: Sequence[str], wanted: Sequence[str], *,
                   types: Sequence[str] | None = None) -> re.Pattern[str]:
     """The regular expression of one row ``(v1,v2,...)`` of a table with ``columns``, a group for each of
     ``wanted`` in the order of ``wanted``'s first use in ``columns`` (callers reorder); ``types``: the columns'
-    SQL types, an integer column's digits tried first.
+    SQL types, the common form of each type's values tried first.
 
     Examples:
         >>> tuple_pattern(["a", "b"], ["b"]).match("(1,'x');").groups()
         ("'x'",)
     """
     kinds = types or [""] * len(columns)
-    values = [_INTEGER_VALUE if kind.endswith("int") else _VALUE for kind in kinds]
+    values = [_INTEGER_VALUE if kind.endswith("int") else _FLOAT_VALUE if kind in _FLOAT_TYPES
+              else _TEXT_VALUE if kind else _VALUE for kind in kinds]
     parts = [f"({value})" if name in wanted else f"(?:{value})" for name, value in zip(columns, values, strict=True)]
     return re.compile(r"\(" + ",".join(parts) + r"\)[,;]", re.DOTALL)
 
@@ -247,7 +252,7 @@ def _convert_column(sql_type: str, tokens: list[str]) -> list[str | int | float 
         if "NULL" not in tokens:
             return map(int, tokens)
         return [_integer(token) for token in tokens]
-    if sql_type in ("float", "double", "decimal", "numeric", "real"):
+    if sql_type in _FLOAT_TYPES:
         if "NULL" not in tokens:
             return map(float, tokens)
         return [sql_value(token) for token in tokens]

@@ -198,13 +198,18 @@ def _final(db: sqlite3.Connection) -> None:
 
 
 def _resolve(db: sqlite3.Connection) -> None:
-    """Redirect chains followed in ``titles`` (module docstring, step 4): only the redirects whose first hop is
-    itself a redirect (double redirects, loops: few) go through the bounded hop passes, in ``stage.pending``."""
+    """Redirect chains followed in ``titles`` (module docstring, step 5), in one scan of its redirects: a first hop
+    to a missing page is settled at once, one to a redirect (double redirects, loops: few) goes through the
+    bounded hop passes in the small table ``stage.pending``; only the settled rows are written back."""
     _script(db, """
         CREATE TABLE stage.pending (title TEXT PRIMARY KEY, target TEXT, hops INTEGER, problem TEXT) WITHOUT ROWID;
-        INSERT INTO stage.pending SELECT t.title, t.target, 1, NULL FROM titles t JOIN titles u ON u.title = t.target
-        WHERE t.redirect = 1 AND t.problem IS NULL AND u.redirect = 1;
+        INSERT INTO stage.pending
+        SELECT t.title, t.target, 1, CASE WHEN u.title IS NULL THEN 'missing target' END
+        FROM titles t LEFT JOIN titles u ON u.title = t.target
+        WHERE t.redirect = 1 AND t.problem IS NULL AND (u.title IS NULL OR u.redirect = 1);
         CREATE TABLE stage.settled (title TEXT PRIMARY KEY, target TEXT, hops INTEGER, problem TEXT) WITHOUT ROWID;
+        INSERT INTO stage.settled SELECT * FROM stage.pending WHERE problem IS NOT NULL;
+        DELETE FROM stage.pending WHERE problem IS NOT NULL;
     """)
     for _ in range(MAX_HOPS):
         if db.execute("SELECT COUNT(*) FROM stage.pending").fetchone()[0] == 0:
@@ -221,11 +226,10 @@ def _resolve(db: sqlite3.Connection) -> None:
     _script(db, """
         INSERT INTO stage.settled SELECT title, NULL, hops, 'loop' FROM stage.pending;
         UPDATE titles SET target = CASE WHEN s.problem = 'loop' THEN NULL ELSE s.target END, hops = s.hops,
-                          problem = s.problem
+                          problem = COALESCE(s.problem, CASE WHEN NOT EXISTS (SELECT 1 FROM titles u
+                                                                              WHERE u.title = s.target)
+                                                             THEN 'missing target' ELSE 'double' END)
         FROM stage.settled s WHERE s.title = titles.title;
-        UPDATE titles SET problem = CASE WHEN target NOT IN (SELECT title FROM titles) THEN 'missing target'
-                                         WHEN hops > 1 THEN 'double' END
-        WHERE redirect = 1 AND problem IS NULL;
     """)
 
 
