@@ -197,11 +197,13 @@ def tuple_pattern(columns: Sequence[str], wanted: Sequence[str], *,
 
 
 def read_rows(path: str | os.PathLike[str], *, table: str, columns: Sequence[str],
-              where: Mapping[str, int] | None = None,
+              where: Mapping[str, int | str | tuple[int | str, ...]] | None = None,
               progress: Callable[[int], None] | None = None) -> Iterator[tuple[str | int | float | None, ...]]:
     """Each row of the dump of ``table`` at ``path``, as a tuple of the values of ``columns`` (by name, in that
-    order; module docstring for the values and the errors). ``where`` keeps only the rows whose integer columns
-    hold these values (``{"page_namespace": 0}``), tested before any value is converted. ``progress`` is called
+    order; module docstring for the values and the errors). ``where`` keeps only the rows whose columns hold
+    these values, or one of a tuple of values (``{"page_namespace": 0}``, ``{"pp_propname": ("disambiguation",
+    "wikibase_item")}``), tested on the raw tokens before any value is converted (a string as a quoted or
+    ``_binary`` token, escaped as mysqldump writes it). ``progress`` is called
     with the number of bytes each line held (uncompressed), e.g. a progress bar's ``update``.
 
     Examples:
@@ -220,7 +222,7 @@ def read_rows(path: str | os.PathLike[str], *, table: str, columns: Sequence[str
         pattern = tuple_pattern(list(types), captured, types=list(types.values()))
         reading = Reading(types=tuple(types[name] for name in captured),
                           pick=tuple(captured.index(name) for name in columns),
-                          tests=tuple((captured.index(name), str(value)) for name, value in conditions.items()))
+                          tests=tuple((captured.index(name), _tokens(value)) for name, value in conditions.items()))
         prefix = f"INSERT INTO `{table}` VALUES ".encode()  # noqa: S608 (a dump's text, not a query)
         for line in lines:
             if progress is not None:
@@ -236,14 +238,26 @@ def read_rows(path: str | os.PathLike[str], *, table: str, columns: Sequence[str
             yield from _rows_of_statement(source, text, len(prefix), pattern, reading)
 
 
+def _tokens(value: int | str | tuple[int | str, ...]) -> frozenset[str]:
+    """The tokens of a dump that hold ``value`` (or one of a tuple of values): an integer's digits; a string
+    quoted, plain or ``_binary``, with mysqldump's escapes, or a hex literal (``--hex-blob``)."""
+    if isinstance(value, tuple):
+        return frozenset().union(*map(_tokens, value))
+    if isinstance(value, int):
+        return frozenset({str(value)})
+    quoted = "'" + value.replace("\\", "\\\\").replace("'", "\\'").replace('"', '\\"') + "'"
+    hexadecimal = value.encode("utf-8").hex()
+    return frozenset({quoted, f"_binary {quoted}", f"0x{hexadecimal}", f"0x{hexadecimal.upper()}"})
+
+
 @dataclass(frozen=True)
 class Reading:
     """How the captured tokens of a row become its values: the SQL type of each captured column, the tokens tested
-    against ``where`` (index, accepted token), and the indices of the columns asked for, in their order."""
+    against ``where`` (index, accepted tokens), and the indices of the columns asked for, in their order."""
 
     types: tuple[str, ...]
     pick: tuple[int, ...]
-    tests: tuple[tuple[int, str], ...]
+    tests: tuple[tuple[int, frozenset[str]], ...]
 
 
 def _convert_column(sql_type: str, tokens: list[str]) -> list[str | int | float | None] | map[int] | map[float]:
@@ -277,7 +291,7 @@ def _rows_of_statement(source: Path, text: str, start: int, pattern: re.Pattern[
                                 f"{before[:40]!r}; give an unmodified MediaWiki SQL dump")
     columns = [parts[1 + i::step] for i in range(len(reading.types))]
     for index, accepted in reading.tests:
-        keep = [token == accepted for token in columns[index]]
+        keep = [token in accepted for token in columns[index]]
         columns = [list(itertools.compress(column, keep)) for column in columns]
     values = [_convert_column(reading.types[i], columns[i]) for i in reading.pick]
     return zip(*values, strict=True)

@@ -124,7 +124,8 @@ def _stage_side(redirect: Path, page_props: Path, path: str, cache_mb: int,
               read_rows(redirect, table="redirect", progress=progress,
                         columns=("rd_from", "rd_namespace", "rd_title", "rd_interwiki", "rd_fragment")))
         _load(db, _PROP_UPSERT, _props(read_rows(page_props, table="page_props", progress=progress,
-                                                 columns=("pp_page", "pp_propname", "pp_value"))))
+                                                 columns=("pp_page", "pp_propname", "pp_value"),
+                                                 where={"pp_propname": ("disambiguation", "wikibase_item")})))
         db.execute("COMMIT")
     finally:
         db.close()
