@@ -23,7 +23,8 @@ and 3 run in a second process at the same time as step 1 unless ``parallel=False
 
 The scratch databases run without journal, fsync or lock renewals (``journal_mode=OFF``, ``synchronous=OFF``,
 ``locking_mode=EXCLUSIVE``), with 16 KB pages and a page cache of ``cache_mb``; SQLite's sort spills to temporary
-files (``temp_store=FILE``), so memory stays bounded whatever the dump's size.
+files (``temp_store=FILE``), so memory stays bounded whatever the dump's size, sorting them in a helper thread
+(``threads=2``).
 
 The output is written to a temporary file beside ``out`` (owner-only) and renamed over it at the end: a failed or
 interrupted build leaves the previous index, never a half-written one.
@@ -98,7 +99,8 @@ def _tune(db: sqlite3.Connection, schemas: Iterable[str], cache_mb: int) -> None
         db.execute(f"PRAGMA {schema}.journal_mode = OFF")
         db.execute(f"PRAGMA {schema}.synchronous = OFF")
         db.execute(f"PRAGMA {schema}.cache_size = {-1024 * cache_mb}")
-    db.execute("PRAGMA temp_store = FILE")  # the sort of step 5 spills to disk: memory stays bounded
+    db.execute("PRAGMA temp_store = FILE")  # the sort of step 4 spills to disk: memory stays bounded
+    db.execute("PRAGMA threads = 2")  # a sort larger than the cache sorts its runs in a helper thread
 
 
 def _props(rows: Iterable[tuple[object, ...]]) -> Iterator[tuple[object, int, int, object]]:
