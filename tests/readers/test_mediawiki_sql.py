@@ -59,6 +59,21 @@ def test_where_keeps_the_rows_of_namespace_0() -> None:
     assert len(titles) == 19 and "Cities" not in titles and titles.count("China") == 1
 
 
+def test_where_on_text_columns_tests_the_raw_tokens_in_every_form(tmp_path: Path) -> None:
+    dump = tmp_path / "props.sql"
+    text = PROPS.read_text(encoding="utf-8").replace("'wikibase_item','Q148'", "_binary 'wikibase_item','Q148'")
+    dump.write_text(text.replace("'disambiguation',", "0x" + b"disambiguation".hex().upper() + ",", 1),
+                    encoding="utf-8")
+    columns = ("pp_page", "pp_propname", "pp_value")
+    wanted = ("disambiguation", "wikibase_item")
+    every = list(read_rows(dump, table="page_props", columns=columns))
+    kept = list(read_rows(dump, table="page_props", columns=columns, where={"pp_propname": wanted}))
+    assert kept == [row for row in every if row[1] in wanted] and len(kept) < len(every)
+    assert {row[1] for row in kept} == set(wanted)
+    assert list(read_rows(dump, table="page_props", columns=columns, where={"pp_propname": "wikibase_item"})) == \
+        [row for row in every if row[1] == "wikibase_item"]
+
+
 def test_columns_are_read_by_name_whatever_the_schema(tmp_path: Path) -> None:
     text = PAGE.read_text(encoding="utf-8").replace("`page_lang` varbinary(35) DEFAULT NULL,\n", "")
     text = text.replace(",'wikitext',NULL)", ",'wikitext')").replace(

@@ -16,6 +16,7 @@ from posthoc.jobs.score import ScoreOptions, with_kb_entities
 from posthoc.links import title_of
 from posthoc.metrics.inputs import mention_rows
 from posthoc.metrics.preannotation import counts_of_rows, preannotation_scores
+from posthoc.metrics.strict_categories import error_categories
 from posthoc.readers.wiki_index_build import build_index
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "bench"))
@@ -83,6 +84,15 @@ def test_strict_kb_moves_by_exactly_the_redirect_only_disagreements(tmp_path: Pa
     assert before["tp_system"].sum() - strict_after["tp_system"].sum() == moved  # strict counts them wrong now
     assert kb_after["tp_system"].sum() == before["tp_system"].sum()  # strict_kb still right: exactly the moved ones
     assert (kb_after["n_system"] == strict_after["n_system"]).all() and (kb_after["n_gt"] == strict_after["n_gt"]).all()
+    # the error categories count exactly those as their own kind of disambiguation error, on both sides
+    categories = error_categories(with_kb_entities(changed, index), gt_system="GT")
+    redirect_only = categories[categories["kind"] == "redirect_only"]
+    assert (redirect_only["category"] == "disambiguation_wrong").all()
+    sides = redirect_only["side"].value_counts()
+    assert sides["system"] == moved and sides["ground_truth"] == moved
+    plain = error_categories(changed, gt_system="GT")  # no index: no such kind, the same categories otherwise
+    assert "redirect_only" not in set(plain["kind"])
+    assert plain["category"].tolist() == categories["category"].tolist()
 
 
 def test_a_missing_index_is_bad_input() -> None:

@@ -22,7 +22,10 @@ from posthoc.arrays import Strings
 from posthoc.links import NIL_PREFIX, title_of
 from posthoc.metrics.tuple_codes import dense_codes
 
-DISAMBIGUATION_KINDS: Final = ("demonym", "metonymy", "partial_name", "rare", "other", "not_classified")
+#: the kind of a disambiguation error whose two links are one article through the KB index's redirects (issue 42;
+#: set by :mod:`posthoc.metrics.strict_categories` from the ``entity`` column, not by ELEVANT's chain)
+REDIRECT_ONLY: Final = "redirect_only"
+DISAMBIGUATION_KINDS: Final = ("demonym", "metonymy", "partial_name", "rare", "other", "not_classified", REDIRECT_ONLY)
 #: ELEVANT's types (``settings.TYPE_*_QID``) as a :class:`CategoryKB` names them.
 DEMONYM_TYPES: Final = frozenset({"location", "ethnicity", "languoid"})
 NOT_METONYMY_TYPES: Final = frozenset({"location", "person", "ethnicity", "fictional_character"})

@@ -42,6 +42,10 @@ disambiguation_wrong (``label_disambiguation_errors``, ``DISAMBIGUATION_*_WRONG`
     from ``other``, and such a row is ``not_classified``; ``partial_name`` (``is_partial_name``: the GT entity's
     name has a space and holds the shorter mention) needs only the name (the title of the canonical link without
     a parenthesised qualifier), so it is reported without a KB (ELEVANT tries demonym and metonymy first).
+    ``redirect_only`` (not ELEVANT's; issue 42), before all of them: the rows carry the ``entity`` column of
+    ``posthoc score --kb`` (:func:`posthoc.jobs.score.with_kb_entities`, a KB index of Wikipedia's dumps) and the
+    system's link and GT's land on the same article (``Paris_(France)`` for ``Paris``): a disagreement strict
+    matching counts and strict_kb does not.
 
 Differences from ELEVANT, all because the strict scores are what these categories refine: spans are not
 widened to word boundaries (ELEVANT's ``word_boundary``), there are no optional, coreference, quantity or date
@@ -60,9 +64,16 @@ import pandas as pd
 from posthoc.arrays import Bools, Ints
 from posthoc.links import NIL_PREFIX
 from posthoc.metrics.codes import factorize
-from posthoc.metrics.disambiguation_kinds import DISAMBIGUATION_KINDS, CategoryKB, disambiguation_kinds, non_named
+from posthoc.metrics.disambiguation_kinds import (
+    DISAMBIGUATION_KINDS,
+    REDIRECT_ONLY,
+    CategoryKB,
+    disambiguation_kinds,
+    non_named,
+)
 from posthoc.metrics.inputs import mention_rows
 from posthoc.metrics.matching import SpanCodes, code_flags
+from posthoc.metrics.preannotation import ENTITY_COLUMN
 from posthoc.metrics.tuple_codes import dense_codes
 from posthoc.tables import GT_SYSTEM, Mentions, empty_table
 
@@ -307,13 +318,18 @@ def _arrays(rows: Mentions, parts: list[tuple[Ints, int, int, Ints, Ints, Ints, 
     link_code, link_names = links
     with_empty = np.append(link_code, len(link_names))  # partner -1: the "" after the names
     names = [*link_names.tolist(), ""]
-    gt_link = with_empty[np.concatenate([part[5] for part in parts])]
-    system_link = with_empty[np.concatenate([part[6] for part in parts])]
+    gt_row, system_row = np.concatenate([part[5] for part in parts]), np.concatenate([part[6] for part in parts])
+    gt_link, system_link = with_empty[gt_row], with_empty[system_row]
     wrong = np.flatnonzero(category == 1)
     if len(wrong):
         name_array = np.asarray(names, dtype=object)
         found = disambiguation_kinds(rows["surface"].take(index[wrong]).to_numpy(object), name_array[gt_link[wrong]],
                                      name_array[system_link[wrong]], kb=kb)
+        if ENTITY_COLUMN in rows.columns:  # posthoc score --kb: both links land on one article
+            entity = rows[ENTITY_COLUMN].to_numpy(object)
+            gt_entity, system_entity = entity[gt_row[wrong]], entity[system_row[wrong]]
+            same = pd.notna(gt_entity) & (gt_entity == system_entity)
+            found = np.where(same, REDIRECT_ONLY, found)
         kind[wrong] = pd.Index(KINDS).get_indexer(pd.Index(found))
     start, end = rows["start"].to_numpy(np.int64), rows["end"].to_numpy(np.int64)
     group = (doc[index] * len(system_names) + system) * 2 + (1 - side)

@@ -61,8 +61,12 @@ from posthoc.errors import PosthocInputError
 #: a quoted string, unrolled so that it never backtracks; ``_binary`` strings, hex, NULL and numbers
 _QUOTED: Final = r"'[^'\\]*(?:\\.[^'\\]*)*'"
 _VALUE: Final = rf"{_QUOTED}|_binary {_QUOTED}|0x[0-9A-Fa-f]*|NULL|[-+]?[0-9][0-9.eE+\-]*"
-#: the value of an integer column, tried first (most columns of the big tables are integers), then any value
-_INTEGER_VALUE: Final = rf"-?[0-9]+|{_VALUE}"
+#: the value of a column, its type's common form tried first (the regular expression engine tries the alternatives
+#: in order): an integer column's digits, a float column's number, a text column's quoted string, then NULL
+_INTEGER_VALUE: Final = rf"-?[0-9]+|NULL|{_VALUE}"
+_FLOAT_VALUE: Final = rf"[-+]?[0-9][0-9.eE+\-]*|NULL|{_VALUE}"
+_TEXT_VALUE: Final = rf"{_QUOTED}|NULL|{_VALUE}"
+_FLOAT_TYPES: Final = ("float", "double", "decimal", "numeric", "real")
 _CREATE = re.compile(rb"^CREATE TABLE `([^`]+)`")
 _COLUMN = re.compile(rb"^\s*`([^`]+)`\s+([a-z]+)")
 _INSERT = re.compile(rb"^INSERT INTO `([^`]+)` VALUES ")
@@ -179,24 +183,27 @@ def tuple_pattern(columns: Sequence[str], wanted: Sequence[str], *,
                   types: Sequence[str] | None = None) -> re.Pattern[str]:
     """The regular expression of one row ``(v1,v2,...)`` of a table with ``columns``, a group for each of
     ``wanted`` in the order of ``wanted``'s first use in ``columns`` (callers reorder); ``types``: the columns'
-    SQL types, an integer column's digits tried first.
+    SQL types, the common form of each type's values tried first.
 
     Examples:
         >>> tuple_pattern(["a", "b"], ["b"]).match("(1,'x');").groups()
         ("'x'",)
     """
     kinds = types or [""] * len(columns)
-    values = [_INTEGER_VALUE if kind.endswith("int") else _VALUE for kind in kinds]
+    values = [_INTEGER_VALUE if kind.endswith("int") else _FLOAT_VALUE if kind in _FLOAT_TYPES
+              else _TEXT_VALUE if kind else _VALUE for kind in kinds]
     parts = [f"({value})" if name in wanted else f"(?:{value})" for name, value in zip(columns, values, strict=True)]
     return re.compile(r"\(" + ",".join(parts) + r"\)[,;]", re.DOTALL)
 
 
 def read_rows(path: str | os.PathLike[str], *, table: str, columns: Sequence[str],
-              where: Mapping[str, int] | None = None,
+              where: Mapping[str, int | str | tuple[int | str, ...]] | None = None,
               progress: Callable[[int], None] | None = None) -> Iterator[tuple[str | int | float | None, ...]]:
     """Each row of the dump of ``table`` at ``path``, as a tuple of the values of ``columns`` (by name, in that
-    order; module docstring for the values and the errors). ``where`` keeps only the rows whose integer columns
-    hold these values (``{"page_namespace": 0}``), tested before any value is converted. ``progress`` is called
+    order; module docstring for the values and the errors). ``where`` keeps only the rows whose columns hold
+    these values, or one of a tuple of values (``{"page_namespace": 0}``, ``{"pp_propname": ("disambiguation",
+    "wikibase_item")}``), tested on the raw tokens before any value is converted (a string as a quoted or
+    ``_binary`` token, escaped as mysqldump writes it). ``progress`` is called
     with the number of bytes each line held (uncompressed), e.g. a progress bar's ``update``.
 
     Examples:
@@ -215,7 +222,7 @@ def read_rows(path: str | os.PathLike[str], *, table: str, columns: Sequence[str
         pattern = tuple_pattern(list(types), captured, types=list(types.values()))
         reading = Reading(types=tuple(types[name] for name in captured),
                           pick=tuple(captured.index(name) for name in columns),
-                          tests=tuple((captured.index(name), str(value)) for name, value in conditions.items()))
+                          tests=tuple((captured.index(name), _tokens(value)) for name, value in conditions.items()))
         prefix = f"INSERT INTO `{table}` VALUES ".encode()  # noqa: S608 (a dump's text, not a query)
         for line in lines:
             if progress is not None:
@@ -231,14 +238,26 @@ def read_rows(path: str | os.PathLike[str], *, table: str, columns: Sequence[str
             yield from _rows_of_statement(source, text, len(prefix), pattern, reading)
 
 
+def _tokens(value: int | str | tuple[int | str, ...]) -> frozenset[str]:
+    """The tokens of a dump that hold ``value`` (or one of a tuple of values): an integer's digits; a string
+    quoted, plain or ``_binary``, with mysqldump's escapes, or a hex literal (``--hex-blob``)."""
+    if isinstance(value, tuple):
+        return frozenset().union(*map(_tokens, value))
+    if isinstance(value, int):
+        return frozenset({str(value)})
+    quoted = "'" + value.replace("\\", "\\\\").replace("'", "\\'").replace('"', '\\"') + "'"
+    hexadecimal = value.encode("utf-8").hex()
+    return frozenset({quoted, f"_binary {quoted}", f"0x{hexadecimal}", f"0x{hexadecimal.upper()}"})
+
+
 @dataclass(frozen=True)
 class Reading:
     """How the captured tokens of a row become its values: the SQL type of each captured column, the tokens tested
-    against ``where`` (index, accepted token), and the indices of the columns asked for, in their order."""
+    against ``where`` (index, accepted tokens), and the indices of the columns asked for, in their order."""
 
     types: tuple[str, ...]
     pick: tuple[int, ...]
-    tests: tuple[tuple[int, str], ...]
+    tests: tuple[tuple[int, frozenset[str]], ...]
 
 
 def _convert_column(sql_type: str, tokens: list[str]) -> list[str | int | float | None] | map[int] | map[float]:
@@ -247,7 +266,7 @@ def _convert_column(sql_type: str, tokens: list[str]) -> list[str | int | float 
         if "NULL" not in tokens:
             return map(int, tokens)
         return [_integer(token) for token in tokens]
-    if sql_type in ("float", "double", "decimal", "numeric", "real"):
+    if sql_type in _FLOAT_TYPES:
         if "NULL" not in tokens:
             return map(float, tokens)
         return [sql_value(token) for token in tokens]
@@ -272,7 +291,7 @@ def _rows_of_statement(source: Path, text: str, start: int, pattern: re.Pattern[
                                 f"{before[:40]!r}; give an unmodified MediaWiki SQL dump")
     columns = [parts[1 + i::step] for i in range(len(reading.types))]
     for index, accepted in reading.tests:
-        keep = [token == accepted for token in columns[index]]
+        keep = [token in accepted for token in columns[index]]
         columns = [list(itertools.compress(column, keep)) for column in columns]
     values = [_convert_column(reading.types[i], columns[i]) for i in reading.pick]
     return zip(*values, strict=True)

@@ -18,7 +18,8 @@ One SQLite file, table ``titles`` (one row per namespace-0 title of the page dum
 
 and table ``meta`` (``key, value``: ``format``, ``lang``, the dump files' names). Look-ups load the asked titles
 as one JSON array parameter and join it with ``titles`` (``json_each``: one statement, whatever their number, no
-temporary table), so 100,000 links resolve in well under a second from a cold start.
+temporary table), on the file opened read-only, immutable and memory-mapped, so 100,000 links resolve in well
+under a second from a cold start.
 
 Examples:
     >>> import tempfile
@@ -64,16 +65,25 @@ CREATE TABLE titles (title TEXT PRIMARY KEY, page_id INTEGER NOT NULL, redirect 
                      WITHOUT ROWID;
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
+#: the most of an index memory-mapped (SQLite caps it at its compile-time maximum, 2 GB by default)
+MMAP_BYTES: Final = 1 << 40
 #: problems after which a redirect still lands on an article (the others lead nowhere in namespace 0)
 RESOLVED_PROBLEMS: Final = frozenset({None, "double"})
-#: the look-ups: records by title or by Wikidata id, and where a title lands (the article itself, a redirect's
-#: resolved target, NULL for a broken redirect; :attr:`TitleRecord.lands_on` in SQL)
+#: the look-ups: records by title or by Wikidata id, and the articles carrying Wikidata ids
 _JOINS: Final = {
     **{column: f"SELECT t.* FROM json_each(?) w JOIN titles t ON t.{column} = w.value"  # noqa: S608
        for column in ("title", "wikidata")},
-    "landing": "SELECT t.title, CASE WHEN t.redirect = 0 THEN t.title WHEN t.problem IS NULL OR t.problem = 'double' "
-               "THEN t.target END FROM json_each(?) w JOIN titles t ON t.title = w.value",
     "item": "SELECT t.wikidata, t.title FROM json_each(?) w JOIN titles t ON t.wikidata = w.value WHERE t.redirect = 0",
+}
+#: the links that move to another title, as ``(position in the JSON array passed, title landed on)``: a title's
+#: redirect that lands somewhere (the array is the links' titles, in order); a Wikidata id's article (the parameter
+#: is a JSON object ``{"position": "Q90"}``), walked in the index's order
+_MOVES: Final = {
+    "title": "SELECT w.key, t.target FROM (SELECT key, value FROM json_each(?) WHERE value IS NOT NULL "
+             "ORDER BY value) w JOIN titles t ON t.title = w.value "
+             "WHERE t.redirect = 1 AND (t.problem IS NULL OR t.problem = 'double')",
+    "item": "SELECT CAST(w.key AS INTEGER), t.title FROM (SELECT key, value FROM json_each(?) ORDER BY value) w "
+            "JOIN titles t ON t.wikidata = w.value WHERE t.redirect = 0",
 }
 #: a title that percent-encoding leaves as it is (the common case: no quoting call)
 _PLAIN = re.compile(r"[A-Za-z0-9_\-.~;@$!*(),/:]*\Z")
@@ -122,7 +132,10 @@ class WikiIndex:
         if not self.path.is_file():
             raise PosthocInputError(f"{self.path}: no such KB index; build one with `posthoc kb build`")
         try:
-            self._db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
+            # read-only and immutable (a rebuild replaces the file, never writes into it: no locks, no change
+            # checks); memory-mapped: the look-ups read the b-trees in place instead of copying pages into the cache
+            self._db = sqlite3.connect(f"file:{quote(str(self.path.resolve()))}?mode=ro&immutable=1", uri=True)
+            self._db.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
             meta = dict(self._db.execute("SELECT key, value FROM meta").fetchall())
         except sqlite3.DatabaseError:
             raise PosthocInputError(f"{self.path}: not a KB index (no meta table); build one with "
@@ -138,9 +151,9 @@ class WikiIndex:
         self._db.close()
 
     def _joined(self, column: str, values: Iterable[str]) -> list[tuple[object, ...]]:
-        """The ``titles`` rows (or the columns :data:`_JOINS` names) whose ``column`` (``title`` for ``landing``,
-        ``wikidata`` for ``item``) is one of ``values``: one statement joining ``titles`` with the values passed
-        as one JSON array (SQLite's ``json_each``), whatever their number."""
+        """The ``titles`` rows (or the columns :data:`_JOINS` names) whose ``column`` (``wikidata`` for ``item``)
+        is one of ``values``: one statement joining ``titles`` with the values passed as one JSON array (SQLite's
+        ``json_each``), whatever their number."""
         # sorted: the probes then walk the title index in its own order (code points sort as UTF-8 bytes do)
         wanted = json.dumps(sorted(set(values)), ensure_ascii=False)
         return self._db.execute(_JOINS[column], (wanted,)).fetchall()
@@ -169,17 +182,24 @@ class WikiIndex:
 
     def entity_keys(self, links: Iterable[str]) -> dict[str, str]:
         """Each link's entity: the canonical link of the article it lands on, through redirects and from a Wikidata
-        id; a link the index cannot place is its own key. Two links name one entity when their keys are equal."""
+        id; a link the index cannot place is its own key. Two links name one entity when their keys are equal.
+
+        Two statements whatever the number of links (:data:`_MOVES`): the links' titles, one JSON array in the
+        links' order (``null`` where a link is not of this wiki), joined with the redirects that land somewhere,
+        and the Wikidata ids of the other links joined with the articles carrying them; only the moved links are
+        then touched in Python (an article's own link, absent titles and broken redirects stay as they are)."""
         wanted = list(dict.fromkeys(links))
-        titles = {link: self.title_of_link(link) for link in wanted}
-        items = {link: wikidata_id(link) for link in wanted if titles[link] is None}
-        by_item = self.titles_of_wikidata(item for item in items.values() if item)
-        landings: dict[object, object] = {
-            title: landing for title, landing in self._joined("landing", {t for t in titles.values() if t}
-                                                              | set(by_item.values()))}
-        keys = {}
-        for link in wanted:
-            own = titles[link]
-            landing = landings.get(own or by_item.get(items.get(link) or "", ""))
-            keys[link] = link if landing is None or landing == own else self.link_of_title(str(landing))
+        prefix, start = self._prefix, len(self._prefix)
+        titles: list[str | None] = [link[start:] or None if link.startswith(prefix) else None for link in wanted]
+        for position in [i for i, title in enumerate(titles) if title and "%" in title]:
+            titles[position] = unquote(titles[position] or "") or None
+        items = {i: item for i, link in enumerate(wanted) if titles[i] is None and (item := wikidata_id(link))}
+        moved = self._db.execute(_MOVES["title"], (json.dumps(titles, ensure_ascii=False),)).fetchall()
+        if items:
+            moved += self._db.execute(_MOVES["item"], (json.dumps(items),)).fetchall()
+        keys = dict(zip(wanted, wanted, strict=True))
+        plain = _PLAIN.match
+        for position, landing in moved:
+            if landing != titles[position]:
+                keys[wanted[position]] = prefix + (landing if plain(landing) else quote(landing, safe=LINK_SAFE))
         return keys

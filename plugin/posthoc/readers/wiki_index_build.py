@@ -12,10 +12,19 @@ and 3 run in a second process at the same time as step 1 unless ``parallel=False
 1. ``page``: the namespace-0 rows of the page dump (``page_id, page_title, page_is_redirect``; the namespace is
    tested on the raw token before any value is converted);
 2. ``rd``: every row of the redirect dump (``rd_from, rd_namespace, rd_title, rd_interwiki, rd_fragment``);
-3. ``prop``: the page_props rows named ``disambiguation`` or ``wikibase_item``;
-4. each redirect's first hop (its rd row), then hops followed while the target is itself a redirect, at most
-   :data:`MAX_HOPS` times; a chain still on a redirect after that, or back at its start, is a loop;
-5. the output table ``titles`` (:data:`posthoc.readers.wiki_index.SCHEMA`) from one join, ordered by title.
+3. ``prop``: one row a page holding the page_props rows named ``disambiguation`` or ``wikibase_item``;
+4. the output table ``titles`` (:data:`posthoc.readers.wiki_index.SCHEMA`) from one pass over ``page`` joined by
+   page id with ``rd`` and ``prop`` (all three keyed by page id and filled in the dumps' own order, so every row is
+   appended to its b-tree and no index is built afterwards), sorted once by title, each redirect's ``target`` its
+   first hop;
+5. the chains followed in ``titles``: the redirects whose first hop is itself a redirect (few: double redirects
+   and loops) are followed in a small table, hop by hop while the target is a redirect, at most
+   :data:`MAX_HOPS` times; a chain still on a redirect after that, or back at its start, is a loop.
+
+The scratch databases run without journal, fsync or lock renewals (``journal_mode=OFF``, ``synchronous=OFF``,
+``locking_mode=EXCLUSIVE``), with 16 KB pages and a page cache of ``cache_mb``; SQLite's sort spills to temporary
+files (``temp_store=FILE``), so memory stays bounded whatever the dump's size, sorting them in a helper thread
+(``threads=2``).
 
 The output is written to a temporary file beside ``out`` (owner-only) and renamed over it at the end: a failed or
 interrupted build leaves the previous index, never a half-written one.
@@ -28,7 +37,7 @@ import multiprocessing
 import os
 import sqlite3
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -69,18 +78,39 @@ def _script(db: sqlite3.Connection, script: str) -> None:
 
 _PAGE_TABLE: Final = ("CREATE TABLE stage.page (id INTEGER PRIMARY KEY, title TEXT NOT NULL, "
                       "is_redirect INTEGER NOT NULL)")
+#: staging tables keyed by page id (the dumps' own order: each row is appended to its b-tree, no index built later);
+#: ``prop`` holds one row a page: whether it is marked ``disambiguation``, its last ``wikibase_item``
 _SIDE_TABLES: Final = """
     CREATE TABLE rd (id INTEGER PRIMARY KEY, ns INTEGER, title TEXT, interwiki TEXT, fragment TEXT);
-    CREATE TABLE prop (page INTEGER NOT NULL, name TEXT NOT NULL, value TEXT, PRIMARY KEY (page, name)) WITHOUT ROWID
+    CREATE TABLE prop (id INTEGER PRIMARY KEY, disambiguation INTEGER NOT NULL, has_item INTEGER NOT NULL,
+                       wikidata TEXT)
 """
+_PROP_UPSERT: Final = ("INSERT INTO prop VALUES (?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
+                       "disambiguation = max(disambiguation, excluded.disambiguation), "
+                       "has_item = max(has_item, excluded.has_item), "
+                       "wikidata = CASE WHEN excluded.has_item THEN excluded.wikidata ELSE wikidata END")
 
 
 def _tune(db: sqlite3.Connection, schemas: Iterable[str], cache_mb: int) -> None:
+    """Scratch databases of one connection: no journal, no fsync, no lock taken again at each transaction."""
+    db.execute("PRAGMA locking_mode = EXCLUSIVE")
     for schema in schemas:
+        db.execute(f"PRAGMA {schema}.page_size = 16384")
         db.execute(f"PRAGMA {schema}.journal_mode = OFF")
         db.execute(f"PRAGMA {schema}.synchronous = OFF")
         db.execute(f"PRAGMA {schema}.cache_size = {-1024 * cache_mb}")
-    db.execute("PRAGMA temp_store = FILE")
+    db.execute("PRAGMA temp_store = FILE")  # the sort of step 4 spills to disk: memory stays bounded
+    db.execute("PRAGMA threads = 2")  # a sort larger than the cache sorts its runs in a helper thread
+
+
+def _props(rows: Iterable[tuple[object, ...]]) -> Iterator[tuple[object, int, int, object]]:
+    """``(page, disambiguation, has_item, item)`` of the page_props rows named ``disambiguation`` or
+    ``wikibase_item``."""
+    for page, name, value in rows:
+        if name == "wikibase_item":
+            yield page, 0, 1, value
+        elif name == "disambiguation":
+            yield page, 1, 0, None
 
 
 def _stage_side(redirect: Path, page_props: Path, path: str, cache_mb: int,
@@ -95,10 +125,9 @@ def _stage_side(redirect: Path, page_props: Path, path: str, cache_mb: int,
         _load(db, "INSERT OR REPLACE INTO rd VALUES (?, ?, ?, ?, ?)",
               read_rows(redirect, table="redirect", progress=progress,
                         columns=("rd_from", "rd_namespace", "rd_title", "rd_interwiki", "rd_fragment")))
-        wanted = ("disambiguation", "wikibase_item")
-        _load(db, "INSERT OR REPLACE INTO prop VALUES (?, ?, ?)",
-              (row for row in read_rows(page_props, table="page_props", columns=("pp_page", "pp_propname", "pp_value"),
-                                        progress=progress) if row[1] in wanted))
+        _load(db, _PROP_UPSERT, _props(read_rows(page_props, table="page_props", progress=progress,
+                                                 columns=("pp_page", "pp_propname", "pp_value"),
+                                                 where={"pp_propname": ("disambiguation", "wikibase_item")})))
         db.execute("COMMIT")
     finally:
         db.close()
@@ -133,7 +162,6 @@ def _stage(db: sqlite3.Connection, *, page: Path, redirect: Path, page_props: Pa
         _load(db, "INSERT OR REPLACE INTO stage.page VALUES (?, ?, ?)",
               read_rows(page, table="page", columns=("page_id", "page_title", "page_is_redirect"),
                         where={"page_namespace": 0}, progress=progress))
-        db.execute("CREATE UNIQUE INDEX stage.page_title ON page (title)")
         db.execute("COMMIT")
         if parallel:
             try:
@@ -151,59 +179,61 @@ def _stage(db: sqlite3.Connection, *, page: Path, redirect: Path, page_props: Pa
     db.execute("ATTACH DATABASE ? AS side", (side,))
 
 
-def _resolve(db: sqlite3.Connection) -> None:
-    """``stage.chain``: each namespace-0 redirect's final target and its problem (module docstring, step 4)."""
-    _script(db, """
-        CREATE TABLE stage.hop (title TEXT PRIMARY KEY, next TEXT, problem TEXT, fragment TEXT) WITHOUT ROWID;
-        INSERT INTO stage.hop
-        SELECT p.title,
-               CASE WHEN r.id IS NULL OR COALESCE(r.interwiki, '') != '' OR r.ns != 0 THEN NULL ELSE r.title END,
-               CASE WHEN r.id IS NULL THEN 'no redirect row'
+def _final(db: sqlite3.Connection) -> None:
+    """``titles`` from one pass over the pages in id order (their redirect and property rows found by id), sorted
+    once by title; a redirect's ``target`` is its first hop, ``hops`` 1 (module docstring, step 4)."""
+    _script(db, SCHEMA)
+    db.execute("""
+        INSERT INTO titles (title, page_id, redirect, target, hops, problem, fragment, disambiguation, wikidata)
+        SELECT p.title, p.id, p.is_redirect,
+               CASE WHEN p.is_redirect != 1 OR r.id IS NULL OR COALESCE(r.interwiki, '') != '' OR r.ns != 0
+                    THEN NULL ELSE r.title END,
+               CASE WHEN p.is_redirect = 1 THEN 1 END,
+               CASE WHEN p.is_redirect != 1 THEN NULL
+                    WHEN r.id IS NULL THEN 'no redirect row'
                     WHEN COALESCE(r.interwiki, '') != '' THEN 'interwiki'
                     WHEN r.ns != 0 THEN 'other namespace' END,
-               NULLIF(r.fragment, '')
-        FROM stage.page p LEFT JOIN side.rd r ON r.id = p.id WHERE p.is_redirect = 1 ORDER BY p.title;
-        CREATE TABLE stage.chain (title TEXT PRIMARY KEY, target TEXT, hops INTEGER, problem TEXT,
-                                  fragment TEXT) WITHOUT ROWID;
-        INSERT INTO stage.chain SELECT title, next, 1, problem, fragment FROM stage.hop;
+               CASE WHEN p.is_redirect = 1 THEN NULLIF(r.fragment, '') END,
+               COALESCE(d.disambiguation, 0), d.wikidata
+        FROM stage.page p LEFT JOIN side.rd r ON r.id = p.id LEFT JOIN side.prop d ON d.id = p.id
+        ORDER BY p.title
+    """)
+
+
+def _resolve(db: sqlite3.Connection) -> None:
+    """Redirect chains followed in ``titles`` (module docstring, step 5), in one scan of its redirects: a first hop
+    to a missing page is settled at once, one to a redirect (double redirects, loops: few) goes through the
+    bounded hop passes in the small table ``stage.pending``; only the settled rows are written back."""
+    _script(db, """
         CREATE TABLE stage.pending (title TEXT PRIMARY KEY, target TEXT, hops INTEGER, problem TEXT) WITHOUT ROWID;
-        INSERT INTO stage.pending SELECT c.title, c.target, 1, NULL FROM stage.chain c
-        WHERE c.problem IS NULL AND c.target IN (SELECT title FROM stage.hop);
+        INSERT INTO stage.pending
+        SELECT t.title, t.target, 1, CASE WHEN u.title IS NULL THEN 'missing target' END
+        FROM titles t LEFT JOIN titles u ON u.title = t.target
+        WHERE t.redirect = 1 AND t.problem IS NULL AND (u.title IS NULL OR u.redirect = 1);
         CREATE TABLE stage.settled (title TEXT PRIMARY KEY, target TEXT, hops INTEGER, problem TEXT) WITHOUT ROWID;
+        INSERT INTO stage.settled SELECT * FROM stage.pending WHERE problem IS NOT NULL;
+        DELETE FROM stage.pending WHERE problem IS NOT NULL;
     """)
     for _ in range(MAX_HOPS):
         if db.execute("SELECT COUNT(*) FROM stage.pending").fetchone()[0] == 0:
             break
         _script(db, """
-            UPDATE stage.pending SET target = h.next, hops = pending.hops + 1, problem = h.problem
-            FROM stage.hop h WHERE h.title = pending.target;
+            UPDATE stage.pending SET target = h.target, hops = pending.hops + 1, problem = h.problem
+            FROM titles h WHERE h.title = pending.target AND h.redirect = 1;
             INSERT INTO stage.settled
             SELECT title, target, hops, CASE WHEN target = title THEN 'loop' ELSE problem END FROM stage.pending
-            WHERE problem IS NOT NULL OR target = title OR target NOT IN (SELECT title FROM stage.hop);
+            WHERE problem IS NOT NULL OR target = title
+               OR NOT EXISTS (SELECT 1 FROM titles h WHERE h.title = pending.target AND h.redirect = 1);
             DELETE FROM stage.pending WHERE title IN (SELECT title FROM stage.settled);
         """)
     _script(db, """
         INSERT INTO stage.settled SELECT title, NULL, hops, 'loop' FROM stage.pending;
-        UPDATE stage.chain SET target = s.target, hops = s.hops, problem = s.problem
-        FROM stage.settled s WHERE s.title = chain.title;
-        UPDATE stage.chain SET target = NULL WHERE problem = 'loop';
-        UPDATE stage.chain SET problem = 'missing target'
-        WHERE problem IS NULL AND target NOT IN (SELECT title FROM stage.page);
-        UPDATE stage.chain SET problem = 'double' WHERE problem IS NULL AND hops > 1;
+        UPDATE titles SET target = CASE WHEN s.problem = 'loop' THEN NULL ELSE s.target END, hops = s.hops,
+                          problem = COALESCE(s.problem, CASE WHEN NOT EXISTS (SELECT 1 FROM titles u
+                                                                              WHERE u.title = s.target)
+                                                             THEN 'missing target' ELSE 'double' END)
+        FROM stage.settled s WHERE s.title = titles.title;
     """)
-
-
-def _final(db: sqlite3.Connection, meta: dict[str, str]) -> None:
-    _script(db, SCHEMA)
-    db.execute("""
-        INSERT INTO titles (title, page_id, redirect, target, hops, problem, fragment, disambiguation, wikidata)
-        SELECT p.title, p.id, p.is_redirect, c.target, c.hops, c.problem, c.fragment,
-               EXISTS (SELECT 1 FROM side.prop d WHERE d.page = p.id AND d.name = 'disambiguation'),
-               (SELECT w.value FROM side.prop w WHERE w.page = p.id AND w.name = 'wikibase_item')
-        FROM stage.page p LEFT JOIN stage.chain c ON c.title = p.title ORDER BY p.title
-    """)
-    db.execute("CREATE INDEX titles_wikidata ON titles (wikidata) WHERE wikidata IS NOT NULL")
-    _load(db, "INSERT INTO meta VALUES (?, ?)", sorted(meta.items()))
 
 
 def report_of(db: sqlite3.Connection) -> BuildReport:
@@ -243,10 +273,12 @@ def build_index(*, page: str | os.PathLike[str], redirect: str | os.PathLike[str
             _stage(db, page=Path(page), redirect=Path(redirect), page_props=Path(page_props), side=side,
                    cache_mb=cache_mb, parallel=parallel, progress=progress)
             db.execute("BEGIN")  # one transaction: pages stay in the cache between the steps
+            _final(db)
             _resolve(db)
+            db.execute("CREATE INDEX titles_wikidata ON titles (wikidata) WHERE wikidata IS NOT NULL")
             meta = {"format": FORMAT_VERSION, "lang": lang, "page": Path(page).name, "redirect": Path(redirect).name,
                     "page_props": Path(page_props).name}
-            _final(db, meta)
+            _load(db, "INSERT INTO meta VALUES (?, ?)", sorted(meta.items()))
             db.execute("COMMIT")
             db.execute("DETACH DATABASE stage")
             db.execute("DETACH DATABASE side")
