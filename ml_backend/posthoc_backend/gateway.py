@@ -19,10 +19,13 @@ nginx's ``auth_request`` sends a body-less sub-request to ``/authorise`` with th
    project and a worker their appended tasks without a restart (a read that fails keeps the workers read before);
 3. decides with :func:`posthoc.labelstudio.gateway_rules.decide` (annotation, draft and view ids looked up in
    Label Studio and kept) and answers ``204``, or ``403`` with a JSON reason (``401`` for an anonymous caller,
-   which nginx turns into the login page).
+   which nginx turns into the login page). A ``204`` with ``X-Posthoc-Via: gateway`` sends the request to the
+   authoriser's own answers instead of Label Studio (:mod:`posthoc_backend.gateway_answers`: what a worker should
+   see of the ML backends, projects, tips and members, and their annotation and draft writes, read and checked).
 
 Served like the ML backend: gunicorn (``posthoc gateway serve``) on ``posthoc_backend.gateway_wsgi:app``, or
-:func:`create_gateway_app` in a thread for tests. It never proxies: nginx does.
+:func:`create_gateway_app` in a thread for tests. nginx proxies; the authoriser forwards only the writes whose
+body it checked.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ from posthoc.jobs.setup_record import default_setup_file, recorded_project_ids
 from posthoc.labelstudio import records
 from posthoc.labelstudio.client import LabelStudioClient
 from posthoc.labelstudio.gateway_cookie import SessionRead, read_session
-from posthoc.labelstudio.gateway_lookup import ProjectObjects, session_user
+from posthoc.labelstudio.gateway_lookup import ProjectObjects, SessionUser, session_user
 from posthoc.labelstudio.gateway_rules import (
     STATIC_PREFIXES,
     Caller,
@@ -60,6 +63,7 @@ from posthoc.labelstudio.gateway_rules import (
 )
 from posthoc.study.live.projects import find_study_projects
 from posthoc.study.plan.logins import default_accounts_file, read_accounts
+from posthoc_backend.gateway_answers import register_answers
 from posthoc_backend.reload import FileWatch
 
 logger = logging.getLogger("posthoc_backend.gateway")
@@ -146,7 +150,7 @@ class Authority:
         self.lookup = lookup or ProjectObjects(client)
         self.clock = clock
         self._lock = threading.Lock()
-        self._sessions: OrderedDict[str, tuple[float, str | None]] = OrderedDict()
+        self._sessions: OrderedDict[str, tuple[float, SessionUser | None]] = OrderedDict()
         self._revoked: OrderedDict[str, float] = OrderedDict()  # payload digest -> when
         self._verified: OrderedDict[str, SessionRead] = OrderedDict()  # payload digest -> a cookie whoami knew
         self._access: dict[str, tuple[float, StudyAccess]] = {}
@@ -231,7 +235,12 @@ class Authority:
                 self._revoked.popitem(last=False)
 
     def session_email(self, session: SessionRead) -> str | None:
-        """The e-mail of the user of ``session`` (``None``: no valid session), asked of Label Studio with exactly
+        """The e-mail of the user of ``session`` (``None``: no valid session): :meth:`user_of`."""
+        user = self.user_of(session)
+        return None if user is None else user.email
+
+    def user_of(self, session: SessionRead) -> SessionUser | None:
+        """The user of ``session`` (``None``: no valid session), asked of Label Studio with exactly
         one cookie value and kept ``session_seconds`` under that exact value, refreshed with that value only (a
         failed look-up of one value never touches another's).
 
@@ -250,7 +259,7 @@ class Authority:
                 session = self._verified[payload]
         asked = session
 
-        def load() -> str | None:
+        def load() -> SessionUser | None:
             user = session_user(self.url, asked.whoami_cookie())
             if user is not None:
                 with self._lock:
@@ -258,7 +267,7 @@ class Authority:
                     self._verified.move_to_end(payload)
                     while len(self._verified) > MAX_SESSIONS:
                         self._verified.popitem(last=False)
-            return None if user is None else user.email
+            return user
 
         return self._kept(self._sessions, str(asked.value), self.session_seconds, load)
 
@@ -299,7 +308,8 @@ def login_next(method: str, uri: str) -> str:
 
 
 def create_gateway_app(authority: Authority) -> Flask:
-    """The authoriser's Flask app: ``/authorise`` (any method) and ``/health``."""
+    """The authoriser's Flask app: ``/authorise`` (any method), ``/health`` and the gateway's own answers
+    (:func:`posthoc_backend.gateway_answers.register_answers`)."""
     app = Flask("posthoc_gateway", static_folder=None)
 
     @app.route("/authorise", methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
@@ -314,7 +324,10 @@ def create_gateway_app(authority: Authority) -> Flask:
         except PosthocServiceError as exc:
             return jsonify(detail="refused by the study gateway", reason=str(exc)), 403
         if decision.allowed:
-            return Response(status=204)
+            passed = Response(status=204)
+            if decision.answer:
+                passed.headers["X-Posthoc-Via"] = "gateway"  # nginx proxies it to the answers (gateway_answers)
+            return passed
         if caller.role is Role.ANONYMOUS:
             answer = jsonify(detail="refused by the study gateway", reason=decision.reason)
             answer.headers["X-Posthoc-Login-Next"] = login_next(method, uri)
@@ -325,6 +338,7 @@ def create_gateway_app(authority: Authority) -> Flask:
     def health() -> Response:
         return jsonify(status="UP")
 
+    register_answers(app, authority)
     return app
 
 

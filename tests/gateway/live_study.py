@@ -44,6 +44,14 @@ def refused_by_gateway(answer: httpx.Response) -> bool:
         answer.status_code == 302 and answer.headers.get("location", "").split("?")[0].endswith("/user/login/"))
 
 
+def answered_alone(answer: httpx.Response, project: int) -> bool:
+    """Whether the gateway answered itself with the worker's own project alone (the project list, issue 47)."""
+    if answer.headers.get("x-posthoc-gateway") != "answered" or answer.status_code != 200:
+        return False
+    results = answer.json().get("results", [])
+    return all(int(found["id"]) == project for found in results)
+
+
 def target_of(admin: LabelStudioClient, project_id: int) -> Target:
     """One of each object of the project, made by the admin where the project has none."""
     (task, *_) = admin.tasks(project_id)
