@@ -25,19 +25,18 @@ them from Label Studio's.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from flask import Flask, Response, jsonify, request
 
 from posthoc.errors import PosthocServiceError
 from posthoc.http import ServiceSession, TransportFailure
+from posthoc.labelstudio.client import LabelStudioClient
 from posthoc.labelstudio.gateway_body import body_refusal
-from posthoc.labelstudio.gateway_cookie import read_session
+from posthoc.labelstudio.gateway_cookie import SessionRead, read_session
+from posthoc.labelstudio.gateway_lookup import SessionUser
 from posthoc.labelstudio.gateway_nginx import ANSWER_PREFIX
-from posthoc.labelstudio.gateway_rules import Caller, Decision
-
-if TYPE_CHECKING:
-    from posthoc_backend.gateway import Authority
+from posthoc.labelstudio.gateway_rules import Caller, Decision, Lookup
 
 #: the fields of a user as Label Studio 1.23's ``UserSerializer`` lists them (``users/serializers.py``)
 USER_FIELDS = ("id", "first_name", "last_name", "username", "email", "last_activity", "custom_hotkeys", "avatar",
@@ -85,6 +84,19 @@ def _answered(response: Response, how: str = "answered") -> Response:
 
 def _refused(status: int, reason: str, **extra: str) -> tuple[Response, int]:
     return _answered(jsonify(detail="refused by the study gateway", reason=reason, **extra)), status
+
+
+class Authority(Protocol):
+    """What the answers need of :class:`posthoc_backend.gateway.Authority` (which imports this module)."""
+
+    url: str
+    client: LabelStudioClient
+    lookup: Lookup
+
+    def user_of(self, session: SessionRead) -> SessionUser | None: ...
+
+    def decide(self, method: str, uri: str, headers: Mapping[str, str], *,
+               host: str = "") -> tuple[Decision, Caller]: ...
 
 
 class Answers:

@@ -15,10 +15,10 @@ import httpx
 
 from gateway.matrix import Target
 from lsfixtures import make_project, run_backend, small_sample_manifest
+from posthoc.jobs.gateway_process import GatewayProcesses
 from posthoc.jobs.setup import SetupOptions, SetupTarget, create_study
 from posthoc.labelstudio.client import LabelStudioClient
 from posthoc.labelstudio.gateway_nginx import REFUSAL
-from posthoc.labelstudio.gateway_process import GatewayProcesses
 from posthoc.study.plan.logins import default_accounts_file, read_accounts
 from posthoc.study.plan.study import Study
 
