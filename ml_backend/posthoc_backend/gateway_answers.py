@@ -24,6 +24,7 @@ them from Label Studio's.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Protocol
 
@@ -38,6 +39,7 @@ from posthoc.labelstudio.gateway_lookup import SessionUser
 from posthoc.labelstudio.gateway_nginx import ANSWER_PREFIX
 from posthoc.labelstudio.gateway_rules import Caller, Decision, Lookup
 
+logger = logging.getLogger("posthoc_backend.gateway")
 #: the fields of a user as Label Studio 1.23's ``UserSerializer`` lists them (``users/serializers.py``)
 USER_FIELDS = ("id", "first_name", "last_name", "username", "email", "last_activity", "custom_hotkeys", "avatar",
                "initials", "phone", "active_organization", "active_organization_meta", "allow_newsletters",
@@ -122,6 +124,7 @@ class Answers:
         assert caller.project_id is not None
         refusal = body_refusal(body, project=caller.project_id, lookup=self.authority.lookup)
         if refusal is not None:
+            logger.warning("refused a body of %s %s: %s", request.method, uri.partition("?")[0], refusal.message())
             return _refused(400, refusal.message(), field=refusal.field)
         headers = [(k, v) for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP]
         try:

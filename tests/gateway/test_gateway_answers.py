@@ -136,7 +136,7 @@ def test_the_answers_decide_again_and_refuse_what_is_not_theirs(app: Any, uri: s
 
 def test_an_own_draft_is_forwarded_with_the_same_bytes_and_label_studios_answer(app: Any,
                                                                                label_studio: dict[str, Any]) -> None:
-    body = b'{"lead_time": 12.5, "result": [{"id": "a", "value": {"text": ["x"]}}], "draft_id": 700,\n' \
+    body = b'{"lead_time": 12.5, "result": [{"id": "a", "value": {"text": ["x"]}}], "draft_id": 0,\n' \
            b' "parent_prediction": 70, "parent_annotation": null, "started_at": "2026-12-04T10:00:00Z"}'
     answer = ask(app, "PATCH", "/api/drafts/700?project=7", data=body, content_type="application/json")
     assert answer.status_code == 201 and answer.json == {"id": 99}

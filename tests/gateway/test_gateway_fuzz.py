@@ -45,7 +45,8 @@ def reference_of(project: int, tasks: Iterable[int], annotation: int, draft: int
         f"/api/annotations/{a}": ("GET HEAD", "project taskID", ""),
         f"/api/drafts/{d}": ("GET HEAD PATCH", "project", ""),
         "/user/login": ("GET HEAD POST", "next", ""), "/user/logout": ("GET HEAD", "", ""),
-        "/favicon.ico": ("GET HEAD", "", ""), "/user/signup": ("GET HEAD POST", "token next", "token"),
+        "/favicon.ico": ("GET HEAD", "", ""), "/sw.js": ("GET HEAD", "", ""),
+        "/user/signup": ("GET HEAD POST", "token next", "token"),
     }
     for task in own_tasks:
         paths[f"/api/tasks/{task}"] = ("GET HEAD", "project", "")

@@ -39,7 +39,8 @@ UI_FIELDS: dict[str, Callable[[object], bool]] = {
     "comment": _text,
     "was_cancelled": lambda value: isinstance(value, bool),
 }
-#: the fields that name an object: each ``null`` or an id of that kind in the worker's project
+#: the fields that name an object: each ``null`` (``draft_id`` also ``0``, the UI's "no draft yet") or an id of
+#: that kind in the worker's project
 ID_FIELDS = {"draft_id": "draft", "parent_prediction": "prediction", "parent_annotation": "annotation",
              "annotation": "annotation"}
 #: a body larger than this is refused unread (a labelling page's largest is a few hundred kilobytes)
@@ -58,8 +59,8 @@ class BodyRefusal:
 
 
 def _id_refusal(name: str, value: object, project: int, lookup: Lookup) -> BodyRefusal | None:
-    if value is None:
-        return None
+    if value is None or (name == "draft_id" and value == 0 and not isinstance(value, bool)):
+        return None  # the UI sends draft_id 0 for "no draft yet"
     kind = ID_FIELDS[name]
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
         return BodyRefusal(name, f"must be null or the id of a {kind}")

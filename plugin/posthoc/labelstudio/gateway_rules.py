@@ -212,6 +212,7 @@ PUBLIC_ROUTES = (
     _route("/user/logout", "GET HEAD"),
     _route("/logout", "GET HEAD"),
     _route("/favicon.ico", "GET HEAD"),
+    _route("/sw.js", "GET HEAD"),  # Label Studio's service worker, registered by every page
 )
 SIGNUP = _route("/user/signup", "GET HEAD POST", "token next")
 
