@@ -145,9 +145,9 @@ def test_an_own_draft_is_forwarded_with_the_same_bytes_and_label_studios_answer(
     [seen] = label_studio["requests"]
     assert (seen["method"], seen["uri"], seen["body"]) == ("PATCH", "/api/drafts/700?project=7", body)
     assert seen["headers"]["Cookie"] == f"sessionid={W001}" and seen["headers"]["Host"] == HOST
-    submit = ask(app, "POST", "/api/tasks/71/annotations?project=7", data=b'{"result": [], "lead_time": 3}',
-                 content_type="application/json")
-    assert submit.status_code == 201 and label_studio["requests"][-1]["body"] == b'{"result": [], "lead_time": 3}'
+    sent = b'{"result": [], "lead_time": 3, "project": "7"}'  # the Data Manager names the project in the body
+    submit = ask(app, "POST", "/api/tasks/71/annotations?project=7", data=sent, content_type="application/json")
+    assert submit.status_code == 201 and label_studio["requests"][-1]["body"] == sent
 
 
 @pytest.mark.parametrize(("body", "field"), [
@@ -155,6 +155,7 @@ def test_an_own_draft_is_forwarded_with_the_same_bytes_and_label_studios_answer(
     ({"result": [], "parent_annotation": 81}, "parent_annotation"),
     ({"result": [], "parent_prediction": 80}, "parent_prediction"), ({"draft_id": 800}, "draft_id"),
     ({"result": [], "task": 81}, "task"), ({"result": [], "project": 8}, "project"),
+    ({"result": [], "project": "8"}, "project"), ({"result": [], "project": True}, "project"),
     ({"result": {"a": 1}}, "result"), ({"lead_time": "1"}, "lead_time"), ({"annotation": 81}, "annotation"),
     ({"result": [], "id": 5}, "id"), ([{"result": []}], ""), ("not json", ""),
 ])

@@ -9,8 +9,9 @@ the authoriser (:mod:`posthoc_backend.gateway_answers`), checked here, and forwa
 The fields the labelling UI sets, read from Label Studio 1.23's frontend (``web/dist/apps/labelstudio``:
 ``prepareData`` sends ``lead_time``, ``result``, ``draft_id``, ``parent_prediction``, ``parent_annotation`` and
 ``started_at``; a task lock adds ``unique_id``; Skip adds ``was_cancelled`` and a ``comment``; turning a draft
-back, ``annotation: null``), are :data:`UI_FIELDS`, each with the type it must have; an id must name an object of
-the worker's own project. Anything else is refused, naming the field.
+back, ``annotation: null``; the Data Manager adds ``project`` to every body, seen in chromium), are
+:data:`UI_FIELDS`, each with the type it must have; an id must name an object of the worker's own project and
+``project`` must be that project. Anything else is refused, naming the field.
 """
 
 from __future__ import annotations
@@ -83,6 +84,7 @@ def body_refusal(body: bytes, *, project: int, lookup: Lookup) -> BodyRefusal | 
     'ground_truth: is not a field the labelling page sets'
     >>> body_refusal(b'{"parent_prediction": 80}', project=7, lookup=NoObjects()).field
     'parent_prediction'
+    >>> body_refusal(b'{"result": [], "project": "7"}', project=7, lookup=NoObjects())
     """
     if len(body) > MAX_BODY_BYTES:
         return BodyRefusal("", f"the body is larger than {MAX_BODY_BYTES} bytes")
@@ -93,7 +95,10 @@ def body_refusal(body: bytes, *, project: int, lookup: Lookup) -> BodyRefusal | 
     if not isinstance(record, dict):
         return BodyRefusal("", "the body is not a JSON object")
     for name, value in record.items():
-        if name in ID_FIELDS:
+        if name == "project":
+            if str(value) != str(project) or isinstance(value, bool):
+                return BodyRefusal(name, "is not the worker's project")
+        elif name in ID_FIELDS:
             refusal = _id_refusal(name, value, project, lookup)
             if refusal is not None:
                 return refusal
