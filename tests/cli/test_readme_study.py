@@ -1,4 +1,5 @@
-"""The README's "A study from start to finish" block runs as written (issue 29).
+"""The README's "A study from start to finish" block runs as written (issue 29), under root's umask 022: what it
+writes is its owner's alone and no log holds a secret (issue 47).
 
 The block is read from README.md and run by bash, line by line with ``set -euo pipefail`` (a line that fails
 stops it), in a folder laid out as the project root (``examples/`` copied, ``plugin/`` linked: the study config's
@@ -51,11 +52,13 @@ def test_the_readme_study_block_runs_as_written(ls_template: Path, tmp_path: Pat
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
     (tmp_path / "plugin").symlink_to(ROOT / "plugin")
     copy_template(ls_template, tmp_path / "study" / "labelstudio")
+    before = set(tmp_path.rglob("*"))
     env = {key: value for key, value in os.environ.items()
            if key not in {"POSTHOC_LS_URL", "LABEL_STUDIO_TOKEN", "POSTHOC_LS_TOKEN"}}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"  # this venv's `posthoc`
     process = subprocess.Popen(["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                               preexec_fn=lambda: os.umask(0o022))  # root's umask: posthoc must not follow it
     try:
         stdout, stderr = process.communicate(timeout=1200)
     finally:
@@ -76,3 +79,14 @@ def test_the_readme_study_block_runs_as_written(ls_template: Path, tmp_path: Pat
     assert token not in stdout + stderr  # `ls env` output went to eval, never to the screen
     with socket.socket() as probe:  # `kill %1` stopped the backend
         assert probe.connect_ex(("127.0.0.1", port)) != 0
+    # issue 47: under umask 022, everything the block wrote in the study folder is its owner's alone, and no log
+    # holds the admin's token or password or a sign-up link's query (the organisation's invite token)
+    credentials = json.loads((tmp_path / "study" / "labelstudio" / "credentials.json").read_text())
+    written = [path for path in (tmp_path / "study").rglob("*") if path not in before and not path.is_symlink()]
+    assert written and [str(p) for p in written if p.stat().st_mode & 0o077] == []
+    logs = [path for path in tmp_path.rglob("*.log") if path.is_file()]
+    assert "labelstudio.log" in {log.name for log in logs}, logs
+    for log in logs:
+        content = log.read_text(encoding="utf-8", errors="replace")
+        assert credentials["token"] not in content and credentials["password"] not in content, log
+        assert "token=" not in content and "signup/?" not in content, log

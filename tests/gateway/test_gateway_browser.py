@@ -119,11 +119,12 @@ def work_the_day(day: Day, account: dict[str, str], n_tasks: int) -> dict[str, A
     seen["home"] = day.page.url
     for n in range(n_tasks):
         _, key, new_link = DECISIONS[n % len(DECISIONS)]
-        if n + 1 in DRAFT_WAIT_ON:  # long enough on a task for the draft autosave (and its update)
+        if n + 1 in DRAFT_WAIT_ON:  # long enough on a task for the draft autosave, then its update
             day.page.wait_for_selector("span.htx-highlight", timeout=90_000)
             day.page.keyboard.press("Alt+.")
-            day.page.keyboard.press(key)
-            day.page.wait_for_timeout(12_000)
+            for first_thought in ("3", "1"):
+                day.page.keyboard.press(first_thought)
+                day.page.wait_for_timeout(8_000)
         decide_task(day.page, key, new_link)
         seen["submitted"] += 1
         day.check_toasts(f"task-{n + 1}")
@@ -133,9 +134,12 @@ def work_the_day(day: Day, account: dict[str, str], n_tasks: int) -> dict[str, A
             day.shot("reloaded")
         if n + 1 == BACK_AFTER:
             day.page.go_back()
-            day.page.wait_for_selector("span.htx-highlight", timeout=90_000)
+            day.page.wait_for_timeout(4000)
             seen["after_back"] = day.page.url
             day.shot("back")
+            if "labeling=1" not in day.page.url:  # Label Studio's own table of the worker's project: back to the
+                day.page.get_by_text("Label All Tasks").first.click()  # stream with its own button (mouse)
+            day.page.wait_for_selector("span.htx-highlight", timeout=90_000)
         if n + 1 == LOGOUT_AFTER:
             seen["logout_by_menu"] = day.log_out_by_menu()
             day.shot("logged-out")
@@ -160,9 +164,9 @@ def worked(browser: Any, ls_server: Any, tmp_path_factory: pytest.TempPathFactor
         day = Day(page, url, project, screens)
         try:
             seen = work_the_day(day, account, len(study["tasks"]["w001"]))
-        except Exception:
+        except Exception as exc:
             day.shot("failed")
-            raise
+            raise AssertionError(f"{exc}\npages: {day.pages}\nbad: {day.bad}\nscreens: {screens}") from exc
         seen.update(bad=day.bad, pages=day.pages, toasts=day.toasts, writes=day.writes, screens=screens)
         other = page.goto(f"{url}/projects/{study['projects']['w002']}/data?labeling=1")
         seen["other_status"], seen["other_text"] = other.status if other else None, page.inner_text("body")
@@ -181,13 +185,26 @@ def test_the_day_gets_no_error_answer_and_shows_no_error_toast(worked: dict[str,
 
 
 def test_every_page_after_logging_in_is_the_workers_stream(worked: dict[str, Any]) -> None:
+    """Logging in, the Home page and logging in again land on the stream; every page shown while logged in is of
+    the worker's own project, and the stream but for the back button's one step (next test)."""
     project = worked["study"]["projects"]["w001"]
     stream = f"/projects/{project}/data"
     seen = worked["seen"]
-    for landed in (seen["landing"], seen["home"], seen["after_back"], seen["after_login_again"]):
-        assert urlsplit(landed).path.rstrip("/") == stream, landed
-    elsewhere = [page for logged_in, page in seen["pages"] if logged_in and urlsplit(page).path.rstrip("/") != stream]
-    assert elsewhere == [], elsewhere
+    for landed in (seen["landing"], seen["home"], seen["after_login_again"]):
+        parts = urlsplit(landed)
+        assert parts.path.rstrip("/") == stream and "labeling=1" in parts.query, landed
+    pages = [urlsplit(page) for logged_in, page in seen["pages"] if logged_in]
+    assert [p.geturl() for p in pages if p.path.rstrip("/") != stream] == []
+    assert [p.geturl() for p in pages if "labeling=1" not in p.query] == [seen["after_back"]]
+
+
+def test_the_back_button_stays_in_the_workers_own_project(worked: dict[str, Any]) -> None:
+    """Measured: the browser's back button from the stream is an in-page navigation of Label Studio's app (no
+    request reaches the gateway), to the Data Manager's table of the worker's own project (``?tab=N``); its "Label
+    All Tasks" button goes back to the stream (the day goes on that way). Not the stream: issue 47 leaves it."""
+    project = worked["study"]["projects"]["w001"]
+    back = urlsplit(worked["seen"]["after_back"])
+    assert back.path.rstrip("/") == f"/projects/{project}/data", back
 
 
 def test_log_out_works_from_label_studios_own_menu(worked: dict[str, Any]) -> None:
