@@ -40,13 +40,6 @@ OFFLINE_ENV: dict[str, str] = {
 ACCESS_ENV: dict[str, str] = {
     "LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK": "true",
 }
-#: The development server (``label-studio start``) without its request lines: Django's ``django.server`` logs each
-#: request whole at INFO, twice (the sign-up link's query holds the organisation's invite token, issue 47);
-#: warnings and errors (a 4xx / 5xx, SQLite's ``database is locked``) stay. Under gunicorn the access log is
-#: posthoc's own (path only). A ``LOG_LEVEL`` in the environment wins.
-QUIET_REQUESTS_ENV: dict[str, str] = {
-    "LOG_LEVEL": "WARNING",
-}
 #: Local-only: allow an ML backend / webhook receiver on 127.0.0.1 (switches off SSRF protection).
 LOCAL_ML_ENV: dict[str, str] = {
     "ML_BLOCK_LOCAL_IP": "false",

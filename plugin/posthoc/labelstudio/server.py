@@ -33,12 +33,7 @@ from posthoc.labelstudio.database import (
     settings_from_environment,
     write_database,
 )
-from posthoc.labelstudio.environment import (
-    QUIET_REQUESTS_ENV,
-    label_studio_executable,
-    run_label_studio_command,
-    server_environment,
-)
+from posthoc.labelstudio.environment import label_studio_executable, run_label_studio_command, server_environment
 from posthoc.labelstudio.ports import LOOPBACK, free_port, port_is_free
 from posthoc.labelstudio.server_log import LOG_FILE, STATE_FILE, read_state, remember_log
 from posthoc.processes import die_with_parent, pid_alive
@@ -140,9 +135,8 @@ class LabelStudioServer:
         self.log_path.chmod(0o600)
         command = [label_studio_executable("a local Label Studio"), "start", "--no-browser", "--internal-host",
                    LOOPBACK, "--port", str(port)]
-        # a server of this command only (not detached) dies with it, also when this process is SIGKILL-ed; its
-        # log without the development server's request lines (QUIET_REQUESTS_ENV)
-        self.process = subprocess.Popen(command, env={**QUIET_REQUESTS_ENV, **self.environment()}, stdout=self._log,
+        # a server of this command only (not detached) dies with it, also when this process is SIGKILL-ed
+        self.process = subprocess.Popen(command, env=self.environment(), stdout=self._log,
                                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                         start_new_session=True, cwd=self.data_dir,
                                         preexec_fn=None if detach else die_with_parent())
