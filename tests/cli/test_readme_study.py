@@ -15,6 +15,7 @@ import re
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -82,7 +83,12 @@ def test_the_readme_study_block_runs_as_written(ls_template: Path, tmp_path: Pat
     # issue 47: under umask 022, everything the block wrote in the study folder is its owner's alone, and no log
     # holds the admin's token or password, nor (but Label Studio's own dev-server log) a sign-up link's query
     credentials = json.loads((tmp_path / "study" / "labelstudio" / "credentials.json").read_text())
-    written = [path for path in (tmp_path / "study").rglob("*") if path not in before and not path.is_symlink()]
+    # Label Studio's own export files (media/): Django writes them 0644 whatever the umask (FILE_UPLOAD_PERMISSIONS),
+    # inside the data folder posthoc keeps 0700
+    media = tmp_path / "study" / "labelstudio" / "media"
+    assert stat.S_IMODE((tmp_path / "study" / "labelstudio").stat().st_mode) == 0o700
+    written = [path for path in (tmp_path / "study").rglob("*") if path not in before and not path.is_symlink()
+               and media not in path.parents]
     assert written and [str(p) for p in written if p.stat().st_mode & 0o077] == []
     logs = [path for path in tmp_path.rglob("*.log") if path.is_file()]
     assert "labelstudio.log" in {log.name for log in logs}, logs
