@@ -83,9 +83,6 @@ def decide_task(page: Any, key: str = "1", new_link: str | None = None) -> None:
     page.keyboard.press("Alt+.")
     _decide_selected(page, key, new_link)
     for _ in range(30):
-        if page.get_by_role("button", name="OK").is_visible():  # a warning that came after its 2 s (a busy machine)
-            page.get_by_role("button", name="OK").click()
-            _decide_selected(page, key, new_link)
         page.keyboard.press("u")
         page.get_by_test_id("bottombar-submit-button").click()
         try:
