@@ -6,7 +6,7 @@ Target (issue 23): the gateway adds at most 5 ms p95 to Submit and to next-task.
 Setup: a fresh Label Studio 1.23 (SQLite, a copy of the tests' migrated template), a three-worker study made by
 ``create_study`` with the study's ML backend (``posthoc backend serve``) and no project webhook (a webhook's cost,
 measured apart in docs/backend.md, would be the same on both sides), and the gateway as ``posthoc ls start
---gateway`` runs it (:class:`posthoc.labelstudio.gateway_process.GatewayProcesses`: gunicorn authoriser, Debian's
+--gateway`` runs it (:class:`posthoc.jobs.gateway_process.GatewayProcesses`: gunicorn authoriser, Debian's
 nginx). Worker w001 logs in twice with Label Studio's form, once straight and once through the gateway: two
 browser-like sessions (session cookie, CSRF header, keep-alive), each its own ``httpx.Client``.
 
@@ -156,9 +156,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=300, help="calls of each kind on each side")
     args = parser.parse_args()
     from lsfixtures import small_sample_manifest
+    from posthoc.jobs.gateway_process import GatewayProcesses
     from posthoc.jobs.setup import SetupTarget, create_study
     from posthoc.labelstudio.client import LabelStudioClient
-    from posthoc.labelstudio.gateway_process import GatewayProcesses
     from posthoc.labelstudio.records import int_id
     from posthoc.study.plan.logins import default_accounts_file, read_accounts
     from posthoc.study.plan.study import Study

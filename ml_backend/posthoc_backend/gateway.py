@@ -9,7 +9,8 @@ nginx's ``auth_request`` sends a body-less sub-request to ``/authorise`` with th
    (its re-signed copies get its answer) and asked again in the background after that (:meth:`Authority.session_email`);
    a forged or expired cookie is an anonymous caller, and so is one that logged out through the gateway (Label
    Studio 1.23 keeps sessions in signed cookies: it cannot revoke a copied cookie itself, see :meth:`Authority.revoke`;
-   the authoriser remembers logouts in memory, so it is served by one process);
+   the authoriser remembers logouts in memory and in an owner-only SQLite file across restarts,
+   :mod:`posthoc_backend.gateway_logouts`; it is served by one process);
 2. maps the user to a role: an owner (the admin token's user and ``owners``), a worker of the study (the
    accounts file beside the manifest names each worker's e-mail; the project is the one ``posthoc study
    create`` marked for that worker, :func:`posthoc.study.live.projects.find_study_projects`; its task ids are read
@@ -19,10 +20,13 @@ nginx's ``auth_request`` sends a body-less sub-request to ``/authorise`` with th
    project and a worker their appended tasks without a restart (a read that fails keeps the workers read before);
 3. decides with :func:`posthoc.labelstudio.gateway_rules.decide` (annotation, draft and view ids looked up in
    Label Studio and kept) and answers ``204``, or ``403`` with a JSON reason (``401`` for an anonymous caller,
-   which nginx turns into the login page).
+   which nginx turns into the login page). A ``204`` with ``X-Posthoc-Via: gateway`` sends the request to the
+   authoriser's own answers instead of Label Studio (:mod:`posthoc_backend.gateway_answers`: what a worker should
+   see of the ML backends, projects, tips and members, and their annotation and draft writes, read and checked).
 
 Served like the ML backend: gunicorn (``posthoc gateway serve``) on ``posthoc_backend.gateway_wsgi:app``, or
-:func:`create_gateway_app` in a thread for tests. It never proxies: nginx does.
+:func:`create_gateway_app` in a thread for tests. nginx proxies; the authoriser forwards only the writes whose
+body it checked.
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ from posthoc.jobs.setup_record import default_setup_file, recorded_project_ids
 from posthoc.labelstudio import records
 from posthoc.labelstudio.client import LabelStudioClient
 from posthoc.labelstudio.gateway_cookie import SessionRead, read_session
-from posthoc.labelstudio.gateway_lookup import ProjectObjects, session_user
+from posthoc.labelstudio.gateway_lookup import ProjectObjects, SessionUser, session_user
 from posthoc.labelstudio.gateway_rules import (
     STATIC_PREFIXES,
     Caller,
@@ -60,6 +64,8 @@ from posthoc.labelstudio.gateway_rules import (
 )
 from posthoc.study.live.projects import find_study_projects
 from posthoc.study.plan.logins import default_accounts_file, read_accounts
+from posthoc_backend.gateway_answers import register_answers
+from posthoc_backend.gateway_logouts import LogoutStore
 from posthoc_backend.reload import FileWatch
 
 logger = logging.getLogger("posthoc_backend.gateway")
@@ -137,7 +143,8 @@ class Authority:
 
     def __init__(self, *, url: str, client: LabelStudioClient, load_access: Callable[[], StudyAccess],
                  lookup: Lookup | None = None, clock: Callable[[], float] = time.monotonic,
-                 session_seconds: float = SESSION_SECONDS, watch: FileWatch | None = None) -> None:
+                 session_seconds: float = SESSION_SECONDS, watch: FileWatch | None = None,
+                 logouts: LogoutStore | None = None) -> None:
         self.url = url
         self.watch = watch
         self.session_seconds = session_seconds
@@ -146,12 +153,16 @@ class Authority:
         self.lookup = lookup or ProjectObjects(client)
         self.clock = clock
         self._lock = threading.Lock()
-        self._sessions: OrderedDict[str, tuple[float, str | None]] = OrderedDict()
+        self._sessions: OrderedDict[str, tuple[float, SessionUser | None]] = OrderedDict()
         self._revoked: OrderedDict[str, float] = OrderedDict()  # payload digest -> when
         self._verified: OrderedDict[str, SessionRead] = OrderedDict()  # payload digest -> a cookie whoami knew
         self._access: dict[str, tuple[float, StudyAccess]] = {}
         self._tasks: dict[int, tuple[float, frozenset[int]]] = {}
         self._refreshing: set[tuple[int, object]] = set()
+        self.logouts = logouts
+        now = clock()
+        for key, age in (logouts.ages() if logouts is not None else {}).items():
+            self._revoked[key] = now - age
 
     def _kept(self, store: MutableMapping[K, tuple[float, V]], key: K, fresh: float, load: Callable[[], V]) -> V:
         """``store[key]``'s value while fresh (or stale, refreshed in the background), else ``load()`` stored."""
@@ -219,8 +230,10 @@ class Authority:
         :data:`MAX_SESSION_AGE`: Label Studio 1.23 keeps sessions in signed cookies, so a copy of the cookie stays
         valid after logging out until it expires, unless the gateway remembers the logout. Only logouts of valid
         sessions are remembered (:meth:`decide`), and nothing but age ends the memory: made-up cookies cannot
-        flush it."""
+        flush it, and with a :class:`~posthoc_backend.gateway_logouts.LogoutStore` a restart does not either."""
         now = self.clock()
+        if self.logouts is not None:
+            self.logouts.add(key)
         with self._lock:
             self._revoked[key] = now
             self._revoked.move_to_end(key)
@@ -231,7 +244,12 @@ class Authority:
                 self._revoked.popitem(last=False)
 
     def session_email(self, session: SessionRead) -> str | None:
-        """The e-mail of the user of ``session`` (``None``: no valid session), asked of Label Studio with exactly
+        """The e-mail of the user of ``session`` (``None``: no valid session): :meth:`user_of`."""
+        user = self.user_of(session)
+        return None if user is None else user.email
+
+    def user_of(self, session: SessionRead) -> SessionUser | None:
+        """The user of ``session`` (``None``: no valid session), asked of Label Studio with exactly
         one cookie value and kept ``session_seconds`` under that exact value, refreshed with that value only (a
         failed look-up of one value never touches another's).
 
@@ -250,7 +268,7 @@ class Authority:
                 session = self._verified[payload]
         asked = session
 
-        def load() -> str | None:
+        def load() -> SessionUser | None:
             user = session_user(self.url, asked.whoami_cookie())
             if user is not None:
                 with self._lock:
@@ -258,7 +276,7 @@ class Authority:
                     self._verified.move_to_end(payload)
                     while len(self._verified) > MAX_SESSIONS:
                         self._verified.popitem(last=False)
-            return None if user is None else user.email
+            return user
 
         return self._kept(self._sessions, str(asked.value), self.session_seconds, load)
 
@@ -299,7 +317,8 @@ def login_next(method: str, uri: str) -> str:
 
 
 def create_gateway_app(authority: Authority) -> Flask:
-    """The authoriser's Flask app: ``/authorise`` (any method) and ``/health``."""
+    """The authoriser's Flask app: ``/authorise`` (any method), ``/health`` and the gateway's own answers
+    (:func:`posthoc_backend.gateway_answers.register_answers`)."""
     app = Flask("posthoc_gateway", static_folder=None)
 
     @app.route("/authorise", methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
@@ -314,7 +333,10 @@ def create_gateway_app(authority: Authority) -> Flask:
         except PosthocServiceError as exc:
             return jsonify(detail="refused by the study gateway", reason=str(exc)), 403
         if decision.allowed:
-            return Response(status=204)
+            passed = Response(status=204)
+            if decision.answer:
+                passed.headers["X-Posthoc-Via"] = "gateway"  # nginx proxies it to the answers (gateway_answers)
+            return passed
         if caller.role is Role.ANONYMOUS:
             answer = jsonify(detail="refused by the study gateway", reason=decision.reason)
             answer.headers["X-Posthoc-Login-Next"] = login_next(method, uri)
@@ -325,12 +347,25 @@ def create_gateway_app(authority: Authority) -> Flask:
     def health() -> Response:
         return jsonify(status="UP")
 
+    register_answers(app, authority)
     return app
 
 
+def default_logouts_file(manifest: Path) -> Path:
+    """Where the authoriser of the study of ``manifest`` keeps its logouts: beside the manifest.
+
+    Examples
+    --------
+    >>> default_logouts_file(Path("/studies/s1.sqlite")).name
+    's1.gateway-logouts.sqlite'
+    """
+    return manifest.with_name(f"{manifest.stem}.gateway-logouts.sqlite")
+
+
 def gateway_from_settings(*, manifest: Path, url: str, token: str, accounts_file: Path | None = None,
-                          owners: Iterable[str] = ()) -> Flask:
-    """The authoriser's app for the study of ``manifest`` in the Label Studio at ``url`` (admin ``token``)."""
+                          owners: Iterable[str] = (), logouts: Path | None = None) -> Flask:
+    """The authoriser's app for the study of ``manifest`` in the Label Studio at ``url`` (admin ``token``); its
+    logouts kept in ``logouts`` (default :func:`default_logouts_file`)."""
     if not manifest.is_file():
         raise PosthocInputError(f"{manifest}: no such manifest")
     client = LabelStudioClient(url, token)
@@ -340,12 +375,14 @@ def gateway_from_settings(*, manifest: Path, url: str, token: str, accounts_file
         return load_study_access(manifest, client, accounts_file=accounts_file, owners=owner_list)
 
     watch = FileWatch([manifest, accounts_file or default_accounts_file(manifest), default_setup_file(manifest)])
-    return create_gateway_app(Authority(url=url, client=client, load_access=load, watch=watch))
+    store = LogoutStore(logouts or default_logouts_file(manifest), max_age=MAX_SESSION_AGE)
+    return create_gateway_app(Authority(url=url, client=client, load_access=load, watch=watch, logouts=store))
 
 
 def app_from_environment() -> Flask:
     """The app from ``POSTHOC_MANIFEST``, ``LABEL_STUDIO_URL``, ``LABEL_STUDIO_TOKEN`` and the optional
-    ``POSTHOC_ACCOUNTS_FILE`` and ``POSTHOC_GATEWAY_OWNERS`` (comma-separated e-mails)."""
+    ``POSTHOC_ACCOUNTS_FILE``, ``POSTHOC_GATEWAY_OWNERS`` (comma-separated e-mails) and
+    ``POSTHOC_GATEWAY_LOGOUTS`` (the logouts' file)."""
     env = os.environ
     missing = [name for name in ("POSTHOC_MANIFEST", "LABEL_STUDIO_URL", "LABEL_STUDIO_TOKEN") if not env.get(name)]
     if missing:
@@ -353,4 +390,6 @@ def app_from_environment() -> Flask:
     accounts = env.get("POSTHOC_ACCOUNTS_FILE")
     return gateway_from_settings(manifest=Path(env["POSTHOC_MANIFEST"]), url=env["LABEL_STUDIO_URL"],
                                  token=env["LABEL_STUDIO_TOKEN"], accounts_file=Path(accounts) if accounts else None,
-                                 owners=[o for o in env.get("POSTHOC_GATEWAY_OWNERS", "").split(",") if o])
+                                 owners=[o for o in env.get("POSTHOC_GATEWAY_OWNERS", "").split(",") if o],
+                                 logouts=Path(env["POSTHOC_GATEWAY_LOGOUTS"]) if env.get("POSTHOC_GATEWAY_LOGOUTS")
+                                 else None)

@@ -174,3 +174,18 @@ class ServiceSession:
         except httpx.HTTPError as exc:
             raise TransportFailure(f"cannot connect ({type(exc).__name__})") from None
         return response.status_code, response.text, response.content
+
+    def relay(self, method: str, path: str, *, headers: list[tuple[str, str]], content: bytes,
+              timeout: float) -> tuple[int, list[tuple[str, str]], bytes]:
+        """One request of any method to ``self.url + path`` (a raw path and query) with ``content`` as its body,
+        byte for byte, and ``headers`` as given -> ``(status, headers with repeats such as Set-Cookie, body)``
+        (the study gateway forwards a checked write with it: :mod:`posthoc_backend.gateway_answers`);
+        :class:`TransportFailure` when there is no answer. Redirects are not followed."""
+        try:
+            response = self._client().request(method, self.url + path, headers=headers, content=content,
+                                              timeout=timeout, follow_redirects=False)
+        except httpx.TimeoutException:
+            raise TransportFailure(f"no answer within {timeout:.1f} s", timed_out=True) from None
+        except httpx.HTTPError as exc:
+            raise TransportFailure(f"cannot connect ({type(exc).__name__})") from None
+        return response.status_code, response.headers.multi_items(), response.content

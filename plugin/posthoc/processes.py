@@ -53,7 +53,7 @@ def die_with_parent(sig: int = signal.SIGTERM) -> Callable[[], None]:
 def outlive_parent() -> None:
     """Undo :func:`die_with_parent` in this process itself (``prctl(PR_SET_PDEATHSIG, 0)``): a keeper started so
     that it dies with its starter while it starts servers calls it once they answer, then outlives the starter
-    (``posthoc ls start``, :mod:`posthoc.labelstudio.server_keeper`)."""
+    (``posthoc ls start``, :mod:`posthoc.jobs.server_keeper`)."""
     if _LIBC is not None:
         _LIBC.prctl(_PR_SET_PDEATHSIG, 0, 0, 0, 0)
 

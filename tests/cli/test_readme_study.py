@@ -1,4 +1,5 @@
-"""The README's "A study from start to finish" block runs as written (issue 29).
+"""The README's "A study from start to finish" block runs as written (issue 29), under root's umask 022: what it
+writes is its owner's alone and no log holds a secret (issue 47).
 
 The block is read from README.md and run by bash, line by line with ``set -euo pipefail`` (a line that fails
 stops it), in a folder laid out as the project root (``examples/`` copied, ``plugin/`` linked: the study config's
@@ -14,6 +15,7 @@ import re
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -51,11 +53,13 @@ def test_the_readme_study_block_runs_as_written(ls_template: Path, tmp_path: Pat
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
     (tmp_path / "plugin").symlink_to(ROOT / "plugin")
     copy_template(ls_template, tmp_path / "study" / "labelstudio")
+    before = set(tmp_path.rglob("*"))
     env = {key: value for key, value in os.environ.items()
            if key not in {"POSTHOC_LS_URL", "LABEL_STUDIO_TOKEN", "POSTHOC_LS_TOKEN"}}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"  # this venv's `posthoc`
     process = subprocess.Popen(["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                               preexec_fn=lambda: os.umask(0o022))  # root's umask: posthoc must not follow it
     try:
         stdout, stderr = process.communicate(timeout=1200)
     finally:
@@ -76,3 +80,20 @@ def test_the_readme_study_block_runs_as_written(ls_template: Path, tmp_path: Pat
     assert token not in stdout + stderr  # `ls env` output went to eval, never to the screen
     with socket.socket() as probe:  # `kill %1` stopped the backend
         assert probe.connect_ex(("127.0.0.1", port)) != 0
+    # issue 47: under umask 022, everything the block wrote in the study folder is its owner's alone, and no log
+    # holds the admin's token or password, nor (but Label Studio's own dev-server log) a sign-up link's query
+    credentials = json.loads((tmp_path / "study" / "labelstudio" / "credentials.json").read_text())
+    # Label Studio's own export files (media/): Django writes them 0644 whatever the umask (FILE_UPLOAD_PERMISSIONS),
+    # inside the data folder posthoc keeps 0700
+    media = tmp_path / "study" / "labelstudio" / "media"
+    assert stat.S_IMODE((tmp_path / "study" / "labelstudio").stat().st_mode) == 0o700
+    written = [path for path in (tmp_path / "study").rglob("*") if path not in before and not path.is_symlink()
+               and media not in path.parents]
+    assert written and [str(p) for p in written if p.stat().st_mode & 0o077] == []
+    logs = [path for path in tmp_path.rglob("*.log") if path.is_file()]
+    assert "labelstudio.log" in {log.name for log in logs}, logs
+    for log in logs:
+        content = log.read_text(encoding="utf-8", errors="replace")
+        assert credentials["token"] not in content and credentials["password"] not in content, log
+        if log.name != "labelstudio.log":  # Label Studio's own dev-server log: request lines whole (security.md)
+            assert "token=" not in content and "signup/?" not in content, log

@@ -15,10 +15,10 @@ import httpx
 
 from gateway.matrix import Target
 from lsfixtures import make_project, run_backend, small_sample_manifest
+from posthoc.jobs.gateway_process import GatewayProcesses
 from posthoc.jobs.setup import SetupOptions, SetupTarget, create_study
 from posthoc.labelstudio.client import LabelStudioClient
 from posthoc.labelstudio.gateway_nginx import REFUSAL
-from posthoc.labelstudio.gateway_process import GatewayProcesses
 from posthoc.study.plan.logins import default_accounts_file, read_accounts
 from posthoc.study.plan.study import Study
 
@@ -42,6 +42,14 @@ def login(gateway_url: str, email: str, password: str) -> httpx.Client:
 def refused_by_gateway(answer: httpx.Response) -> bool:
     return (answer.status_code == 403 and answer.text == REFUSAL) or (
         answer.status_code == 302 and answer.headers.get("location", "").split("?")[0].endswith("/user/login/"))
+
+
+def answered_alone(answer: httpx.Response, project: int) -> bool:
+    """Whether the gateway answered itself with the worker's own project alone (the project list, issue 47)."""
+    if answer.headers.get("x-posthoc-gateway") != "answered" or answer.status_code != 200:
+        return False
+    results = answer.json().get("results", [])
+    return all(int(found["id"]) == project for found in results)
 
 
 def target_of(admin: LabelStudioClient, project_id: int) -> Target:

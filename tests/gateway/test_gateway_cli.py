@@ -34,7 +34,9 @@ def test_config_is_accepted_by_nginx(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     config = result.output
     assert "listen 127.0.0.1:8081;" in config and "auth_request /_posthoc_gateway/authorise;" in config
-    assert "server 127.0.0.1:8080;" in config and "proxy_pass http://posthoc_label_studio;" in config
+    assert "server 127.0.0.1:8080;" in config and "proxy_pass $posthoc_upstream$request_uri;" in config
+    assert "default http://posthoc_label_studio;" in config
+    assert "gateway http://posthoc_authoriser/_posthoc_answer;" in config
     assert "X-Original-URI $request_uri" in config and "keepalive" in config
     for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"):
         (tmp_path / "temp" / kind).mkdir(parents=True)

@@ -8,8 +8,10 @@ answers; any other value, a copied payload with a wrong signature too, is anonym
 
 from __future__ import annotations
 
+import stat
 import string
 from http.cookies import CookieError, SimpleCookie
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,7 +21,9 @@ from hypothesis import strategies as st
 import posthoc_backend.gateway as gateway
 from posthoc.labelstudio.gateway_cookie import read_session, reimplemented_parse_cookie
 from posthoc.labelstudio.gateway_lookup import SessionUser
+from posthoc.labelstudio.gateway_rules import Role
 from posthoc_backend.gateway import Authority, StudyAccess, create_gateway_app
+from posthoc_backend.gateway_logouts import LogoutStore
 
 django_cookie = pytest.importorskip("django.http.cookie", reason="Django (installed with Label Studio) reads cookies")
 
@@ -141,6 +145,25 @@ def test_a_logout_ends_every_copy_and_made_up_logouts_cannot_flush_it(authority:
     assert len(authority._revoked) == 1
     for cookie in (W001, W001_RESIGNED, "w001payload:1kq9:Forged"):
         assert status("GET", "/api/projects/7/", f"sessionid={cookie}") == (False, "anonymous")
+
+
+def test_a_logout_outlives_a_restart_of_the_authoriser(asked: list[str], tmp_path: Path) -> None:
+    """Issue 47: logouts were remembered in memory only, so a restarted authoriser let a logged-out session's copy
+    in again. They are kept in an owner-only SQLite file (the digest of the session, never the cookie)."""
+    store = tmp_path / "study.gateway-logouts.sqlite"
+
+    def started() -> Authority:
+        return Authority(url="http://ls.test", client=Tasks(), load_access=lambda: ACCESS,  # type: ignore[arg-type]
+                         logouts=LogoutStore(store, max_age=3600))
+
+    first = started()
+    assert first.decide("GET", "/logout/", {"cookie": f"sessionid={W001}"}, host=HOST)[1].role is Role.WORKER
+    assert stat.S_IMODE(store.stat().st_mode) == 0o600 and W001.encode() not in store.read_bytes()
+    again = started()
+    for cookie in (W001, W001_RESIGNED):
+        decision, caller = again.decide("GET", "/api/projects/7/", {"cookie": f"sessionid={cookie}"}, host=HOST)
+        assert (decision.allowed, caller.role) == (False, Role.ANONYMOUS), cookie
+    assert again.decide("GET", "/api/projects/8/", {"cookie": f"sessionid={W002}"}, host=HOST)[0].allowed
 
 
 def test_x_api_key_is_the_owners_like_authorization(app: Any) -> None:

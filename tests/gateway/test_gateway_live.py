@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from gateway.live_study import login, refused_by_gateway, study_behind_gateway
+from gateway.live_study import answered_alone, login, refused_by_gateway, study_behind_gateway
 from gateway.matrix import MatrixRequest, project_matrix, server_matrix
 from lsfixtures import make_annotator
 from posthoc.labelstudio.client import LabelStudioClient
@@ -118,7 +118,9 @@ def test_the_matrix_as_w001_is_refused_and_changes_nothing(gateway: dict[str, An
     watched = watched_projects(gateway)
     before = settled_state(gateway["admin"], watched)
     answers = [(r.method, r.uri, send(w001, r)) for r in requests]
-    passed = [(method, uri, a.status_code, a.text[:100]) for method, uri, a in answers if not refused_by_gateway(a)]
+    own = gateway["projects"]["w001"]
+    passed = [(method, uri, a.status_code, a.text[:100]) for method, uri, a in answers
+              if not refused_by_gateway(a) and not answered_alone(a, own)]
     assert passed == []
     assert changed(before, state_of(gateway["admin"], watched)) == []
 
@@ -148,7 +150,8 @@ def test_w001s_own_labelling_calls_pass(gateway: dict[str, Any]) -> None:
     assert w001.get(f"/api/tasks/{tasks[0]}/?project={project}").status_code == 200
     draft = w001.post(f"/api/tasks/{tasks[0]}/drafts?project={project}", json={"result": [], "lead_time": 1})
     assert draft.status_code == 201, draft.text[:200]
-    assert refused_by_gateway(w001.patch(f"/api/drafts/{draft.json()['id']}/", json={"result": []}))
+    updated = w001.patch(f"/api/drafts/{draft.json()['id']}/?project={project}", json={"result": [], "lead_time": 2})
+    assert updated.status_code == 200 and updated.headers["x-posthoc-gateway"] == "checked", updated.text[:200]
     made = w001.post(f"/api/tasks/{tasks[0]}/annotations/?project={project}", json={"result": [], "lead_time": 2})
     assert made.status_code == 201, made.text[:200]
     annotation = made.json()["id"]
@@ -207,21 +210,27 @@ def test_path_tricks_through_nginx_are_refused(gateway: dict[str, Any]) -> None:
 
 
 def test_a_body_naming_another_projects_task_moves_nothing(gateway: dict[str, Any]) -> None:
-    """``auth_request`` forwards no body. Label Studio 1.23 creates an annotation or a draft on the path's task
-    whatever the body says, but ``PATCH /api/annotations/{id}/`` with another task in the body moves the annotation
-    there (measured, as the owner below): so a worker gets no PATCH / PUT of annotations or drafts."""
+    """``auth_request`` forwards no body; the authoriser reads a worker's annotation and draft bodies itself and
+    refuses a field the labelling page does not set (400 naming it). Label Studio 1.23 would move an annotation to
+    the task a ``PATCH /api/annotations/{id}/`` body names (measured, as the owner below): a worker gets no PATCH /
+    PUT of annotations, and their own draft's PATCH only with the UI's fields."""
     w001 = worker_session(gateway)
     admin, project = gateway["admin"], gateway["projects"]["w001"]
     own_task, other = gateway["tasks"]["w001"][-1], gateway["targets"]["w002"]
-    made = w001.post(f"/api/tasks/{own_task}/annotations/?project={project}",
-                     json={"result": [], "task": other.task, "project": other.project})
+    for field, value in (("task", other.task), ("project", other.project)):
+        moved = w001.post(f"/api/tasks/{own_task}/annotations/?project={project}", json={"result": [], field: value})
+        assert moved.status_code == 400 and moved.json()["field"] == field, moved.text[:300]
+    made = w001.post(f"/api/tasks/{own_task}/annotations/?project={project}", json={"result": []})
     assert made.status_code == 201, made.text[:300]
     annotation = made.json()["id"]
-    draft = w001.post(f"/api/tasks/{own_task}/drafts?project={project}", json={"result": [], "task": other.task})
+    draft = w001.post(f"/api/tasks/{own_task}/drafts?project={project}", json={"result": []})
     assert draft.status_code == 201, draft.text[:300]
-    for path in (f"/api/annotations/{annotation}/", f"/api/drafts/{draft.json()['id']}/"):
-        for method in ("PATCH", "PUT"):
-            assert refused_by_gateway(w001.request(method, path, json={"task": other.task, "project": other.project}))
+    moved_draft = w001.patch(f"/api/drafts/{draft.json()['id']}/?project={project}", json={"task": other.task})
+    assert moved_draft.status_code == 400 and moved_draft.json()["field"] == "task"
+    assert refused_by_gateway(w001.put(f"/api/drafts/{draft.json()['id']}/", json={"task": other.task}))
+    for method in ("PATCH", "PUT"):
+        assert refused_by_gateway(w001.request(method, f"/api/annotations/{annotation}/",
+                                               json={"task": other.task, "project": other.project}))
     assert admin.request("GET", f"/api/annotations/{annotation}/")["task"] == own_task
     assert admin.request("GET", f"/api/drafts/{draft.json()['id']}/")["task"] == own_task
     owner = admin.request("PATCH", f"/api/annotations/{annotation}/", json={"task": other.task})
@@ -264,6 +273,38 @@ def test_logging_in_lands_on_the_page_asked_for(gateway: dict[str, Any]) -> None
                                             "csrfmiddlewaretoken": browser.cookies["csrftoken"]},
                           headers={"Referer": f"{gateway['url']}{login_page}"})
     assert answer.status_code == 302 and local(answer.headers["location"]) == f"/projects/{project}/data?labeling=1"
+
+
+def test_the_pages_calls_are_answered_by_the_gateway_with_the_worker_alone(gateway: dict[str, Any]) -> None:
+    """Issue 47: the labelling and Home pages' calls a worker used to get 403 for (a red toast) are answered by the
+    gateway: no ML backend, their project as the only project, no tips, themselves as the only member; the Home
+    page and the projects page send them to their stream."""
+    w001, project = worker_session(gateway), gateway["projects"]["w001"]
+    email = gateway["accounts"]["w001"]["email"]
+    assert w001.get(f"/api/ml?project={project}").json() == []
+    listed = w001.get("/api/projects?page_size=10")
+    assert listed.status_code == 200 and [p["id"] for p in listed.json()["results"]] == [project]
+    assert listed.json()["results"][0]["title"] == gateway["admin"].request("GET", f"/api/projects/{project}/")["title"]
+    assert w001.get("/heidi-tips").json() == {}
+    users = w001.get(f"/api/users?project={project}")
+    assert [u["email"] for u in users.json()] == [email] and gateway["server"].username not in users.text
+    for home in ("/", "/projects/"):
+        landing = w001.get(home)
+        assert landing.status_code == 302 and local(landing.headers["location"]) == \
+            f"/projects/{project}/data?labeling=1", home
+
+
+def test_an_annotation_body_claiming_what_the_ui_never_sets_is_refused(gateway: dict[str, Any]) -> None:
+    """The demo's attack: a worker's own annotation stored ``ground_truth``, another user as ``completed_by`` and
+    other projects' annotation and prediction as its parents. Each is now a 400 naming the field; nothing stored."""
+    w001, project, task = worker_session(gateway), gateway["projects"]["w001"], gateway["tasks"]["w001"][1]
+    other = gateway["targets"]["w002"]
+    before = gateway["admin"].send("GET", f"/api/tasks/{task}/annotations/").json()
+    for field, value in (("ground_truth", True), ("completed_by", 1), ("parent_annotation", other.annotation),
+                         ("parent_prediction", other.prediction or 1), ("project", other.project)):
+        answer = w001.post(f"/api/tasks/{task}/annotations/?project={project}", json={"result": [], field: value})
+        assert answer.status_code == 400 and answer.json()["field"] == field, (field, answer.text[:200])
+    assert gateway["admin"].send("GET", f"/api/tasks/{task}/annotations/").json() == before
 
 
 def test_the_attacks_on_one_reading_of_the_request_are_refused(gateway: dict[str, Any]) -> None:

@@ -76,7 +76,7 @@ def serve_command(manifest: Path, ls_url: str, accounts_file: Path | None, owner
     if accounts_file is not None:
         env["POSTHOC_ACCOUNTS_FILE"] = str(accounts_file.resolve())
     command = [*gunicorn_command(host=host, port=port, workers=1)[:-1], "--threads", str(threads),
-               "posthoc_backend.gateway_wsgi:app"]
+               "--config", "python:posthoc_backend.gateway_gunicorn", "posthoc_backend.gateway_wsgi:app"]
     click.echo(f"posthoc gateway authoriser on http://{host}:{port} (Label Studio {ls_url})", err=True)
     os.execvpe(command[0], command, env)  # noqa: S606 (replaces this process with gunicorn)
 

@@ -10,7 +10,7 @@
 3. starts the ML backend (``posthoc backend serve``, gunicorn) on a loopback port (free, or the last run's);
 4. creates the study (:func:`posthoc.jobs.setup.create_study`; annotators' passwords in
    ``out_dir/manifest.accounts.json``, 0600) and starts the study gateway in front of Label Studio (nginx and its
-   authoriser, :class:`posthoc.labelstudio.gateway_process.GatewayProcesses`, files in ``out_dir/gateway``): each
+   authoriser, :class:`posthoc.jobs.gateway_process.GatewayProcesses`, files in ``out_dir/gateway``): each
    worker's printed link goes through it, so a worker reaches only their own project (without nginx installed, the
    demo says so and prints links to Label Studio itself);
 5. with ``simulate``: simulated annotators with known behaviour (:mod:`posthoc.jobs.simulate`;
@@ -263,8 +263,8 @@ def _worker_links(setup: StudySetup, stack: contextlib.ExitStack, *, server: Lab
                   port: int, folder: Path, echo: Callable[[str], None]) -> dict[str, str]:
     """Each worker's link through the study gateway, started on ``port`` and stopped with ``stack``; links to
     Label Studio itself (and a line saying why) when nginx is not installed or the gateway does not start."""
+    from posthoc.jobs.gateway_process import GatewayProcesses
     from posthoc.jobs.setup import stream_link
-    from posthoc.labelstudio.gateway_process import GatewayProcesses
 
     gateway = GatewayProcesses(manifest=manifest_path, ls_url=server.url, token=server.token, folder=folder,
                                port=port)

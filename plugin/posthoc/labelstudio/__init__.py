@@ -9,13 +9,14 @@ label configs :mod:`~posthoc.labelstudio.label_config`, predictions and results
 (:mod:`~posthoc.labelstudio.views`), a local server's lifecycle (:mod:`~posthoc.labelstudio.server`; what it is
 started with: :mod:`~posthoc.labelstudio.environment`, :mod:`~posthoc.labelstudio.credentials`,
 :mod:`~posthoc.labelstudio.ports`, :mod:`~posthoc.labelstudio.database`; :mod:`~posthoc.labelstudio.server_log`,
-:mod:`~posthoc.labelstudio.capacity`, :mod:`~posthoc.labelstudio.url`; ``ls start --gateway``'s keeper
-:mod:`~posthoc.labelstudio.server_keeper`; served for production under gunicorn with N workers:
+:mod:`~posthoc.labelstudio.capacity`, :mod:`~posthoc.labelstudio.url`; served for production under gunicorn
+with N workers:
 :mod:`~posthoc.labelstudio.app_server`), accounts over HTTP
 (:mod:`~posthoc.labelstudio.users`), the ML backend connection (:mod:`~posthoc.labelstudio.backend`) and the
 access gateway's parts that know Label Studio's URLs (:mod:`~posthoc.labelstudio.gateway_rules`, the pure
-decision; :mod:`~posthoc.labelstudio.gateway_lookup`, session and object look-ups;
-:mod:`~posthoc.labelstudio.gateway_nginx`, nginx's configuration and process;
-:mod:`~posthoc.labelstudio.gateway_process`, nginx and the authoriser side by side). Study setup and simulated
-annotators are jobs (:mod:`posthoc.jobs`).
+decision; :mod:`~posthoc.labelstudio.gateway_body`, what a worker's annotation body may set;
+:mod:`~posthoc.labelstudio.gateway_cookie`, one reading of the Cookie header;
+:mod:`~posthoc.labelstudio.gateway_lookup`, session and object look-ups;
+:mod:`~posthoc.labelstudio.gateway_nginx`, nginx's configuration and process). Study setup, simulated
+annotators, ``ls start --gateway``'s keeper and the gateway's processes are jobs (:mod:`posthoc.jobs`).
 """

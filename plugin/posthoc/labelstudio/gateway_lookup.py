@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from posthoc.errors import PosthocServiceError
 from posthoc.http import TransportFailure, web_get_json
@@ -22,7 +22,7 @@ from posthoc.labelstudio.records import annotation_project, annotation_task, rec
 
 #: where each kind of object is read (admin token); ``task`` is read for a draft's project
 OBJECT_PATHS = {"annotation": "/api/annotations/{}/", "draft": "/api/drafts/{}/", "view": "/api/dm/views/{}/",
-                "task": "/api/tasks/{}/"}
+                "task": "/api/tasks/{}/", "prediction": "/api/predictions/{}/"}
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,8 @@ class SessionUser:
 
     user_id: int
     email: str
+    #: whoami's answer as Label Studio gave it (the worker's own fields: the gateway's ``/api/users`` answer)
+    record: Mapping[str, object] = field(default_factory=dict, compare=False)
 
 
 def session_user(url: str, cookie: str, *, timeout: float = 5.0) -> SessionUser | None:
@@ -50,7 +52,7 @@ def session_user(url: str, cookie: str, *, timeout: float = 5.0) -> SessionUser 
     user_id, email = record_id(answer), answer.get("email")
     if not isinstance(user_id, int) or not isinstance(email, str) or not email:
         return None
-    return SessionUser(user_id, email.strip().lower())
+    return SessionUser(user_id, email.strip().lower(), dict(answer))
 
 
 def _object_project(kind: str, record: Mapping[str, object]) -> int | None:
@@ -60,7 +62,7 @@ def _object_project(kind: str, record: Mapping[str, object]) -> int | None:
 
 
 class ProjectObjects:
-    """The project of an annotation, draft or view, read with the admin's client and kept (thread-safe)."""
+    """The project of an annotation, draft, prediction or view, read with the admin's client and kept (thread-safe)."""
 
     def __init__(self, client: LabelStudioClient) -> None:
         self.client = client
@@ -78,7 +80,7 @@ class ProjectObjects:
         return record if isinstance(record, Mapping) else None
 
     def project_of(self, kind: str, object_id: int) -> int | None:
-        """The project of object ``kind`` (annotation, draft, view, task) ``object_id``; ``None`` when Label
+        """The project of object ``kind`` (annotation, draft, prediction, view, task) ``object_id``; ``None`` when Label
         Studio has no such object."""
         if kind not in OBJECT_PATHS:
             return None
@@ -89,7 +91,7 @@ class ProjectObjects:
         if record is None:
             return None
         project = _object_project(kind, record)
-        if project is None and kind in ("annotation", "draft"):
+        if project is None and kind in ("annotation", "draft", "prediction"):
             task = annotation_task(record)
             project = self.project_of("task", task) if isinstance(task, int) else None
         if project is not None:

@@ -10,7 +10,10 @@ run leaves no temp folder behind.
 Why nginx: it is the server Label Studio's own Docker image puts in front of it, Debian ships it, and
 ``auth_request`` asks a sub-request (method, raw URI, the original headers, no body) before proxying, so the
 rules live in one Python function that tests can drive directly. The raw ``$request_uri`` is what the authoriser
-judges and, with ``proxy_pass`` given no URI, exactly what Label Studio receives. Both the sub-request and the
+judges and, passed on as ``$request_uri``, exactly what Label Studio receives; an allowed request the authoriser
+answers itself (``X-Posthoc-Via: gateway``: the answers of :mod:`posthoc_backend.gateway_answers`, and a worker's
+annotation and draft writes, whose bodies ``auth_request`` cannot show it) goes with the same URI and body to
+the authoriser instead. Both the sub-request and the
 proxied request get one ``Cookie`` header, ``$http_cookie`` (several are joined with ``; ``), so the authoriser and
 Label Studio read the same one; the sub-request carries the browser's ``Host`` as ``X-Original-Host`` (a worker's
 write must come from a page of it). A logged-out request goes to the login page with the ``?next=`` the
@@ -35,6 +38,8 @@ NGINX = "nginx"
 #: the internal location of the authorisation sub-request (not reachable from outside: ``internal``)
 AUTH_LOCATION = "/_posthoc_gateway/authorise"
 REFUSAL = '{"detail": "refused by the study gateway"}'
+#: where nginx sends what the authoriser answers itself (``posthoc_backend.gateway_answers.ANSWER_PREFIX``)
+ANSWER_PREFIX = "/_posthoc_answer"
 #: the private prefix's access log: one line a request, its total time and Label Studio's (seconds, ms resolution;
 #: the authoriser's sub-request is not an upstream of the request itself), so the gateway's own share of a request
 #: is their difference (``bench/gateway_bench.py`` reads it); no cookie, header or query string is logged (the
@@ -96,6 +101,12 @@ http {{
         server {ls_server};
         keepalive 32;
     }}
+    # where an allowed request goes: Label Studio, or the authoriser's own answers when it said so
+    # (X-Posthoc-Via: gateway; posthoc_backend.gateway_answers), the raw URI unchanged after either
+    map $posthoc_via $posthoc_upstream {{
+        default {ls_scheme}://posthoc_label_studio{ls_path};
+        gateway {auth_scheme}://posthoc_authoriser{auth_path}{ANSWER_PREFIX};
+    }}
     server {{
         listen {listen};
         merge_slashes off;
@@ -119,9 +130,10 @@ http {{
         location / {{
             auth_request {AUTH_LOCATION};
             auth_request_set $posthoc_next $upstream_http_x_posthoc_login_next;
+            auth_request_set $posthoc_via $upstream_http_x_posthoc_via;
             error_page 401 = @posthoc_login;
             error_page 403 = @posthoc_refused;
-            proxy_pass {ls_scheme}://posthoc_label_studio{ls_path};
+            proxy_pass $posthoc_upstream$request_uri;
             proxy_http_version 1.1;
             proxy_set_header Connection "";
             proxy_set_header Host $http_host;

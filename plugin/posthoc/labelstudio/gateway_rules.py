@@ -23,9 +23,11 @@ annotation or a draft in the path) must be of their project: task ids from the c
 An ``Authorization`` or ``X-Api-Key`` header (an API token, :data:`CREDENTIAL_HEADERS`) is refused for all but the
 owner: the gateway knows callers by their session, and Label Studio would know them by the token. A worker's write
 must come from a page of the gateway (:func:`foreign_origin`: its ``Origin``, else ``Referer``, names
-:attr:`GatewayRequest.host`), since Label Studio 1.23 checks no CSRF token. What the rules cannot see: request bodies
-(``auth_request`` forwards none; hence :data:`BODY_RETARGETS`) and answers. docs/gateway.md and docs/security.md
-say what follows from that.
+:attr:`GatewayRequest.host`), since Label Studio 1.23 checks no CSRF token. Some allowed calls are answered by the
+gateway itself (:data:`ANSWERS`, :attr:`Decision.answer`): what Label Studio would answer there is another
+member's or of no use to a worker. What the rules cannot see: request bodies (``auth_request`` forwards none; the
+annotation and draft writes a worker makes are therefore read by the authoriser, :data:`BODY_RETARGETS`) and
+Label Studio's answers. docs/gateway.md and docs/security.md say what follows from that.
 """
 
 from __future__ import annotations
@@ -91,12 +93,27 @@ class GatewayRequest:
     host: str = ""
 
 
+#: what the gateway answers itself instead of Label Studio (:attr:`Decision.answer`): the labelling page's calls
+#: whose true answer is another member's or nothing a worker needs (the ML backends of their project, every
+#: project, live tips, every member of the organisation), the Home page (the worker's stream instead), and the
+#: writes whose body is checked first (:mod:`posthoc.labelstudio.gateway_body`) then forwarded unchanged
+ANSWERS = frozenset({"ml", "projects", "tips", "users", "stream", "body"})
+
+
 @dataclass(frozen=True)
 class Decision:
-    """Allowed or not, with the reason (shown in the 403 answer and the authoriser's log)."""
+    """Allowed or not, with the reason (shown in the 403 answer and the authoriser's log); an allowed request
+    with an ``answer`` (one of :data:`ANSWERS`) is answered by the gateway itself, not passed to Label Studio as
+    it is."""
 
     allowed: bool
     reason: str
+    answer: str = ""
+
+    @property
+    def passes_unread(self) -> bool:
+        """Whether Label Studio gets the request as it is, without the gateway answering or reading its body."""
+        return self.allowed and not self.answer
 
 
 class Lookup(Protocol):
@@ -113,6 +130,12 @@ def deny(reason: str) -> Decision:
     return Decision(False, reason)
 
 
+def answer(kind: str, reason: str) -> Decision:
+    """Allowed, answered by the gateway (``kind``: one of :data:`ANSWERS`)."""
+    assert kind in ANSWERS, kind
+    return Decision(True, reason, kind)
+
+
 @dataclass(frozen=True)
 class Route:
     """A call the labelling stream makes: a path pattern (``{project}``, ``{task}``, ``{annotation}``,
@@ -122,6 +145,8 @@ class Route:
     methods: frozenset[str]
     query: frozenset[str] = frozenset()
     required: frozenset[str] = frozenset()
+    #: what the gateway answers instead of Label Studio (:data:`ANSWERS`), per method (``""``: passed)
+    answers: tuple[tuple[str, str], ...] = ()
 
     def match(self, path: str) -> dict[str, int] | None:
         """The ids the path names (``{"task": 12}``), or ``None`` when it is not this route's path."""
@@ -137,18 +162,20 @@ def _route_regex(pattern: str) -> re.Pattern[str]:
     return re.compile(regex + "/?")
 
 
-def _route(pattern: str, methods: str, query: str = "") -> Route:
-    """A :class:`Route`; in ``query`` a name ending in ``!`` is required."""
+def _route(pattern: str, methods: str, query: str = "", *, answers: str = "") -> Route:
+    """A :class:`Route`; in ``query`` a name ending in ``!`` is required; ``answers``: ``METHOD=kind`` pairs (or a
+    bare kind for every method) the gateway answers itself."""
     names = query.split()
+    kinds = tuple((m, k) for m, _, k in (pair.rpartition("=") for pair in answers.split()))
     return Route(pattern, frozenset(methods.split()), frozenset(n.rstrip("!") for n in names),
-                 frozenset(n.rstrip("!") for n in names if n.endswith("!")))
+                 frozenset(n.rstrip("!") for n in names if n.endswith("!")), kinds)
 
 
 #: the worker's calls, from ``tests/gateway/worker_calls.json`` (recorded) and the issue's list (the project, its
 #: next task, the task, its annotations and drafts, whoami)
 WORKER_ROUTES = (
-    _route("/", "GET HEAD"),
-    _route("/projects", "GET HEAD"),
+    _route("/", "GET HEAD", answers="stream"),
+    _route("/projects", "GET HEAD", "page page_size", answers="stream"),
     _route("/projects/{project}/data", "GET HEAD", "labeling tab task"),
     _route("/api/current-user/whoami", "GET HEAD"),
     _route("/api/version", "GET HEAD"),
@@ -160,20 +187,24 @@ WORKER_ROUTES = (
     _route("/api/dm/views", "GET HEAD", "project!"),
     _route("/api/dm/actions", "POST", "id! project! tabID"),
     _route("/api/label_links", "GET HEAD", "project! expand"),
-    _route("/api/users", "GET HEAD", "project!"),
+    _route("/api/users", "GET HEAD", "project!", answers="users"),
+    _route("/api/ml", "GET HEAD", "project!", answers="ml"),
+    _route("/api/projects", "GET HEAD", "page page_size include ordering search filter", answers="projects"),
+    _route("/heidi-tips", "GET HEAD", answers="tips"),
     _route("/api/tasks", "GET HEAD", "page page_size project! view fields"),
     _route("/api/tasks/{task}", "GET HEAD", "project"),
-    _route("/api/tasks/{task}/annotations", "GET HEAD POST", "project"),
-    _route("/api/tasks/{task}/drafts", "GET HEAD POST", "project"),
+    _route("/api/tasks/{task}/annotations", "GET HEAD POST", "project", answers="POST=body"),
+    _route("/api/tasks/{task}/drafts", "GET HEAD POST", "project", answers="POST=body"),
     _route("/api/annotations/{annotation}", "GET HEAD", "project taskID"),  # no PATCH / PUT: see BODY_RETARGETS
-    _route("/api/drafts/{draft}", "GET HEAD", "project"),
+    _route("/api/drafts/{draft}", "GET HEAD PATCH", "project", answers="PATCH=body"),
 )
 
 #: Label Studio 1.23 moves an annotation to the task (and project) a ``PATCH /api/annotations/{id}/`` body names
-#: (measured: ``tests/gateway/test_gateway_live.py``), and ``auth_request`` forwards no body, so a worker gets no
-#: PATCH / PUT of annotations or drafts: Submit creates (``POST /api/tasks/{task}/annotations``, whose task is the
-#: path's whatever the body says); updating a submitted annotation and saving a draft a second time are refused.
-BODY_RETARGETS = ("/api/annotations/{annotation}", "/api/drafts/{draft}")
+#: (measured: ``tests/gateway/test_gateway_live.py``). A worker's annotation and draft bodies therefore reach
+#: Label Studio only through the authoriser, which reads them and refuses any field the labelling UI does not set
+#: (:mod:`posthoc.labelstudio.gateway_body`): Submit (``POST /api/tasks/{task}/annotations``), a draft's first
+#: save and its updates (``PATCH /api/drafts/{draft}`` of their own). Updating a submitted annotation stays refused.
+BODY_RETARGETS = ("/api/annotations/{annotation}",)
 
 #: pages everyone reaches (logging in and out); sign-up only with the organisation's invite ``token``
 PUBLIC_ROUTES = (
@@ -181,6 +212,7 @@ PUBLIC_ROUTES = (
     _route("/user/logout", "GET HEAD"),
     _route("/logout", "GET HEAD"),
     _route("/favicon.ico", "GET HEAD"),
+    _route("/sw.js", "GET HEAD"),  # Label Studio's service worker, registered by every page
 )
 SIGNUP = _route("/user/signup", "GET HEAD POST", "token next")
 
@@ -310,7 +342,12 @@ def _worker(method: str, path: str, params: dict[str, str], caller: Caller, look
         if not route.required <= set(params):
             return deny(f"{route.pattern} without {sorted(route.required - set(params))} is not of one project")
         reason = _path_ids(ids, caller, lookup) or _query_ids(params, caller, lookup)
-        return deny(reason) if reason else allow(f"{method} {route.pattern} of the worker's project")
+        if reason:
+            return deny(reason)
+        kind = dict(route.answers).get(method, dict(route.answers).get("", ""))
+        if kind:
+            return answer(kind, f"{method} {route.pattern}: answered by the gateway ({kind})")
+        return allow(f"{method} {route.pattern} of the worker's project")
     return deny(f"{path} is not a call of the labelling stream")
 
 

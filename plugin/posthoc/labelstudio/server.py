@@ -275,7 +275,7 @@ def server_status(data_dir: str | os.PathLike[str]) -> ServerStatus:
     return ServerStatus(root, True, int(state["pid"]), url, answering, username, gateway_url, gateway_answering)
 
 
-KEEPER_MODULE = "posthoc.labelstudio.server_keeper"
+KEEPER_MODULE = "posthoc.jobs.server_keeper"
 #: the gateway's kept folder in the data dir (nginx's prefix, the authoriser's log) and the keeper's own log
 GATEWAY_FOLDER = "gateway"
 KEEPER_LOG = "keeper.log"
@@ -295,7 +295,7 @@ def database_choice(name: str | None) -> DatabaseSettings | None:
 def spawn_keeper(data_dir: Path, *, port: int | None, timeout: float, database: str | None,
                  gateway_manifest: Path | None, gateway_port: int | None,
                  workers: int | None = None) -> dict[str, object]:
-    """Start the keeper (:mod:`posthoc.labelstudio.server_keeper`) for ``data_dir`` and wait until its servers
+    """Start the keeper (:mod:`posthoc.jobs.server_keeper`) for ``data_dir`` and wait until its servers
     answer; returns the state it wrote.
 
     Raises the keeper's own PosthocInputError / PosthocServiceError (one line) when it could not start them; it
@@ -330,7 +330,7 @@ def start_detached(data_dir: str | os.PathLike[str], *, port: int | None = None,
                    gateway_port: int | None = None,
                    workers: int | None = None) -> tuple[LabelStudioServer, dict[str, object]]:
     """Start a server that outlives this process (``posthoc ls start``) under its keeper
-    (:mod:`~posthoc.labelstudio.server_keeper`), with the study gateway of ``gateway_manifest`` beside it when
+    (:mod:`~posthoc.jobs.server_keeper`), with the study gateway of ``gateway_manifest`` beside it when
     given, and under gunicorn with ``workers`` processes when given (:mod:`~posthoc.labelstudio.app_server`);
     refuses a second one per data dir. Returns the server (not owned: :meth:`LabelStudioServer.stop` is
     not for it) and the state the keeper wrote (``gateway_url`` among it)."""

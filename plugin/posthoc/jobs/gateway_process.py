@@ -3,7 +3,7 @@ and nginx (:class:`~posthoc.labelstudio.gateway_nginx.NginxGateway`) in front of
 
 Both are started with :func:`posthoc.processes.die_with_parent`, so they stop with the process that started them,
 also when it is ``SIGKILL``-ed: ``posthoc ls start --gateway`` starts them from its keeper
-(:mod:`posthoc.labelstudio.server_keeper`), the tests from the test process. Their files live in one kept folder
+(:mod:`posthoc.jobs.server_keeper`), the tests from the test process. Their files live in one kept folder
 (``DATA_DIR/gateway`` under ``ls start``): nginx's prefix and ``authoriser.log``.
 """
 

@@ -1,8 +1,8 @@
 """The keeper of ``posthoc ls start``: one small process that starts Label Studio and, with a manifest, the study
-gateway beside it (:class:`~posthoc.labelstudio.gateway_process.GatewayProcesses`), keeps them, and stops them.
+gateway beside it (:class:`~posthoc.jobs.gateway_process.GatewayProcesses`), keeps them, and stops them.
 
 Why a keeper: a server that must outlive the command yet stop when the command is killed *while it starts* cannot
-be had from the command alone. ``ls start`` runs ``python -m posthoc.labelstudio.server_keeper`` in a session of
+be had from the command alone. ``ls start`` runs ``python -m posthoc.jobs.server_keeper`` in a session of
 its own with :func:`~posthoc.processes.die_with_parent`; the keeper starts every server with ``die_with_parent``
 too, so until they answer a ``SIGKILL`` of ``ls start`` takes the keeper and, through the kernel's parent-death
 signal, every server with it. Once all answer, the keeper writes the state file (``server.json``: its own pid,
@@ -61,7 +61,7 @@ def _server(data_dir: Path, *, port: int | None, workers: object,
 
 def keep(settings: dict[str, object], out: IO[str]) -> int:
     """The keeper's work (see the module docstring); ``out``: the pipe to ``ls start``."""
-    from posthoc.labelstudio.gateway_process import GatewayProcesses
+    from posthoc.jobs.gateway_process import GatewayProcesses
 
     restore_interrupt_signals()
     starter = os.getppid()
