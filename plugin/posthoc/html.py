@@ -94,6 +94,34 @@ COLLAPSE_AFTER = 25
 LONG_WORD = 24
 
 
+def with_intervals(frame: pd.DataFrame, intervals: Sequence[tuple[str, str, str]], *,
+                   float_format: str = "{:.3f}") -> pd.DataFrame:
+    """``frame`` for a report table with each ``(value, low, high)`` triple as one text column ``value``,
+    ``0.500 [0.400, 0.600]`` (its bounds' columns dropped): a table of many intervals fits the page; the files keep
+    the three columns. A missing value shows as empty, missing bounds as the value alone.
+
+    Examples:
+        >>> import pandas as pd
+        >>> with_intervals(pd.DataFrame({"share": [0.5, None], "low": [0.4, None], "high": [0.6, None]}),
+        ...                [("share", "low", "high")])["share"].tolist()
+        ['0.500 [0.400, 0.600]', '']
+    """
+
+    def text(value: object, low: object, high: object) -> str:
+        if pd.isna(value):  # type: ignore[call-overload]
+            return ""
+        shown = float_format.format(value)
+        if pd.isna(low) or pd.isna(high):  # type: ignore[call-overload]
+            return shown
+        return f"{shown} [{float_format.format(low)}, {float_format.format(high)}]"
+
+    out = frame.copy()
+    for value, low, high in intervals:
+        out[value] = [text(v, lo, hi) for v, lo, hi in zip(frame[value], frame[low], frame[high], strict=True)]
+        out = out.drop(columns=[low, high])
+    return out
+
+
 def table_html(frame: pd.DataFrame, *, float_format: str = "{:.3f}", max_rows: int = 500,
                caption: str = "", collapse_after: int | None = COLLAPSE_AFTER,
                row_links: Sequence[str | None] | None = None) -> str:

@@ -13,7 +13,7 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
-from posthoc.html import Section, paragraph, table_html
+from posthoc.html import Section, paragraph, table_html, with_intervals
 from posthoc.report.explorer import NO_LINKS, CellLinks
 from posthoc.report.explorer_data import AnnotationTable, annotation_cell_id
 from posthoc.scores import Scores
@@ -118,5 +118,7 @@ def error_categories_section(scores: Scores, links: CellLinks = NO_LINKS) -> Sec
     for side, caption in (("system", "The systems' annotations (precision side), by category and kind"),
                           ("ground_truth", "The ground truth's annotations (recall side; GT's own: its verdicts)")):
         part = summary.loc[summary["side"] == side, columns]
-        body += table_html(part, caption=caption, collapse_after=0, row_links=_row_links(part, links))
+        shown = with_intervals(part, [("share", "share_low", "share_high"),
+                                      ("overturned_share", "overturned_low", "overturned_high")])
+        body += table_html(shown, caption=caption, collapse_after=0, row_links=_row_links(part, links))
     return Section(TITLE, body, anchor=ANCHOR)

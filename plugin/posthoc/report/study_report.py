@@ -22,7 +22,7 @@ from typing import Final
 import pandas as pd
 
 from posthoc.export.checks import summarise_exclusions
-from posthoc.html import Section, figure_html, page, paragraph, table_html
+from posthoc.html import Section, figure_html, page, paragraph, table_html, with_intervals
 from posthoc.report import figures
 from posthoc.report.categories_section import error_categories_section
 from posthoc.report.explorer import NO_LINKS, CellLinks
@@ -166,9 +166,14 @@ def reuse_section(scores: Scores, links: CellLinks = NO_LINKS) -> Section:
         "a verdict is reused only where every shift's 90% interval (over documents) lies within five points and, "
         "with replicates, the upper bound of within - cross agreement is at most five points; "
         f"reuse allowed for: {', '.join(allowed) if allowed else 'no dataset'}.")
+    shown = with_intervals(reuse.drop(columns=["margin"]), [("difference", "ci_low", "ci_high"),
+                                                              ("shift", "shift_low", "shift_high")],
+                           float_format="{:.4f}")
     return Section("Reusing verdicts across tasks", note + table_html(
-        reuse, caption="Agreement across tasks against within one task, and the reuse decision", float_format="{:.4f}"),
+        shown, caption="Agreement across tasks against within one task (difference: within - cross, with its 90% "
+                       "interval), and the reuse decision; every column in tables/reuse", float_format="{:.4f}"),
         anchor="reuse")
+
 
 def outcome_section(scores: Scores, links: CellLinks = NO_LINKS) -> Section:
     """Figure 4 with the outcome counts."""
