@@ -133,6 +133,34 @@ def test_a_rerun_after_the_revision_adds_nothing(planned: Path, tmp_path: Path) 
     assert (tmp_path / "m.sqlite").read_bytes() == before
 
 
+def test_the_score_job_leaves_an_added_system_out_and_names_it(planned: Path, tmp_path: Path) -> None:
+    """An added system's judgements are of its sampled chunks only: the score job leaves them out of the tables
+    (its figures would be biased) and its summary names the system; the study's own systems are scored as before."""
+    import pandas as pd
+
+    from posthoc.jobs.score import _without_added_systems
+    from posthoc.readers import read_mentions
+    from posthoc.study.plan.add_system import place_system, plan_added_system, sample_chunks
+    from posthoc.study.plan.revision import config_of
+    from posthoc.study.plan.study import Study
+
+    for name in ("m.sqlite", "new.jsonl"):
+        (tmp_path / name).write_bytes((planned / name).read_bytes())
+    judgements = pd.DataFrame({"system": ["GT", "E2E", "NEW", "NEW", "REL"], "outcome": ["verify"] * 5})
+    unchanged, none_added = _without_added_systems(Study.open(tmp_path / "m.sqlite"), judgements)
+    assert none_added == [] and unchanged is judgements  # a study without an added system: nothing left out
+    manifest = Manifest.open(tmp_path / "m.sqlite")
+    tables, config = manifest.raw_tables(), config_of(manifest.config)
+    read = read_mentions(tmp_path / "new.jsonl", system="NEW", documents=tables["documents"])
+    new = place_system(tables, read.documents, read.mentions, system="NEW")
+    revision = plan_added_system(tables, config, new, sample_chunks(new.novel_chunks(), 2, seed=config.seed,
+                                                                    system="NEW"), revision=1, key_secret=None)
+    Manifest.revise(tmp_path / "m.sqlite", revision.apply(tables, created="2026-01-01T00:00:00Z"),
+                    expected_digest=manifest.digest).close()
+    kept, added = _without_added_systems(Study.open(tmp_path / "m.sqlite"), judgements)
+    assert added == ["NEW"] and list(kept["system"]) == ["GT", "E2E", "REL"]
+
+
 def test_the_pilot_gives_the_verified_share_and_the_correlation_within_chunks(planned: Path) -> None:
     """A judgements table where tasks are all verified or all edited: the verified share is the pooled share
     (k = 2: both judges), the correlation within chunks 1, so the design effect is the novel annotations a chunk."""

@@ -52,9 +52,12 @@ if TYPE_CHECKING:
               help="The study gateway as workers reach it (env POSTHOC_GATEWAY_URL; `posthoc ls start --gateway` "
                    "and `posthoc ls env` give it): the printed links go through it. Default: the gateway of "
                    "--data-dir's server when it runs one, else links to Label Studio itself.")
+@click.option("--kb", "kb_index", default=None, type=click.Path(dir_okay=False, path_type=Path),
+              help="KB index of `posthoc kb build`: a pre-filled link that redirects is shown in the task's KB pages "
+                   "with the page a reader lands on (tasks already imported keep theirs).")
 def create_command(manifest_path: Path, ls_url: str | None, data_dir: Path | None, backend_url: str,
                    accounts_file: Path | None, email_domain: str | None, webhook: bool, verify: bool,
-                   backend_wait: float, progress: bool, gateway_url: str | None) -> None:
+                   backend_wait: float, progress: bool, gateway_url: str | None, kb_index: Path | None) -> None:
     """Create the study's projects in Label Studio and print each worker's link.
 
     One project per worker (Sequential sampling, one annotation per task), the worker's tasks
@@ -101,11 +104,15 @@ def create_command(manifest_path: Path, ls_url: str | None, data_dir: Path | Non
     from posthoc.study.plan.study import Study
 
     study = Study.open(manifest_path)
+    if kb_index is not None:
+        from posthoc.readers.wiki_index import WikiIndex
+
+        WikiIndex(kb_index).close()  # not an index: exit 2 before anything is made
     _warn_of_load(study, ls_url, data_dir)
     target = SetupTarget(url=ls_url, token=token, backend_url=backend_url,
                          backend_secret=os.environ.get("POSTHOC_BACKEND_SECRET") or None, reset_password=reset)
     options = SetupOptions(accounts_file=accounts_file, email_domain=email_domain, webhook=webhook, verify=verify,
-                           backend_wait=backend_wait, progress=progress)
+                           backend_wait=backend_wait, progress=progress, kb_index=kb_index)
     result = create_study(study, target, options)
     click.echo(f"study {result.study}: {len(result.projects)} worker projects on {result.url} "
                f"({result.created_projects} created, {result.imported_tasks} tasks imported, "

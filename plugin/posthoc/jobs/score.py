@@ -52,6 +52,7 @@ if TYPE_CHECKING:  # pandas, the flattener, the metrics and the report are impor
     from posthoc.export.flatten import Flattened
     from posthoc.html import Section
     from posthoc.scores import Scores
+    from posthoc.tables import Judgements
 
 __all__ = ["EXIT_LOCKED", "EXIT_NOTHING_NEW", "EXIT_UPDATED", "FINGERPRINT_NAME", "FORMATS", "LOCK_NAME",
            "JudgementSource", "ScoreJobLocked", "ScoreJobResult", "ScoreOptions", "fingerprint", "run_score_job"]
@@ -335,14 +336,30 @@ def _score(study: Study, flattened: Flattened, options: ScoreOptions, digest: st
     mentions = study.manifest.source_mentions()
     if options.kb_index is not None:
         mentions = with_kb_entities(mentions, options.kb_index)
-    scores = score_judgements(flattened.judgements, mentions, options=options.scoring(study=study.name))
+    judgements, added = _without_added_systems(study, flattened.judgements)
+    scores = score_judgements(judgements, mentions, options=options.scoring(study=study.name))
     scores.exclusions = merge_exclusions(flattened.exclusions, scores.exclusions)
     excluded = summarise_exclusions(scores.exclusions)
     scores.summary = {**scores.summary, **options.fingerprinted(), "study": study.name,
                       "n_tasks_exported": flattened.n_tasks, "n_judgements_exported": len(flattened.judgements),
                       "exclusions": {str(k): int(c) for k, c in zip(excluded["kind"], excluded["count"], strict=True)},
-                      "fingerprint": digest}
+                      "fingerprint": digest,
+                      **({"added_systems_not_scored": added} if added else {})}
     return scores
+
+
+def _without_added_systems(study: Study, judgements: Judgements) -> tuple[Judgements, list[str]]:
+    """The judgements without those of systems ``posthoc study add-system`` added, and those systems' names.
+
+    An added system's tasks are a sample of its chunks (docs/study.md), so its judgements scored as any system's
+    would give figures of the sampled chunks only, biased for the system as a whole; its figures need the reused
+    and predicted verdicts beside them (issue 46's estimation side), so it is left out of the tables and the
+    summary names it (``added_systems_not_scored``). Its judgements stay in ``judgements.csv``."""
+    added = study.manifest.added_annotations()
+    systems = sorted({str(name) for name in added["system"]}) if len(added) else []
+    if not systems or len(judgements) == 0:
+        return judgements, systems
+    return judgements.loc[~judgements["system"].astype(str).isin(systems)].reset_index(drop=True), systems
 
 
 def _sections(study: Study, scores: Scores, flattened: Flattened, extra: Iterable[Section]) -> list[Section]:

@@ -48,6 +48,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -190,6 +191,7 @@ class _SetupRun:
     config: str
     counts: _Counts
     record: SetupRecord
+    landing: dict[str, str] = field(default_factory=dict)  # links that redirect -> their page (``kb_index``)
 
     @property
     def index(self) -> ManifestIndex:
@@ -199,19 +201,36 @@ class _SetupRun:
 
 
 def import_items(index: ManifestIndex, keys: list[str], positions: range | list[int], *, label_config: str,
-                 model_version: str) -> list[dict[str, Any]]:
+                 model_version: str, landing: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     """The tasks to import for the worker batch ``keys`` at ``positions`` (0-based): each task's data and its
     prediction inline (what the backend answers for it: :func:`posthoc.labelstudio.payloads.manifest_prediction`;
-    the label config's own check runs on the batch's first task, the offsets' on every task)."""
+    the label config's own check runs on the batch's first task, the offsets' on every task). ``landing``: the
+    page each link lands on (:func:`links_landing`), shown after a link that redirects in the task's KB pages."""
     items = []
     for number, position in enumerate(positions):
         key = keys[position]
         text, mentions = index.texts[key], index.prefill_rows(key)
         prediction = manifest_prediction(mentions, text, label_config, model_version=model_version,
                                          validate=number == 0)
-        items.append({"data": study_task_data(key, text, mentions, number=position + 1, total=len(keys)),
+        shown = mentions if not landing else [{**row, "lands_on": landing.get(str(row.get("link")))}
+                                              for row in mentions]
+        items.append({"data": study_task_data(key, text, shown, number=position + 1, total=len(keys)),
                       "predictions": [prediction]})
     return items
+
+
+def links_landing(kb_index: Path, links: Iterable[str]) -> dict[str, str]:
+    """``link -> the article's link`` for those of ``links`` that a reader lands elsewhere from (a redirect,
+    followed to its end) by the KB index of ``posthoc kb build`` (:class:`posthoc.readers.wiki_index.WikiIndex`:
+    one look-up for all of them); a link that lands on itself, or that the index cannot place, is not in it."""
+    from posthoc.readers.wiki_index import WikiIndex
+
+    index = WikiIndex(kb_index)
+    try:
+        keys = index.entity_keys(links)
+    finally:
+        index.close()
+    return {link: key for link, key in keys.items() if key != link}
 
 
 def _import_missing(ctx: _SetupRun, project_id: int, keys: list[str], tasks: list[ls.Task],
@@ -226,7 +245,7 @@ def _import_missing(ctx: _SetupRun, project_id: int, keys: list[str], tasks: lis
     ids: list[int] = []
     for start in range(0, len(missing), IMPORT_BATCH):
         batch = import_items(ctx.index, keys, missing[start:start + IMPORT_BATCH], label_config=ctx.config,
-                             model_version=model_version)
+                             model_version=model_version, landing=ctx.landing)
         ids += ctx.client.import_tasks(project_id, batch)
     if missing and not present and len(ids) == len(keys):
         # a project that was empty: its tasks are the ones the import named, in the order sent
@@ -351,7 +370,9 @@ def create_study(study: Study, target: SetupTarget, options: SetupOptions | None
     ctx = _SetupRun(study=study, client=client, planned={w: planned.get(w, []) for w in workers},
                     link=BackendLink(client, target.backend_url, target.backend_secret, webhook=options.webhook),
                     config=config, counts=_Counts(),
-                    record=SetupRecord(setup_file, study=study.name, trust=not options.verify))
+                    record=SetupRecord(setup_file, study=study.name, trust=not options.verify),
+                    landing=links_landing(options.kb_index, study.manifest.source_mentions()["link"].dropna()
+                                          .astype(str)) if options.kb_index is not None else {})
     done = _setup_projects(ctx, workers, options)
     ensure_tabs(client, [ls.int_id(project) for project, _ in done.values()])  # no raw kb_pages HTML in the DM
     results = []

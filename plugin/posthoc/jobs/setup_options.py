@@ -42,6 +42,8 @@ class SetupOptions:
     stem>.setup.json`` beside it); ``verify``: read every project back even when the record and Label Studio's
     counts agree. ``backend_wait``: seconds to wait for the backend's first ``/health`` answer
     (:func:`~posthoc.labelstudio.backend.check_backend_health`). ``progress``: a progress bar over the workers.
+    ``kb_index``: a KB index of ``posthoc kb build``; a pre-filled link that redirects is shown in the task's KB
+    pages with the page a reader lands on (``--kb``; issue 42). Tasks already imported keep theirs.
     """
 
     accounts_file: Path | None = None
@@ -52,6 +54,7 @@ class SetupOptions:
     verify: bool = False
     backend_wait: float = BACKEND_WAIT
     progress: bool = False
+    kb_index: Path | None = None
 
 
 __all__ = ["CONCURRENCY", "SetupOptions", "SetupTarget"]

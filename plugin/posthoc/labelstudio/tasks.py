@@ -55,13 +55,23 @@ def link_html(link: str, *, is_nil: bool = False) -> str:
 
 
 def kb_pages_html(mentions: Iterable[Mapping[str, Any]]) -> str:
-    """The ``kb_pages`` HTML for pre-filled ``mentions`` (rows with ``surface``, ``link``, optional ``is_nil``)."""
+    """The ``kb_pages`` HTML for pre-filled ``mentions`` (rows with ``surface``, ``link``, optional ``is_nil`` and
+    ``lands_on``: the page a reader of ``link`` lands on when it is another, a redirect's target, shown after it).
+
+    Examples:
+        >>> kb_pages_html([{"surface": "Paris", "link": "https://en.wikipedia.org/wiki/Paris_(France)",
+        ...                 "lands_on": "https://en.wikipedia.org/wiki/Paris"}]).count("<a ")
+        2
+    """
     items = []
     for row in mentions:
         link = row.get("link")
         link = link if isinstance(link, str) else ""
         is_nil = bool(row.get("is_nil") or False)
-        items.append(f"<li><b>{esc(row.get('surface', ''))}</b>: {link_html(link, is_nil=is_nil)}</li>")
+        lands_on = row.get("lands_on")
+        moved = (f" (lands on {link_html(lands_on)})" if isinstance(lands_on, str) and lands_on
+                 and lands_on != link and not is_nil else "")
+        items.append(f"<li><b>{esc(row.get('surface', ''))}</b>: {link_html(link, is_nil=is_nil)}{moved}</li>")
     if not items:
         return "<p>No highlighted mentions.</p>"
     return '<ol style="margin: 0; padding-left: 1.5em">' + "".join(items) + "</ol>"
