@@ -5,7 +5,7 @@ Dumps are generated in the exact dump format (:mod:`kb_dumps`: realistic title l
 shares of namespaces, redirects and page properties) at three sizes, by default 0.1%, 0.3% and 1% of English
 Wikipedia's 60 million page rows (redirect and page_props rows follow). Measured, each in a fresh process:
 
-1. the build: wall time, CPU time and peak memory (``ru_maxrss`` of the build's process plus that of the second
+1. the build: wall time, CPU time and peak memory (``VmHWM`` of the build's process plus ``ru_maxrss`` of the second
    process it starts to read the redirect and page_props dumps) at each size, and the exponents of time and memory
    fitted on log-log (target <= 1.1: linear or better), extrapolated to English's size;
 2. the competent baseline: ``mwsql`` (PyPI, the MediaWiki utilities' reader), parsing the same three files doing
@@ -57,7 +57,10 @@ t, c = time.perf_counter(), time.process_time()
 r = build_index(page=d + '/xxwiki-20261201-page.sql.gz', redirect=d + '/xxwiki-20261201-redirect.sql.gz',
                 page_props=d + '/xxwiki-20261201-page_props.sql.gz', out=sys.argv[2])
 me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-print(json.dumps({'wall': time.perf_counter() - t, 'rss_mb': (me.ru_maxrss + kids.ru_maxrss) / 1024,
+# this process's own high-water mark (VmHWM: ru_maxrss would carry the bench's own peak over from the fork that
+# started this process), plus the peak of the one process it starts (forked while this one was still small)
+hwm = next(int(line.split()[1]) for line in open('/proc/self/status') if line.startswith('VmHWM:'))
+print(json.dumps({'wall': time.perf_counter() - t, 'rss_mb': (hwm + kids.ru_maxrss) / 1024,
                   'cpu': time.process_time() - c + kids.ru_utime + kids.ru_stime,
                   'titles': r.titles, 'redirects': r.redirects, 'problems': r.problems}))
 """
