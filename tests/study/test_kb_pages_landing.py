@@ -6,23 +6,15 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from tests.eaglet.test_kb_index import W
+from tests.eaglet.test_kb_index import _index as kb_index
+
 from posthoc.jobs.setup import import_items, links_landing
 from posthoc.labelstudio.tasks import kb_pages_html
-from posthoc.readers.wiki_index_build import build_index
-
-DUMPS = Path(__file__).parents[1] / "readers" / "data" / "kb"
-W = "https://en.wikipedia.org/wiki/"
-
-
-def _index(tmp_path: Path) -> Path:
-    out = tmp_path / "kb.sqlite"
-    build_index(page=DUMPS / "enwiki-20261201-page.sql", redirect=DUMPS / "enwiki-20261201-redirect.sql",
-                page_props=DUMPS / "enwiki-20261201-page_props.sql", out=out)
-    return out
 
 
 def test_the_index_gives_where_each_redirect_lands_and_nothing_else(tmp_path: Path) -> None:
-    landing = links_landing(_index(tmp_path), [W + "Paris_(France)", W + "Double_to_Paris", W + "Paris",
+    landing = links_landing(kb_index(tmp_path), [W + "Paris_(France)", W + "Double_to_Paris", W + "Paris",
                                                W + "Loop_A", W + "Atlantis", "http://www.wikidata.org/entity/Q90"])
     assert landing[W + "Paris_(France)"] == W + "Paris" and landing[W + "Double_to_Paris"] == W + "Paris"
     assert landing["http://www.wikidata.org/entity/Q90"] == W + "Paris"  # a Wikidata id: its article
