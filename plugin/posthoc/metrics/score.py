@@ -57,18 +57,9 @@ __all__ = ["RATE_METRICS", "ScoringOptions", "compare_systems", "rates_with_inte
 
 
 def _rates(
-    rows: pd.DataFrame,
-    *,
-    resample_unit: str,
-    n_resamples: int,
-    rng: np.random.Generator,
-    confidence: float,
-    ties_verified: bool,
-    union: str = "exact",
-    keep: Bools | None = None,
-    interval: str = DEFAULT_INTERVAL,
-    gt_system: str | None = GT_SYSTEM,
-    paired_interval: str | None = None,
+    rows: pd.DataFrame, *, resample_unit: str, n_resamples: int, rng: np.random.Generator, confidence: float,
+    ties_verified: bool, union: str = "exact", keep: Bools | None = None, interval: str = DEFAULT_INTERVAL,
+    gt_system: str | None = GT_SYSTEM, paired_interval: str | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The rates table (:mod:`posthoc.scores`) with intervals from one stratified resampling of units, and the
     paired comparisons of its systems from the same draws (:mod:`posthoc.metrics.comparisons`; ``gt_system``
@@ -254,17 +245,14 @@ def _exclusions(judgements: Judgements, controls: pd.DataFrame, threshold: float
     rows: list[tuple[str, object, None, str, int]] = []  # EXCLUSION_COLUMNS (worker as the table holds it)
     control = is_control(judgements)
     if control.any():
-        rows.append(
-            ("control_rows", None, None, "control annotations are never counted in the metrics", int(control.sum()))
-        )
+        rows.append(("control_rows", None, None, "control annotations are never counted in the metrics",
+                     int(control.sum())))
     excluded = controls.loc[controls["excluded"]]
     if len(excluded):
         counted = judgements.loc[~control, "worker"].astype(str).value_counts()
         for record in excluded.itertuples(index=False):
-            detail = (
-                f"failed the control task: {record.n_passed} of {record.n_control} control annotations right "
-                f"(pass rate {record.pass_rate:.3f} < threshold {threshold:g})"
-            )
+            detail = (f"failed the control task: {record.n_passed} of {record.n_control} control annotations right "
+                      f"(pass rate {record.pass_rate:.3f} < threshold {threshold:g})")
             rows.append(("failing_worker", record.worker, None, detail, int(counted.get(record.worker, 0))))
     table = pd.DataFrame(rows, columns=EXCLUSION_COLUMNS)
     return table.astype({"kind": "str", "detail": "str", "count": "int64"})
