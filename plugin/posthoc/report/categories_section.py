@@ -38,9 +38,9 @@ _DEFINITIONS: Final = (
 )
 
 
-def _headline(summary: pd.DataFrame) -> pd.DataFrame:
-    """Per dataset and system: strict errors, how many were judged, the share verified as right."""
-    rows = summary.loc[(summary["side"] == "system") & (summary["category"] == "strict_error")]
+def _headline(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per dataset and system (``rows``: the summary's system-side ``strict_error`` rows): strict errors, how many
+    were judged, the share verified as right."""
     return rows[["dataset", "system", "count", "n_judged", "n_overturned", "overturned_share", "overturned_low",
                  "overturned_high"]].rename(columns={
                      "count": "strict errors", "n_judged": "judged", "n_overturned": "verified as right",
